@@ -1,0 +1,96 @@
+package metrics
+
+// Row is one metrics interval. Counters count events inside the interval;
+// *NS fields are nanoseconds of worker time (or queue-length × time) spent
+// inside it.
+type Row struct {
+	Offered   int64 // application requests that arrived
+	Attempts  int64 // attempts sent to the backend (first tries and retries)
+	Retries   int64 // attempts after the first, sent or dropped
+	Succeeded int64 // application requests completed successfully (goodput)
+	Failed    int64 // application requests that ended in failure after their last attempt
+
+	DropThrottle int64 // application requests dropped locally by the adaptive throttle
+
+	Received     int64 // attempts that reached the backend (including rejected)
+	Accepted     int64 // attempts the backend admitted (queued or served)
+	Rejected     int64 // attempts the backend rejected as overloaded (queue full or queue timeout)
+	FailedOutage int64 // attempts refused or lost because of an outage
+	TimedOut     int64 // attempts whose client gave up waiting
+	Served       int64 // attempts whose service completed
+	Cancelled    int64 // queued attempts skipped because their client had gone
+
+	UsefulNS    int64 // worker time whose answer reached a waiting client
+	WastedNS    int64 // worker time on rejections, abandoned work and work lost to faults
+	QueueAreaNS int64 // ∫ queue length dt
+
+	CapacityNS int64 // ∫ workers available dt (worker-nanoseconds)
+
+	LatencyP50, LatencyP99 float64 // ns, of requests completed in the interval; NaN when none
+}
+
+// Series is a run's rows, preallocated for the whole horizon.
+type Series struct {
+	Interval int64 // ns
+	Rows     []Row
+}
+
+// NewSeries allocates n rows of interval ns each.
+func NewSeries(interval int64, n int) *Series {
+	return &Series{Interval: interval, Rows: make([]Row, n)}
+}
+
+// Index is the row holding time t (clamped to the last row).
+func (s *Series) Index(t int64) int {
+	i := int(t / s.Interval)
+	if i >= len(s.Rows) {
+		i = len(s.Rows) - 1
+	}
+	return i
+}
+
+// Spread distributes an amount proportional to time over [from, to) into
+// the rows it overlaps, through add (which receives the row and the
+// nanoseconds of the span inside it).
+func (s *Series) Spread(from, to int64, add func(r *Row, ns int64)) {
+	for from < to {
+		i := s.Index(from)
+		end := int64(i+1) * s.Interval
+		if i == len(s.Rows)-1 || end > to {
+			end = to
+		}
+		add(&s.Rows[i], end-from)
+		from = end
+	}
+}
+
+// AddUseful adds useful worker time over [from, to).
+func (s *Series) AddUseful(from, to int64) {
+	if i := s.Index(from); i == s.Index(to-1) && to > from {
+		s.Rows[i].UsefulNS += to - from
+		return
+	}
+	s.Spread(from, to, func(r *Row, ns int64) { r.UsefulNS += ns })
+}
+
+// AddWasted adds wasted worker time over [from, to).
+func (s *Series) AddWasted(from, to int64) {
+	if i := s.Index(from); i == s.Index(to-1) && to > from {
+		s.Rows[i].WastedNS += to - from
+		return
+	}
+	s.Spread(from, to, func(r *Row, ns int64) { r.WastedNS += ns })
+}
+
+// AddQueueArea adds n·(to−from) to the queue-length integral.
+func (s *Series) AddQueueArea(from, to int64, n int64) {
+	if n == 0 || to <= from {
+		return
+	}
+	s.Spread(from, to, func(r *Row, ns int64) { r.QueueAreaNS += n * ns })
+}
+
+// AddCapacity adds workers·(to−from) to the capacity integral.
+func (s *Series) AddCapacity(from, to int64, workers int64) {
+	s.Spread(from, to, func(r *Row, ns int64) { r.CapacityNS += workers * ns })
+}

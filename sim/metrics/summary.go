@@ -1,0 +1,218 @@
+package metrics
+
+import "math"
+
+// Window is a fault window in nanoseconds.
+type Window struct{ Start, End int64 }
+
+// Params is what the summary needs to know about the scenario.
+type Params struct {
+	Workers         int64   // nominal workers
+	CapacityRPS     float64 // nominal capacity: workers / mean service time
+	Faults          []Window
+	RecoveryWindow  int64 // ns, a multiple of the interval
+	Baseline        int64 // ns, a multiple of the interval
+	RecoverFraction float64
+	StayFraction    float64
+}
+
+// Summary is the headline figures of one run. Ratios whose denominator is
+// zero, and figures that do not apply (recovery without a fault), are nil
+// and written as JSON null.
+type Summary struct {
+	Offered      int64 `json:"offered"`
+	Succeeded    int64 `json:"succeeded"`
+	Failed       int64 `json:"failed"`
+	DropThrottle int64 `json:"dropped_throttle"`
+	InFlight     int64 `json:"in_flight_at_end"`
+	Attempts     int64 `json:"attempts"`
+	Retries      int64 `json:"retries"`
+	Received     int64 `json:"backend_received"`
+	Accepted     int64 `json:"backend_accepted"`
+	Rejected     int64 `json:"backend_rejected"`
+	FailedOutage int64 `json:"failed_outage"`
+	TimedOut     int64 `json:"timed_out"`
+	Served       int64 `json:"served"`
+	Cancelled    int64 `json:"cancelled"`
+
+	SuccessRatio             *float64 `json:"success_ratio"`
+	LocalDropRate            *float64 `json:"local_drop_rate"`
+	Amplification            *float64 `json:"amplification"`
+	PeakReceivedOverCapacity *float64 `json:"peak_received_over_capacity"`
+	WastedWorkFraction       *float64 `json:"wasted_work_fraction"`
+	Utilisation              *float64 `json:"utilisation"`
+	LatencyP50MS             *float64 `json:"latency_p50_ms"`
+	LatencyP99MS             *float64 `json:"latency_p99_ms"`
+	MeanQueueWaitMS          *float64 `json:"mean_queue_wait_ms"`
+
+	Recovery Recovery `json:"recovery"`
+}
+
+// Recovery is the recovery-time verdict (defined in docs/model.md).
+type Recovery struct {
+	Applicable       bool     `json:"applicable"`
+	Reason           string   `json:"reason,omitempty"`
+	BaselineGoodput  *float64 `json:"baseline_goodput_rps"`
+	FaultEndS        *float64 `json:"fault_end_s"`
+	Recovered        bool     `json:"recovered"`
+	RecoveredAtS     *float64 `json:"recovered_at_s"`
+	RecoveryTimeS    *float64 `json:"recovery_time_s"`
+	MinGoodputAfterS *float64 `json:"min_windowed_goodput_after_recovery_rps"`
+}
+
+func ptr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func ratio(a, b int64) *float64 {
+	if b == 0 {
+		return nil
+	}
+	return ptr(float64(a) / float64(b))
+}
+
+// Totals adds up every row.
+func (s *Series) Totals() Row {
+	var t Row
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		t.Offered += r.Offered
+		t.Attempts += r.Attempts
+		t.Retries += r.Retries
+		t.Succeeded += r.Succeeded
+		t.Failed += r.Failed
+		t.DropThrottle += r.DropThrottle
+		t.Received += r.Received
+		t.Accepted += r.Accepted
+		t.Rejected += r.Rejected
+		t.FailedOutage += r.FailedOutage
+		t.TimedOut += r.TimedOut
+		t.Served += r.Served
+		t.Cancelled += r.Cancelled
+		t.UsefulNS += r.UsefulNS
+		t.WastedNS += r.WastedNS
+		t.QueueAreaNS += r.QueueAreaNS
+		t.CapacityNS += r.CapacityNS
+	}
+	return t
+}
+
+// Goodput is the per-second rate of successful application requests in
+// each row.
+func (s *Series) Goodput() []float64 {
+	g := make([]float64, len(s.Rows))
+	sec := float64(s.Interval) / 1e9
+	for i, r := range s.Rows {
+		g[i] = float64(r.Succeeded) / sec
+	}
+	return g
+}
+
+// Summarise computes the summary. all is the latency histogram of the
+// whole run; waitSum and waitN give the mean queueing delay.
+func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64) Summary {
+	t := s.Totals()
+	sum := Summary{
+		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DropThrottle: t.DropThrottle,
+		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
+		Rejected: t.Rejected, FailedOutage: t.FailedOutage, TimedOut: t.TimedOut, Served: t.Served,
+		Cancelled: t.Cancelled,
+	}
+	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle
+	sum.SuccessRatio = ratio(t.Succeeded, t.Offered)
+	sum.LocalDropRate = ratio(t.DropThrottle, t.Offered)
+	sum.Amplification = ratio(t.Attempts, t.Offered)
+	sum.WastedWorkFraction = ratio(t.WastedNS, t.UsefulNS+t.WastedNS)
+	sum.Utilisation = ratio(t.UsefulNS+t.WastedNS, t.CapacityNS)
+	if p.CapacityRPS > 0 {
+		var peak int64
+		for _, r := range s.Rows {
+			peak = max(peak, r.Received)
+		}
+		sum.PeakReceivedOverCapacity = ptr(float64(peak) / (float64(s.Interval) / 1e9) / p.CapacityRPS)
+	}
+	if v, ok := all.Quantile(0.5); ok {
+		sum.LatencyP50MS = ptr(v / 1e6)
+	}
+	if v, ok := all.Quantile(0.99); ok {
+		sum.LatencyP99MS = ptr(v / 1e6)
+	}
+	if waitN > 0 {
+		sum.MeanQueueWaitMS = ptr(waitSum / float64(waitN) / 1e6)
+	}
+	sum.Recovery = recovery(s, p)
+	return sum
+}
+
+func recovery(s *Series, p Params) Recovery {
+	if len(p.Faults) == 0 {
+		return Recovery{Reason: "no fault in the scenario"}
+	}
+	first, last := p.Faults[0].Start, p.Faults[0].End
+	for _, f := range p.Faults {
+		first, last = min(first, f.Start), max(last, f.End)
+	}
+	rec := Recovery{Applicable: true, FaultEndS: ptr(float64(last) / 1e9)}
+	g := s.Goodput()
+	iv := s.Interval
+	// Baseline: the whole rows inside [first − Baseline, first).
+	hi := int(first / iv)
+	lo := max(0, int((first-p.Baseline)/iv))
+	if first-p.Baseline < 0 {
+		lo = 0
+	}
+	if hi <= lo {
+		rec.Reason = "no whole metrics interval before the first fault to take a baseline from"
+		return rec
+	}
+	var base float64
+	for _, x := range g[lo:hi] {
+		base += x
+	}
+	base /= float64(hi - lo)
+	rec.BaselineGoodput = ptr(base)
+	if base <= 0 {
+		rec.Reason = "baseline goodput is zero"
+		return rec
+	}
+	w := int(p.RecoveryWindow / iv)
+	n := len(g)
+	// win[j] is the mean goodput of rows j−w+1..j (the window ending at
+	// the end of row j); candidates are windows ending at or after the
+	// last fault's end.
+	startJ := max(w-1, int((last+iv-1)/iv)-1)
+	if startJ >= n {
+		rec.Reason = "the run ends before a whole recovery window after the fault"
+		return rec
+	}
+	win := make([]float64, n)
+	var acc float64
+	for j := 0; j < n; j++ {
+		acc += g[j]
+		if j >= w {
+			acc -= g[j-w]
+		}
+		win[j] = acc / float64(w)
+	}
+	// suffixMin[j] = min(win[j:]) over candidate windows.
+	suffixMin := make([]float64, n+1)
+	suffixMin[n] = math.Inf(1)
+	for j := n - 1; j >= startJ; j-- {
+		suffixMin[j] = math.Min(win[j], suffixMin[j+1])
+	}
+	for j := startJ; j < n; j++ {
+		if win[j] >= p.RecoverFraction*base && suffixMin[j] >= p.StayFraction*base {
+			at := float64(int64(j+1)*iv) / 1e9
+			rec.Recovered = true
+			rec.RecoveredAtS = ptr(at)
+			rec.RecoveryTimeS = ptr(at - float64(last)/1e9)
+			rec.MinGoodputAfterS = ptr(suffixMin[j])
+			return rec
+		}
+	}
+	rec.Reason = "goodput did not return to and stay at its baseline before the run ended"
+	return rec
+}

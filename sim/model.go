@@ -1,0 +1,251 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/throttlesim/throttlesim/sim/engine"
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/policy"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// Event kinds.
+const (
+	evArrival    uint8 = iota + 1 // ID client: a new application request
+	evRetry                       // ID slot, Aux token: a backoff ended, send the next attempt
+	evTimeout                     // ID slot, Aux token: an attempt's timeout
+	evWorkerDone                  // ID worker, Aux worker generation: service or rejection work done
+	evFaultStart                  // ID fault index
+	evFaultEnd                    // ID fault index
+)
+
+// Attempt outcomes as the client sees them.
+const (
+	outOK uint8 = iota
+	outRejected
+	outUnavailable
+	outTimeout
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"ok", "rejected", "unavailable", "timeout"}
+
+func outcomeMask(names []string) uint8 {
+	var m uint8
+	for _, n := range names {
+		for i, o := range outcomeNames {
+			if o == n {
+				m |= 1 << i
+			}
+		}
+	}
+	return m
+}
+
+// Request states.
+const (
+	stFree uint8 = iota
+	stInFlight
+	stBackoff
+)
+
+// request is one application request, from arrival to success or failure.
+// Slots are reused; gen changes on every reuse so that events still
+// pending for an earlier use are recognised as stale.
+type request struct {
+	arrival   int64 // when the application issued it
+	prevSleep int64 // last backoff (decorrelated jitter)
+	client    uint32
+	ord       uint32 // the client's request ordinal: names its random draws
+	gen       uint32 // 24 bits used
+	attempt   uint8
+	state     uint8
+}
+
+func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
+
+// job is an attempt waiting in the backend queue.
+type job struct {
+	slot, token uint32
+	at, svc     int64 // enqueued at; its service time
+}
+
+// worker is one backend server.
+type worker struct {
+	start       int64
+	slot, token uint32
+	gen         uint32
+	overhead    bool // doing rejection work rather than serving
+	busy        bool
+}
+
+// model is the whole simulated world of one run.
+type model struct {
+	q   *engine.Queue
+	sc  *scenario.Scenario
+	src rng.Source
+	end int64
+
+	// clients
+	ord        []uint32 // per client: application requests issued so far
+	lambda     float64  // per-client base rate, per second
+	constant   bool
+	prof       profile
+	timeout    int64
+	reqs       []request
+	freeSlots  []uint32
+	throttle   *policy.Window
+	k          float64
+	countLocal bool
+	groupSize  uint32
+	acceptMask uint8
+	retryMask  uint8
+	maxAtt     uint8
+	backoff    policy.Backoff
+	honorRA    bool
+
+	// backend
+	workers   []worker
+	freeW     []uint32
+	busy      int
+	limit     int // workers available now
+	queue     jobRing
+	qlimit    int
+	qtimeout  int64
+	overhead  int64 // rejection work items waiting for a worker
+	rejCost   int64
+	retryAft  int64
+	cancel    bool
+	svcDist   uint8
+	svcMean   float64
+	svcMu     float64 // lognormal parameters
+	svcSigma  float64
+	down      bool // in an outage
+	blackhole bool
+	faultRA   int64
+	lastQ     int64 // time of the last queue-length change
+	lastCap   int64 // time of the last capacity change
+
+	// measurement
+	ser      *metrics.Series
+	hist     metrics.Histogram // current interval
+	all      metrics.Histogram
+	histRow  int
+	waitSum  float64
+	waitN    int64
+	fp       uint64 // trajectory fingerprint
+	arrHash  uint64 // order-independent hash of every (client, arrival time)
+	events   uint64
+	arrivals uint64
+}
+
+const (
+	distConstant uint8 = iota
+	distExponential
+	distLognormal
+)
+
+func newModel(sc *scenario.Scenario, seed uint64) *model {
+	m := &model{sc: sc, src: rng.New(seed), end: int64(sc.Duration)}
+	n := sc.Clients.Count
+	m.q = engine.NewQueue(n + 1024)
+	m.ord = make([]uint32, n)
+	m.lambda = sc.PerClientRate()
+	m.constant = sc.Clients.Arrival.Process == "constant"
+	m.prof = newProfile(sc.Clients.Arrival.Profile)
+	m.timeout = int64(sc.Clients.Timeout)
+	m.maxAtt = 1
+	if t := sc.Clients.Throttle; t != nil && t.Enabled {
+		gs := 1
+		if t.Scope == "group" {
+			gs = t.GroupSize
+		}
+		m.groupSize = uint32(gs)
+		m.throttle = policy.NewWindow((n+gs-1)/gs, int64(t.Window)/int64(t.Buckets), int64(t.Buckets))
+		m.k = t.K
+		m.countLocal = t.CountLocalRejects
+		m.acceptMask = outcomeMask(t.AcceptOutcomes)
+	}
+	if r := sc.Clients.Retry; r != nil {
+		m.maxAtt = uint8(r.MaxAttempts)
+		m.retryMask = outcomeMask(r.RetryOn)
+		j, _ := policy.ParseJitter(r.Backoff.Jitter)
+		m.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j}
+		m.honorRA = r.HonorRetryAfter
+	}
+
+	b := sc.Backend
+	m.workers = make([]worker, b.Workers)
+	m.freeW = make([]uint32, b.Workers)
+	for i := range m.freeW {
+		m.freeW[i] = uint32(b.Workers - 1 - i)
+	}
+	m.limit = b.Workers
+	m.qlimit = b.Queue.Limit
+	m.queue.init(min(b.Queue.Limit, 1<<16))
+	m.qtimeout = int64(b.Queue.Timeout)
+	m.rejCost = int64(b.RejectCost)
+	m.retryAft = int64(b.RetryAfter)
+	m.cancel = b.CancelTimedOut
+	m.svcMean = float64(b.Service.Mean)
+	switch b.Service.Dist {
+	case "constant":
+		m.svcDist = distConstant
+	case "exponential":
+		m.svcDist = distExponential
+	case "lognormal":
+		m.svcDist = distLognormal
+		m.svcSigma = b.Service.Sigma
+		m.svcMu = math.Log(m.svcMean) - m.svcSigma*m.svcSigma/2 // so that the mean is svcMean
+	}
+
+	m.ser = metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals())
+	m.fp = 0xcbf29ce484222325
+	return m
+}
+
+// ---- random draws, each named by (purpose, client, ordinal, attempt) ----
+
+func drawIndex(ord uint32, attempt uint8) uint64 { return uint64(ord)<<8 | uint64(attempt) }
+
+func (m *model) serviceTime(r *request) int64 {
+	switch m.svcDist {
+	case distConstant:
+		return int64(m.svcMean)
+	case distExponential:
+		key := m.src.Key(rng.Service, uint64(r.client))
+		return int64(math.Round(m.svcMean * rng.Exp(key, drawIndex(r.ord, r.attempt))))
+	default:
+		key := m.src.Key(rng.Service, uint64(r.client))
+		z := rng.Normal(key, drawIndex(r.ord, r.attempt))
+		return int64(math.Round(math.Exp(m.svcMu + m.svcSigma*z)))
+	}
+}
+
+// nextArrival is when client c issues request number n (n >= 1), given
+// that request n−1 was at t.
+func (m *model) nextArrival(c uint32, n uint32, t int64) int64 {
+	if m.constant {
+		// Request n at operational time (phase + n)/λ: computed from n, so
+		// rounding never accumulates.
+		phase := rng.Float64(m.src.Key(rng.Phase, uint64(c)), 0)
+		return m.prof.invert((phase + float64(n)) / m.lambda)
+	}
+	e := rng.Exp(m.src.Key(rng.Arrival, uint64(c)), uint64(n))
+	if m.prof.flat {
+		return t + int64(math.Round(e/m.lambda*1e9))
+	}
+	return m.prof.invert(m.prof.cum(t) + e/m.lambda)
+}
+
+// ---- fingerprint ----
+
+func (m *model) mixFP(e engine.Event) {
+	const prime = 0x100000001b3
+	h := m.fp
+	h = (h ^ uint64(e.At)) * prime
+	h = (h ^ (uint64(e.Kind())<<32 | uint64(e.ID))) * prime
+	h = (h ^ uint64(e.Aux)) * prime
+	m.fp = h
+}

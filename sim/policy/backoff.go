@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// Jitter is how randomness is applied to an exponential backoff.
+type Jitter uint8
+
+// Jitter variants (Marc Brooker, "Exponential Backoff And Jitter", AWS
+// Architecture Blog, 2015). With expo = min(cap, base·mult^(n−1)):
+const (
+	NoJitter     Jitter = iota // expo
+	Full                       // U(0, expo)
+	Equal                      // expo/2 + U(0, expo/2)
+	Decorrelated               // min(cap, U(base, 3·prev)), prev₀ = base
+)
+
+// ParseJitter maps a scenario name to a Jitter.
+func ParseJitter(s string) (Jitter, error) {
+	switch s {
+	case "none", "":
+		return NoJitter, nil
+	case "full":
+		return Full, nil
+	case "equal":
+		return Equal, nil
+	case "decorrelated":
+		return Decorrelated, nil
+	}
+	return 0, fmt.Errorf("policy: unknown jitter %q", s)
+}
+
+// Backoff is exponential backoff with jitter; durations in nanoseconds.
+type Backoff struct {
+	Base, Cap  int64
+	Multiplier float64
+	Jitter     Jitter
+}
+
+// Expo is the capped exponential delay before retry n (n = 1 for the first
+// retry): min(cap, base·mult^(n−1)).
+func (b Backoff) Expo(n int) int64 {
+	d := float64(b.Base) * math.Pow(b.Multiplier, float64(n-1))
+	if d >= float64(b.Cap) {
+		return b.Cap
+	}
+	return int64(math.Round(d))
+}
+
+// Delay is the wait before retry n given a uniform draw u in [0, 1) and,
+// for decorrelated jitter, the previous wait prev (0 before the first
+// retry, which means base).
+//
+//	base 100ms, cap 10s, mult 2, retry n:  1      2      3      8
+//	none                                  100ms  200ms  400ms  10s
+//	full (u = 0.5)                        50ms   100ms  200ms  5s
+//	equal (u = 0.5)                       75ms   150ms  300ms  7.5s
+func (b Backoff) Delay(n int, prev int64, u float64) int64 {
+	switch b.Jitter {
+	case Full:
+		return int64(u * float64(b.Expo(n)))
+	case Equal:
+		e := b.Expo(n)
+		return e/2 + int64(u*float64(e-e/2))
+	case Decorrelated:
+		if prev <= 0 {
+			prev = b.Base
+		}
+		hi := 3 * float64(prev)
+		d := float64(b.Base) + u*(hi-float64(b.Base))
+		if d >= float64(b.Cap) {
+			return b.Cap
+		}
+		return int64(d)
+	}
+	return b.Expo(n)
+}
+
+// HonorRetryAfter returns the wait before a retry when the server asked
+// for retryAfter (0: no hint): the client waits at least that long.
+func HonorRetryAfter(delay, retryAfter int64) int64 {
+	return max(delay, retryAfter)
+}

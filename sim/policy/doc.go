@@ -1,0 +1,5 @@
+// Package policy holds the client policies as pure state machines and pure
+// functions of explicit time and explicit random draws: the SRE adaptive
+// throttle (formula and windowed counters) and exponential backoff with
+// jitter. Nothing here reads a clock or a global random source.
+package policy

@@ -1,0 +1,134 @@
+package policy
+
+// SREProbability is the probability with which the SRE adaptive throttle
+// rejects a new request locally (Google SRE book, "Handling Overload",
+// eq. 21-1):
+//
+//	max(0, (requests − K·accepts) / (requests + padding))
+//
+// The book's padding is 1; grpc-go's RLS throttler uses 8.
+//
+//	requests accepts  K   p
+//	0        0        2   0
+//	1        0        2   0.5     (a sparse client's one reject)
+//	10       5        2   0
+//	30       10       2   0.3226  (= 10/31)
+//	300      100      2   0.3322  (→ 1/3: demand 3× what is accepted)
+func SREProbability(requests, accepts, k, padding float64) float64 {
+	p := (requests - k*accepts) / (requests + padding)
+	if p < 0 {
+		return 0
+	}
+	return p
+}
+
+// Window keeps the requests and accepts counters of many throttles over a
+// sliding window of Buckets buckets of Width nanoseconds each. A record made
+// at time t goes into bucket floor(t/Width); at time t the window holds the
+// buckets b > floor(t/Width) − Buckets: the current one and the Buckets−1
+// before it.
+//
+// All throttles share one window length, so records expire in the order
+// they were made, whichever throttle they belong to: one FIFO of records
+// serves every throttle, each throttle keeps only its two running totals
+// (8 bytes), and updating is O(1) amortised per record. The memory is the
+// number of records inside one window (request rate × window), not
+// throttles × buckets.
+type Window struct {
+	width, buckets int64
+	cur            int64 // bucket of the latest Advance
+	req, acc       []uint32
+	fifo           ring
+}
+
+// NewWindow makes the counters of n throttles. width is the bucket width in
+// nanoseconds and buckets the number of buckets in the window.
+func NewWindow(n int, width, buckets int64) *Window {
+	return &Window{width: width, buckets: buckets, req: make([]uint32, n), acc: make([]uint32, n)}
+}
+
+const acceptFlag = 1 << 31
+
+// Advance expires the records that have left the window at time now. Time
+// must not go backwards.
+func (w *Window) Advance(now int64) {
+	b := now / w.width
+	if b == w.cur {
+		return
+	}
+	w.cur = b
+	limit := b - w.buckets
+	for w.fifo.n > 0 {
+		r := w.fifo.front()
+		if int64(r.bucket) > limit {
+			break
+		}
+		w.fifo.pop()
+		id := r.id &^ acceptFlag
+		if r.id&acceptFlag != 0 {
+			w.acc[id]--
+		} else {
+			w.req[id]--
+		}
+	}
+}
+
+// Counts returns throttle id's requests and accepts in the window as of the
+// latest Advance.
+func (w *Window) Counts(id int) (requests, accepts uint32) { return w.req[id], w.acc[id] }
+
+// Probability is SREProbability for throttle id at time now.
+func (w *Window) Probability(now int64, id int, k, padding float64) float64 {
+	w.Advance(now)
+	return SREProbability(float64(w.req[id]), float64(w.acc[id]), k, padding)
+}
+
+// RecordRequest adds one request to throttle id at time now.
+func (w *Window) RecordRequest(now int64, id int) {
+	w.Advance(now)
+	w.req[id]++
+	w.fifo.push(record{bucket: uint32(now / w.width), id: uint32(id)})
+}
+
+// RecordAccept adds one accept to throttle id at time now.
+func (w *Window) RecordAccept(now int64, id int) {
+	w.Advance(now)
+	w.acc[id]++
+	w.fifo.push(record{bucket: uint32(now / w.width), id: uint32(id) | acceptFlag})
+}
+
+// Records is the number of records inside the window (for memory checks).
+func (w *Window) Records() int { return w.fifo.n }
+
+type record struct{ bucket, id uint32 }
+
+// ring is a growable FIFO of records.
+type ring struct {
+	buf     []record
+	head, n int
+}
+
+func (r *ring) front() record { return r.buf[r.head] }
+
+func (r *ring) pop() {
+	r.head++
+	if r.head == len(r.buf) {
+		r.head = 0
+	}
+	r.n--
+}
+
+func (r *ring) push(x record) {
+	if r.n == len(r.buf) {
+		nb := make([]record, max(1024, 2*len(r.buf)))
+		k := copy(nb, r.buf[r.head:])
+		copy(nb[k:], r.buf[:r.head])
+		r.buf, r.head = nb, 0
+	}
+	i := r.head + r.n
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	r.buf[i] = x
+	r.n++
+}

@@ -1,0 +1,529 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// Options tune a run without changing its results.
+type Options struct {
+	// Seed overrides the scenario's seed when non-nil.
+	Seed *uint64
+	// Progress, when set, is called now and then with the virtual time
+	// reached and the horizon, both in nanoseconds.
+	Progress func(now, end int64)
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Scenario    *scenario.Scenario // as resolved, seed included
+	Series      *metrics.Series
+	Summary     metrics.Summary
+	Events      uint64 // events processed
+	Arrivals    uint64 // application requests issued
+	Fingerprint uint64 // hash over every event's (time, kind, id, aux)
+	// ArrivalHash is an order-independent hash over every (client, arrival
+	// time): equal across policies, because arrivals never depend on them.
+	ArrivalHash uint64
+	// Complete is false when the run was interrupted; Series then holds the
+	// rows up to StoppedAt.
+	Complete  bool
+	StoppedAt int64
+}
+
+// ErrInterrupted is returned (wrapped) with a partial Result when the
+// context is cancelled during a run.
+var ErrInterrupted = errors.New("sim: run interrupted")
+
+// Run simulates the scenario, which must be valid (scenario.Load validates;
+// a scenario built in code should call Validate first).
+func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	rs := *sc
+	if opt.Seed != nil {
+		rs.Seed = *opt.Seed
+	}
+	m := newModel(&rs, rs.Seed)
+	m.start()
+	stopped, err := m.loop(ctx, opt.Progress)
+	m.finish(stopped)
+	res := &Result{
+		Scenario:    &rs,
+		Series:      m.ser,
+		Events:      m.events,
+		Arrivals:    m.arrivals,
+		Fingerprint: m.fp,
+		ArrivalHash: m.arrHash,
+		Complete:    err == nil,
+		StoppedAt:   stopped,
+	}
+	res.Summary = metrics.Summarise(m.ser, m.params(), &m.all, m.waitSum, m.waitN)
+	return res, err
+}
+
+func (m *model) params() metrics.Params {
+	p := metrics.Params{
+		Workers:         int64(m.sc.Backend.Workers),
+		CapacityRPS:     m.sc.Capacity(),
+		RecoveryWindow:  int64(m.sc.Metrics.RecoveryWindow),
+		Baseline:        int64(m.sc.Metrics.Baseline),
+		RecoverFraction: m.sc.Metrics.RecoverFraction,
+		StayFraction:    m.sc.Metrics.StayFraction,
+	}
+	for _, f := range m.sc.Faults {
+		p.Faults = append(p.Faults, metrics.Window{Start: int64(f.Start), End: int64(f.End())})
+	}
+	return p
+}
+
+func (m *model) start() {
+	for c := range m.ord {
+		var t int64
+		if m.constant {
+			t = m.nextArrival(uint32(c), 0, 0)
+		} else {
+			e := rng.Exp(m.src.Key(rng.Arrival, uint64(c)), 0)
+			t = m.prof.invert(e / m.lambda)
+		}
+		if t < m.end {
+			m.q.Schedule(t, evArrival, uint32(c), 0)
+		}
+	}
+	for i, f := range m.sc.Faults {
+		m.q.Schedule(int64(f.Start), evFaultStart, uint32(i), 0)
+		m.q.Schedule(int64(f.End()), evFaultEnd, uint32(i), 0)
+	}
+}
+
+const checkEvery = 1 << 16
+
+func (m *model) loop(ctx context.Context, progress func(now, end int64)) (int64, error) {
+	done := ctx.Done()
+	for {
+		e, ok := m.q.Peek()
+		if !ok || e.At >= m.end {
+			return m.end, nil
+		}
+		m.q.Pop()
+		m.events++
+		m.mixFP(e)
+		switch e.Kind() {
+		case evArrival:
+			m.onArrival(e.At, e.ID)
+		case evRetry:
+			r := &m.reqs[e.ID]
+			if r.state == stBackoff && r.token() == e.Aux {
+				m.attempt(e.At, e.ID)
+			}
+		case evTimeout:
+			r := &m.reqs[e.ID]
+			if r.state == stInFlight && r.token() == e.Aux {
+				m.row(e.At).TimedOut++
+				m.outcome(e.At, e.ID, outTimeout, 0)
+			}
+		case evWorkerDone:
+			m.onWorkerDone(e.At, e.ID, e.Aux)
+		case evFaultStart:
+			m.onFaultStart(e.At, m.sc.Faults[e.ID])
+		case evFaultEnd:
+			m.onFaultEnd(e.At, m.sc.Faults[e.ID])
+		}
+		if m.events%checkEvery == 0 {
+			if progress != nil {
+				progress(e.At, m.end)
+			}
+			if done != nil {
+				select {
+				case <-done:
+					return e.At, fmt.Errorf("%w at %.3fs of %.3fs: %w", ErrInterrupted, float64(e.At)/1e9, float64(m.end)/1e9, ctx.Err())
+				default:
+				}
+			}
+		}
+	}
+}
+
+// finish closes the measurement at time stop.
+func (m *model) finish(stop int64) {
+	m.queueChanged(stop)
+	m.ser.AddCapacity(m.lastCap, stop, int64(m.limit))
+	m.lastCap = stop
+	// Work still in progress counts up to the horizon, as wasted or useful
+	// cannot be known yet: it is left out of both (and of utilisation's
+	// numerator), which the docs state.
+	m.flushHist(m.ser.Index(stop-1) + 1)
+	if stop < m.end {
+		m.ser.Rows = m.ser.Rows[:m.ser.Index(stop-1)+1]
+	}
+}
+
+// row returns the metrics row of time t and closes the latency histogram
+// of earlier rows.
+func (m *model) row(t int64) *metrics.Row {
+	i := m.ser.Index(t)
+	if i != m.histRow {
+		m.flushHist(i)
+	}
+	return &m.ser.Rows[i]
+}
+
+func (m *model) flushHist(next int) {
+	if m.histRow < len(m.ser.Rows) {
+		r := &m.ser.Rows[m.histRow]
+		r.LatencyP50, r.LatencyP99 = math.NaN(), math.NaN()
+		if v, ok := m.hist.Quantile(0.5); ok {
+			r.LatencyP50 = v
+		}
+		if v, ok := m.hist.Quantile(0.99); ok {
+			r.LatencyP99 = v
+		}
+		// Rows skipped without any completion get NaN too.
+		for i := m.histRow + 1; i < next && i < len(m.ser.Rows); i++ {
+			m.ser.Rows[i].LatencyP50, m.ser.Rows[i].LatencyP99 = math.NaN(), math.NaN()
+		}
+	}
+	m.hist.Reset()
+	m.histRow = next
+}
+
+// ---- clients ----
+
+func (m *model) onArrival(now int64, c uint32) {
+	n := m.ord[c]
+	m.ord[c] = n + 1
+	m.arrivals++
+	m.arrHash += rng.Mix(uint64(now)*0x9e3779b97f4a7c15 ^ uint64(c))
+	if next := m.nextArrival(c, n+1, now); next < m.end {
+		m.q.Schedule(next, evArrival, c, 0)
+	}
+	m.row(now).Offered++
+	slot := m.alloc()
+	r := &m.reqs[slot]
+	r.arrival, r.prevSleep, r.client, r.ord, r.attempt = now, 0, c, n, 0
+	m.attempt(now, slot)
+}
+
+func (m *model) alloc() uint32 {
+	if n := len(m.freeSlots); n > 0 {
+		s := m.freeSlots[n-1]
+		m.freeSlots = m.freeSlots[:n-1]
+		return s
+	}
+	m.reqs = append(m.reqs, request{})
+	return uint32(len(m.reqs) - 1)
+}
+
+func (m *model) release(slot uint32) {
+	r := &m.reqs[slot]
+	r.state = stFree
+	r.gen = (r.gen + 1) & 0xffffff
+	m.freeSlots = append(m.freeSlots, slot)
+}
+
+// attempt sends the next attempt of request slot through the policy stack.
+func (m *model) attempt(now int64, slot uint32) {
+	r := &m.reqs[slot]
+	r.attempt++
+	row := m.row(now)
+	if r.attempt > 1 {
+		row.Retries++
+	}
+	if m.throttle != nil {
+		id := int(r.client / m.groupSize)
+		p := m.throttle.Probability(now, id, m.k, 1)
+		if m.countLocal {
+			m.throttle.RecordRequest(now, id)
+		}
+		if p > 0 && rng.Float64(m.src.Key(rng.Throttle, uint64(r.client)), drawIndex(r.ord, r.attempt)) < p {
+			row.DropThrottle++
+			m.release(slot)
+			return
+		}
+		if !m.countLocal {
+			m.throttle.RecordRequest(now, id)
+		}
+	}
+	row.Attempts++
+	r.state = stInFlight
+	tok := r.token()
+	m.receive(now, slot, tok)
+	// Arm the timeout only if the backend did not answer at once: an
+	// immediate answer would leave a stale timer in the queue.
+	if m.waiting(slot, tok) {
+		m.q.Schedule(now+m.timeout, evTimeout, slot, tok)
+	}
+}
+
+// outcome handles the answer (or timeout) of the current attempt of slot.
+func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
+	r := &m.reqs[slot]
+	if m.throttle != nil && m.acceptMask&(1<<out) != 0 {
+		m.throttle.RecordAccept(now, int(r.client/m.groupSize))
+	}
+	row := m.row(now)
+	if out == outOK {
+		row.Succeeded++
+		lat := now - r.arrival
+		m.hist.Add(lat)
+		m.all.Add(lat)
+		m.release(slot)
+		return
+	}
+	if m.retryMask&(1<<out) == 0 || r.attempt >= m.maxAtt {
+		row.Failed++
+		m.release(slot)
+		return
+	}
+	u := rng.Float64(m.src.Key(rng.Backoff, uint64(r.client)), drawIndex(r.ord, r.attempt))
+	d := m.backoff.Delay(int(r.attempt), r.prevSleep, u)
+	r.prevSleep = d
+	if m.honorRA && retryAfter > d {
+		d = retryAfter
+	}
+	r.state = stBackoff
+	m.q.Schedule(now+d, evRetry, slot, r.token())
+}
+
+// waiting reports whether the client still waits for this attempt.
+func (m *model) waiting(slot, token uint32) bool {
+	r := &m.reqs[slot]
+	return r.state == stInFlight && r.token() == token
+}
+
+// ---- backend ----
+
+func (m *model) receive(now int64, slot, tok uint32) {
+	row := m.row(now)
+	if m.down {
+		row.FailedOutage++
+		if !m.blackhole {
+			m.outcome(now, slot, outUnavailable, m.faultRA)
+		}
+		return
+	}
+	row.Received++
+	svc := m.serviceTime(&m.reqs[slot])
+	if m.busy < m.limit {
+		row.Accepted++
+		m.waitN++
+		m.serve(now, m.takeWorker(), slot, tok, svc)
+		return
+	}
+	if m.queue.n < m.qlimit {
+		row.Accepted++
+		m.queueChanged(now)
+		m.queue.push(job{slot: slot, token: tok, at: now, svc: svc})
+		return
+	}
+	row.Rejected++
+	m.chargeReject(now)
+	m.outcome(now, slot, outRejected, m.retryAft)
+}
+
+func (m *model) takeWorker() uint32 {
+	n := len(m.freeW)
+	w := m.freeW[n-1]
+	m.freeW = m.freeW[:n-1]
+	m.busy++
+	m.workers[w].busy = true
+	return w
+}
+
+func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64) {
+	wk := &m.workers[w]
+	wk.start, wk.slot, wk.token, wk.overhead = now, slot, tok, false
+	m.q.Schedule(now+svc, evWorkerDone, w, wk.gen)
+}
+
+// chargeReject puts one rejection's worth of work on the workers: at once
+// if one is free, else ahead of the queue.
+func (m *model) chargeReject(now int64) {
+	if m.rejCost == 0 {
+		return
+	}
+	if m.busy < m.limit {
+		m.rejectWork(now, m.takeWorker())
+		return
+	}
+	m.overhead++
+}
+
+func (m *model) rejectWork(now int64, w uint32) {
+	wk := &m.workers[w]
+	wk.start, wk.overhead = now, true
+	m.q.Schedule(now+m.rejCost, evWorkerDone, w, wk.gen)
+}
+
+func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
+	wk := &m.workers[w]
+	if wk.gen != gen {
+		return // the work was lost in an outage
+	}
+	if wk.overhead {
+		m.ser.AddWasted(wk.start, now)
+	} else {
+		m.row(now).Served++
+		if m.waiting(wk.slot, wk.token) {
+			m.ser.AddUseful(wk.start, now)
+			m.outcome(now, wk.slot, outOK, 0)
+		} else {
+			m.ser.AddWasted(wk.start, now)
+		}
+	}
+	m.dispatch(now, w)
+}
+
+// dispatch gives free worker w its next work: pending rejection work
+// first, then the head of the queue; or lets it idle.
+func (m *model) dispatch(now int64, w uint32) {
+	if m.busy > m.limit { // capacity was cut while it worked
+		m.idle(w)
+		return
+	}
+	for {
+		if m.overhead > 0 {
+			m.overhead--
+			m.rejectWork(now, w)
+			return
+		}
+		if m.queue.n == 0 {
+			m.idle(w)
+			return
+		}
+		m.queueChanged(now)
+		j := m.queue.pop()
+		if m.qtimeout > 0 && now-j.at > m.qtimeout {
+			row := m.row(now)
+			row.Rejected++
+			if m.waiting(j.slot, j.token) {
+				m.outcome(now, j.slot, outRejected, m.retryAft)
+			}
+			if m.rejCost > 0 {
+				m.rejectWork(now, w)
+				return
+			}
+			continue
+		}
+		if m.cancel && !m.waiting(j.slot, j.token) {
+			m.row(now).Cancelled++
+			continue
+		}
+		m.waitSum += float64(now - j.at)
+		m.waitN++
+		m.serve(now, w, j.slot, j.token, j.svc)
+		return
+	}
+}
+
+func (m *model) idle(w uint32) {
+	m.workers[w].busy = false
+	m.busy--
+	m.freeW = append(m.freeW, w)
+}
+
+func (m *model) queueChanged(now int64) {
+	m.ser.AddQueueArea(m.lastQ, now, int64(m.queue.n))
+	m.lastQ = now
+}
+
+func (m *model) capacityChanged(now int64, limit int) {
+	m.ser.AddCapacity(m.lastCap, now, int64(m.limit))
+	m.lastCap = now
+	m.limit = limit
+}
+
+// ---- faults ----
+
+func (m *model) onFaultStart(now int64, f scenario.Fault) {
+	switch f.Kind {
+	case "outage":
+		m.down, m.blackhole, m.faultRA = true, f.Mode == "blackhole", int64(f.RetryAfter)
+		m.capacityChanged(now, 0)
+		// The server dies: work in progress and queued work are lost. With
+		// "refuse" the clients see their connections reset (unavailable);
+		// with "blackhole" they hear nothing and time out.
+		for w := range m.workers {
+			wk := &m.workers[w]
+			if wk.busy {
+				m.ser.AddWasted(wk.start, now)
+				if !wk.overhead {
+					m.lost(now, wk.slot, wk.token)
+				}
+			}
+			wk.gen++
+			wk.busy = false
+		}
+		m.queueChanged(now)
+		for m.queue.n > 0 {
+			j := m.queue.pop()
+			m.lost(now, j.slot, j.token)
+		}
+		m.overhead = 0
+		m.busy = 0
+		m.freeW = m.freeW[:0]
+		for i := len(m.workers) - 1; i >= 0; i-- {
+			m.freeW = append(m.freeW, uint32(i))
+		}
+	case "capacity":
+		m.capacityChanged(now, int(math.Round(float64(len(m.workers))*f.Fraction)))
+	}
+}
+
+func (m *model) lost(now int64, slot, tok uint32) {
+	m.row(now).FailedOutage++
+	if !m.blackhole && m.waiting(slot, tok) {
+		m.outcome(now, slot, outUnavailable, m.faultRA)
+	}
+}
+
+func (m *model) onFaultEnd(now int64, f scenario.Fault) {
+	if f.Kind == "outage" {
+		m.down, m.blackhole, m.faultRA = false, false, 0
+	}
+	m.capacityChanged(now, len(m.workers))
+	for m.busy < m.limit && (m.queue.n > 0 || m.overhead > 0) {
+		m.dispatch(now, m.takeWorker())
+	}
+}
+
+// ---- the backend queue ----
+
+type jobRing struct {
+	buf     []job
+	head, n int
+}
+
+func (r *jobRing) init(c int) { r.buf = make([]job, max(c, 16)) }
+
+func (r *jobRing) push(j job) {
+	if r.n == len(r.buf) {
+		nb := make([]job, 2*len(r.buf))
+		k := copy(nb, r.buf[r.head:])
+		copy(nb[k:], r.buf[:r.head])
+		r.buf, r.head = nb, 0
+	}
+	i := r.head + r.n
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	r.buf[i] = j
+	r.n++
+}
+
+func (r *jobRing) pop() job {
+	j := r.buf[r.head]
+	r.head++
+	if r.head == len(r.buf) {
+		r.head = 0
+	}
+	r.n--
+	return j
+}

@@ -1,0 +1,65 @@
+package scenario
+
+import "time"
+
+// Default returns a scenario with every default filled in. Loading decodes
+// the file on top of it, so a field the file leaves out keeps its default.
+func Default() *Scenario {
+	return &Scenario{
+		Name:     "",
+		Seed:     1,
+		Duration: Duration(10 * time.Minute),
+		Metrics: Metrics{
+			Interval:        Duration(time.Second),
+			RecoveryWindow:  Duration(10 * time.Second),
+			Baseline:        Duration(60 * time.Second),
+			RecoverFraction: 0.95,
+			StayFraction:    0.90,
+		},
+		Clients: Clients{
+			Count:   10000,
+			Arrival: Arrival{Process: "poisson"},
+			Timeout: Duration(2 * time.Second),
+		},
+		Backend: Backend{
+			Workers: 100,
+			Service: Service{Dist: "exponential", Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
+			Queue:   Queue{Limit: 1000},
+		},
+	}
+}
+
+// defaulter is implemented by types that a scenario holds by pointer or in
+// a list: a section or element the file mentions starts from these values.
+type defaulter interface{ setDefaults() }
+
+func (t *Throttle) setDefaults() {
+	*t = Throttle{
+		Enabled:           true,
+		K:                 2,
+		Window:            Duration(2 * time.Minute),
+		Buckets:           120,
+		CountLocalRejects: true,
+		Scope:             "client",
+		GroupSize:         1,
+		AcceptOutcomes:    []string{"ok"},
+	}
+}
+
+func (r *Retry) setDefaults() {
+	*r = Retry{
+		MaxAttempts: 3,
+		Backoff: Backoff{
+			Base:       Duration(100 * time.Millisecond),
+			Cap:        Duration(10 * time.Second),
+			Multiplier: 2,
+			Jitter:     "full",
+		},
+		RetryOn:         []string{"rejected", "timeout", "unavailable"},
+		HonorRetryAfter: true,
+	}
+}
+
+func (f *Fault) setDefaults() { *f = Fault{Mode: "refuse", Fraction: 0.5} }
+
+func (s *Step) setDefaults() { *s = Step{Multiplier: 1} }

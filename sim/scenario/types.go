@@ -1,0 +1,149 @@
+package scenario
+
+// SchemaVersion is the version of the scenario format and of the result
+// files written from it.
+const SchemaVersion = 1
+
+// Scenario is one simulation: a fleet of clients with their policies, a
+// backend, and the faults that hit it. Every field is documented in
+// docs/scenario-reference.md; defaults live in Default and setDefaults.
+type Scenario struct {
+	Name        string   `yaml:"name" json:"name"`
+	Description string   `yaml:"description" json:"description,omitempty"`
+	Seed        uint64   `yaml:"seed" json:"seed"`
+	Duration    Duration `yaml:"duration" json:"duration"`
+	Metrics     Metrics  `yaml:"metrics" json:"metrics"`
+	Clients     Clients  `yaml:"clients" json:"clients"`
+	Backend     Backend  `yaml:"backend" json:"backend"`
+	Faults      []Fault  `yaml:"faults" json:"faults"`
+}
+
+// Metrics sets how results are aggregated.
+type Metrics struct {
+	// Interval is the width of one row of timeseries.csv.
+	Interval Duration `yaml:"interval" json:"interval"`
+	// RecoveryWindow is the sliding window over which goodput is compared
+	// with its baseline to decide recovery.
+	RecoveryWindow Duration `yaml:"recovery_window" json:"recovery_window"`
+	// Baseline is how much time before the first fault gives the goodput
+	// baseline.
+	Baseline Duration `yaml:"baseline" json:"baseline"`
+	// RecoverFraction: recovered once windowed goodput is back at this
+	// fraction of the baseline ...
+	RecoverFraction float64 `yaml:"recover_fraction" json:"recover_fraction"`
+	// StayFraction: ... and stays at or above this fraction for the rest of
+	// the run.
+	StayFraction float64 `yaml:"stay_fraction" json:"stay_fraction"`
+}
+
+// Clients is the fleet of virtual clients and their policy stack.
+type Clients struct {
+	Count   int     `yaml:"count" json:"count"`
+	Arrival Arrival `yaml:"arrival" json:"arrival"`
+	// Timeout is the per-attempt timeout.
+	Timeout  Duration  `yaml:"timeout" json:"timeout"`
+	Throttle *Throttle `yaml:"throttle" json:"throttle"`
+	Retry    *Retry    `yaml:"retry" json:"retry"`
+}
+
+// Arrival is the open-loop arrival process of application requests.
+type Arrival struct {
+	Process string `yaml:"process" json:"process" enum:"poisson,constant"`
+	// Rate is the rate of one client; TotalRate is the rate of the whole
+	// fleet, split evenly. Exactly one of the two is set.
+	Rate      Rate `yaml:"rate" json:"rate"`
+	TotalRate Rate `yaml:"total_rate" json:"total_rate"`
+	// Profile multiplies the rate from each step's time on (a load spike is
+	// two steps).
+	Profile []Step `yaml:"profile" json:"profile"`
+}
+
+// Step sets the arrival-rate multiplier from At on.
+type Step struct {
+	At         Duration `yaml:"at" json:"at"`
+	Multiplier float64  `yaml:"multiplier" json:"multiplier"`
+}
+
+// Throttle is the SRE adaptive throttle ("Handling Overload").
+type Throttle struct {
+	Enabled bool    `yaml:"enabled" json:"enabled"`
+	K       float64 `yaml:"k" json:"k"`
+	// Window is the lookback of the requests/accepts counters, kept in
+	// Buckets buckets of Window/Buckets each.
+	Window  Duration `yaml:"window" json:"window"`
+	Buckets int      `yaml:"buckets" json:"buckets"`
+	// CountLocalRejects records locally dropped requests in `requests`, as
+	// the SRE book does; false records only the requests that were sent.
+	CountLocalRejects bool `yaml:"count_local_rejects" json:"count_local_rejects"`
+	// Scope is "client" (one throttle per client) or "group" (GroupSize
+	// consecutive clients share one throttle, like the clients of a pod).
+	Scope     string `yaml:"scope" json:"scope" enum:"client,group"`
+	GroupSize int    `yaml:"group_size" json:"group_size"`
+	// AcceptOutcomes lists the backend outcomes that count as accepts.
+	AcceptOutcomes []string `yaml:"accept_outcomes" json:"accept_outcomes" enum:"ok,rejected,unavailable"`
+}
+
+// Retry is the per-request retry policy.
+type Retry struct {
+	MaxAttempts int     `yaml:"max_attempts" json:"max_attempts"`
+	Backoff     Backoff `yaml:"backoff" json:"backoff"`
+	// RetryOn lists the attempt outcomes that are retried.
+	RetryOn         []string `yaml:"retry_on" json:"retry_on" enum:"rejected,timeout,unavailable"`
+	HonorRetryAfter bool     `yaml:"honor_retry_after" json:"honor_retry_after"`
+}
+
+// Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)
+// waits around min(cap, base * multiplier^(n-1)).
+type Backoff struct {
+	Base       Duration `yaml:"base" json:"base"`
+	Cap        Duration `yaml:"cap" json:"cap"`
+	Multiplier float64  `yaml:"multiplier" json:"multiplier"`
+	Jitter     string   `yaml:"jitter" json:"jitter" enum:"none,full,equal,decorrelated"`
+}
+
+// Backend is the capacity-limited server.
+type Backend struct {
+	Workers int     `yaml:"workers" json:"workers"`
+	Service Service `yaml:"service" json:"service"`
+	Queue   Queue   `yaml:"queue" json:"queue"`
+	// RejectCost is worker time spent on every rejected request.
+	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
+	// RetryAfter, when > 0, is sent with every overload rejection.
+	RetryAfter Duration `yaml:"retry_after" json:"retry_after"`
+	// CancelTimedOut skips queued work whose client has already timed out.
+	CancelTimedOut bool `yaml:"cancel_timed_out" json:"cancel_timed_out"`
+}
+
+// Service is the service-time distribution of one request.
+type Service struct {
+	Dist string   `yaml:"dist" json:"dist" enum:"constant,exponential,lognormal"`
+	Mean Duration `yaml:"mean" json:"mean"`
+	// Sigma is the shape (standard deviation of the log) of the lognormal.
+	Sigma float64 `yaml:"sigma" json:"sigma"`
+}
+
+// Queue is the backend's FIFO waiting room.
+type Queue struct {
+	// Limit is the number of requests that may wait (not counting those in
+	// service); 0 means no waiting room.
+	Limit int `yaml:"limit" json:"limit"`
+	// Timeout, when > 0, rejects requests that waited longer than this.
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Fault is a window of time in which the backend misbehaves.
+type Fault struct {
+	Kind     string   `yaml:"kind" json:"kind" enum:"outage,capacity"`
+	Start    Duration `yaml:"start" json:"start"`
+	Duration Duration `yaml:"duration" json:"duration"`
+	// Mode of an outage: "refuse" answers every request at once as
+	// unavailable; "blackhole" never answers, so clients time out.
+	Mode string `yaml:"mode" json:"mode" enum:"refuse,blackhole"`
+	// Fraction of the workers left during a capacity fault.
+	Fraction float64 `yaml:"fraction" json:"fraction"`
+	// RetryAfter, when > 0, is sent with refusals during an outage.
+	RetryAfter Duration `yaml:"retry_after" json:"retry_after"`
+}
+
+// End is when the fault is over.
+func (f Fault) End() Duration { return f.Start + f.Duration }

@@ -1,0 +1,159 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Limits that keep a run inside what one machine can hold. They are far
+// above any scenario we ship.
+const (
+	MaxClients   = 1 << 31 // client ids are uint32
+	MaxIntervals = 10_000_000
+	MaxAttempts  = 100
+)
+
+// validator collects problems with their positions.
+type validator struct {
+	file string
+	pos  map[string]Pos
+	errs Errors
+}
+
+func (v *validator) check(ok bool, path, format string, args ...any) {
+	if ok {
+		return
+	}
+	p, found := v.pos[path]
+	for q := path; !found && strings.Contains(q, "."); { // point at the nearest parent the file gives
+		q = q[:strings.LastIndex(q, ".")]
+		p, found = v.pos[q]
+	}
+	v.errs = append(v.errs, &FieldError{File: v.file, Pos: p, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Validate checks a scenario built in code (Load validates for you).
+func (s *Scenario) Validate() error {
+	if errs := s.validate("scenario", nil); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
+	v := &validator{file: file, pos: pos}
+	v.check(s.Name != "", "name", "is required: a short name for the results folder, e.g. outage")
+	v.check(s.Name == "" || nameRE.MatchString(s.Name), "name", "%q may only hold letters, digits, '.', '_' and '-' (it names the results folder)", s.Name)
+	v.check(s.Duration > 0, "duration", "must be > 0, got %s", s.Duration)
+
+	m := s.Metrics
+	v.check(m.Interval > 0, "metrics.interval", "must be > 0, got %s", m.Interval)
+	if m.Interval > 0 && s.Duration > 0 {
+		v.check(m.Interval <= s.Duration, "metrics.interval", "%s is longer than the run (%s)", m.Interval, s.Duration)
+		n := int64(s.Duration) / int64(m.Interval)
+		v.check(n <= MaxIntervals, "metrics.interval", "%s over %s makes %d rows; at most %d (use a longer interval)", m.Interval, s.Duration, n, MaxIntervals)
+		v.check(m.RecoveryWindow > 0 && m.RecoveryWindow%m.Interval == 0, "metrics.recovery_window", "must be a positive multiple of metrics.interval (%s), got %s", m.Interval, m.RecoveryWindow)
+		v.check(m.Baseline > 0 && m.Baseline%m.Interval == 0, "metrics.baseline", "must be a positive multiple of metrics.interval (%s), got %s", m.Interval, m.Baseline)
+	}
+	v.check(m.RecoverFraction > 0 && m.RecoverFraction <= 1, "metrics.recover_fraction", "must be in (0, 1], got %g", m.RecoverFraction)
+	v.check(m.StayFraction > 0 && m.StayFraction <= m.RecoverFraction, "metrics.stay_fraction", "must be in (0, recover_fraction=%g], got %g", m.RecoverFraction, m.StayFraction)
+
+	c := s.Clients
+	v.check(c.Count >= 1, "clients.count", "must be >= 1, got %d", c.Count)
+	v.check(c.Count < MaxClients, "clients.count", "must be < %d, got %d", MaxClients, c.Count)
+	a := c.Arrival
+	switch {
+	case a.Rate == 0 && a.TotalRate == 0:
+		v.check(false, "clients.arrival", "set rate (per client, e.g. 0.1/s) or total_rate (whole fleet, e.g. 600/s)")
+	case a.Rate != 0 && a.TotalRate != 0:
+		v.check(false, "clients.arrival.total_rate", "set either rate or total_rate, not both")
+	default:
+		v.check(a.Rate >= 0, "clients.arrival.rate", "must be > 0, got %s", a.Rate)
+		v.check(a.TotalRate >= 0, "clients.arrival.total_rate", "must be > 0, got %s", a.TotalRate)
+	}
+	var prev Duration = -1
+	for i, st := range a.Profile {
+		p := fmt.Sprintf("clients.arrival.profile.%d", i)
+		v.check(st.At > prev, p+".at", "steps must be in increasing time order, got %s after %s", st.At, prev)
+		v.check(st.At >= 0 && st.At < s.Duration, p+".at", "must be in [0, duration=%s), got %s", s.Duration, st.At)
+		v.check(st.Multiplier >= 0, p+".multiplier", "must be >= 0, got %g", st.Multiplier)
+		prev = st.At
+	}
+	v.check(c.Timeout > 0, "clients.timeout", "must be > 0, got %s", c.Timeout)
+
+	if t := c.Throttle; t != nil {
+		v.check(t.K > 0, "clients.throttle.k", "must be > 0, got %g", t.K)
+		v.check(t.Window > 0, "clients.throttle.window", "must be > 0, got %s", t.Window)
+		v.check(t.Buckets >= 1 && t.Buckets <= 1_000_000, "clients.throttle.buckets", "must be in 1..1000000, got %d", t.Buckets)
+		if t.Window > 0 && t.Buckets >= 1 {
+			v.check(int64(t.Window)%int64(t.Buckets) == 0, "clients.throttle.buckets", "window %s does not split into %d equal buckets", t.Window, t.Buckets)
+		}
+		v.check(t.GroupSize >= 1, "clients.throttle.group_size", "must be >= 1, got %d", t.GroupSize)
+		v.check(t.Scope == "group" || t.GroupSize == 1, "clients.throttle.group_size", "is %d but scope is %q: set scope: group to share a throttle", t.GroupSize, t.Scope)
+		v.check(len(t.AcceptOutcomes) > 0, "clients.throttle.accept_outcomes", "must name at least one outcome (usually [ok])")
+	}
+	if r := c.Retry; r != nil {
+		v.check(r.MaxAttempts >= 1 && r.MaxAttempts <= MaxAttempts, "clients.retry.max_attempts", "must be in 1..%d, got %d", MaxAttempts, r.MaxAttempts)
+		b := r.Backoff
+		v.check(b.Base >= 0, "clients.retry.backoff.base", "must be >= 0, got %s", b.Base)
+		v.check(b.Cap >= b.Base, "clients.retry.backoff.cap", "must be >= base (%s), got %s", b.Base, b.Cap)
+		v.check(b.Multiplier >= 1, "clients.retry.backoff.multiplier", "must be >= 1, got %g", b.Multiplier)
+		v.check(b.Jitter != "decorrelated" || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
+	}
+
+	b := s.Backend
+	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, "backend.workers", "must be in 1..10000000, got %d", b.Workers)
+	v.check(b.Service.Mean > 0, "backend.service.mean", "must be > 0, got %s", b.Service.Mean)
+	v.check(b.Service.Dist != "lognormal" || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), "backend.service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
+	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, "backend.queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
+	v.check(b.Queue.Timeout >= 0, "backend.queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
+	v.check(b.RejectCost >= 0, "backend.reject_cost", "must be >= 0, got %s", b.RejectCost)
+	v.check(b.RetryAfter >= 0, "backend.retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
+
+	for i, f := range s.Faults {
+		p := fmt.Sprintf("faults.%d", i)
+		v.check(f.Start >= 0, p+".start", "must be >= 0, got %s", f.Start)
+		v.check(f.Duration > 0, p+".duration", "must be > 0, got %s", f.Duration)
+		v.check(f.End() <= s.Duration, p+".duration", "the fault ends at %s, after the run (duration %s)", f.End(), s.Duration)
+		v.check(f.Kind != "", p+".kind", "is required: outage or capacity")
+		if f.Kind == "capacity" {
+			v.check(f.Fraction >= 0 && f.Fraction < 1, p+".fraction", "must be in [0, 1), got %g", f.Fraction)
+		}
+		v.check(f.RetryAfter >= 0, p+".retry_after", "must be >= 0, got %s", f.RetryAfter)
+		for j := 0; j < i; j++ {
+			g := s.Faults[j]
+			v.check(f.Start >= g.End() || g.Start >= f.End(), p+".start", "overlaps faults.%d (%s..%s); faults must not overlap", j, g.Start, g.End())
+		}
+	}
+	if len(s.Faults) > 0 && s.Duration > 0 {
+		first := s.Faults[0].Start
+		for _, f := range s.Faults {
+			first = min(first, f.Start)
+		}
+		v.check(first >= m.Interval, "faults.0.start", "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline", first, m.Interval)
+	}
+	return v.errs
+}
+
+// Intervals is the number of metrics rows of a run.
+func (s *Scenario) Intervals() int {
+	return int((s.Duration + s.Metrics.Interval - 1) / s.Metrics.Interval)
+}
+
+// PerClientRate is the arrival rate of one client, per second.
+func (s *Scenario) PerClientRate() float64 {
+	if s.Clients.Arrival.TotalRate > 0 {
+		return float64(s.Clients.Arrival.TotalRate) / float64(s.Clients.Count)
+	}
+	return float64(s.Clients.Arrival.Rate)
+}
+
+// Capacity is the backend's nominal throughput in requests per second:
+// workers / mean service time.
+func (s *Scenario) Capacity() float64 {
+	return float64(s.Backend.Workers) / (float64(s.Backend.Service.Mean) / float64(time.Second))
+}
