@@ -1,0 +1,32 @@
+// Command throttlesim simulates fleets of cooperative (or not) clients
+// against a capacity-limited backend. See `throttlesim --help`.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Set at link time by the Makefile: -X main.version=... -X main.commit=...
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr))
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole program behind main, with its I/O passed in so tests can
+// drive it in-process. It returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool) int {
+	root := newRootCmd(&env{stdout: stdout, stderr: stderr, tty: tty})
+	root.SetArgs(args)
+	return exitCode(root.ExecuteContext(ctx), stderr)
+}

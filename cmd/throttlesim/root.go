@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/throttlesim/throttlesim/sim"
+)
+
+// Exit codes (documented in docs/cli.md).
+const (
+	exitOK          = 0
+	exitError       = 1   // a runtime error: unreadable or invalid scenario, failed write
+	exitUsage       = 2   // a command-line usage error: unknown flag, missing argument, bad --set syntax
+	exitInterrupted = 130 // stopped by SIGINT or SIGTERM
+)
+
+// env is what every command gets from the process.
+type env struct {
+	stdout, stderr io.Writer
+	tty            bool // stderr is a terminal: progress bars allowed
+}
+
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// reportedError is an error already printed in full (e.g. every problem of
+// a scenario file); exitCode only sets the code.
+type reportedError struct{ code int }
+
+func (e reportedError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var rep reportedError
+	if errors.As(err, &rep) {
+		return rep.code
+	}
+	fmt.Fprintf(stderr, "throttlesim: %v\n", err)
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "Run 'throttlesim --help' for usage.")
+		return exitUsage
+	case errors.Is(err, sim.ErrInterrupted):
+		return exitInterrupted
+	}
+	return exitError
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "throttlesim",
+		Short: "Simulate what clients do to a backend when it falls over",
+		Long: `throttlesim is a discrete-event simulator of thousands to millions of virtual
+clients running overload policies (SRE adaptive throttling, retries with
+exponential backoff and jitter, Retry-After) against a capacity-limited
+backend with outages. It writes a time series, a summary and charts of
+server load, local drops and recovery time.
+
+Documentation: docs/README.md in the source tree.`,
+		Example: `  throttlesim run scenarios/outage.yaml
+  throttlesim run scenarios/outage.yaml --set clients.throttle.k=1.1 --out results/k1.1
+  throttlesim validate scenarios/*.yaml`,
+		Version:       version + " (commit " + commit + ")",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newVersionCmd(e))
+	root.CompletionOptions.HiddenDefaultCmd = true
+	return root
+}
+
+// argsExactly is cobra.ExactArgs with a usage error.
+func argsExactly(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("expected %s, got %d arguments", what, len(args))}
+		}
+		return nil
+	}
+}
+
+func newVersionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit and Go version",
+		Args:  argsExactly(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(e.stdout, "throttlesim %s (commit %s, %s)\n", version, commit, goInfo())
+			return nil
+		},
+	}
+}
+
+func goInfo() string { return runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH }

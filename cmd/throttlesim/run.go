@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+type runOptions struct {
+	file     string
+	seed     uint64
+	seedSet  bool
+	out      string
+	sets     []string
+	quiet    bool
+	noCharts bool
+}
+
+// newRunCmd builds `throttlesim run`; runF replaces the run function in
+// tests (nil: the real one).
+func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cobra.Command {
+	o := &runOptions{}
+	if runF == nil {
+		runF = runRun
+	}
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run one scenario and write its results folder",
+		Long: `Run simulates the scenario in FILE and writes a results folder (default
+results/<scenario name>/) holding timeseries.csv, summary.json and the charts
+server_load.png, local_drops.png and recovery.png. The folder is replaced
+atomically: a failed or interrupted run never leaves it half-written.
+
+A short summary goes to stdout; a progress bar goes to stderr when it is a
+terminal (never when piped, never with --quiet).`,
+		Example: `  throttlesim run scenarios/outage.yaml
+  throttlesim run scenarios/outage.yaml --seed 7 --out results/outage-seed7
+  throttlesim run scenarios/outage.yaml --set clients.throttle.k=3 --set faults.0.duration=60s
+  throttlesim run scenarios/overload.yaml --set clients.throttle=null   # no throttle`,
+		Args: argsExactly(1, "one scenario FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.file = args[0]
+			o.seedSet = cmd.Flags().Changed("seed")
+			return runF(cmd.Context(), e, o)
+		},
+	}
+	f := cmd.Flags()
+	f.Uint64Var(&o.seed, "seed", 0, "master seed (default: the scenario's seed)")
+	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
+	f.BoolVar(&o.noCharts, "no-charts", false, "write timeseries.csv and summary.json only")
+	cmd.MarkFlagDirname("out")
+	return cmd
+}
+
+// loadScenario loads FILE with the overrides, printing every problem.
+func loadScenario(e *env, file string, sets []string) (*scenario.Scenario, error) {
+	for _, s := range sets {
+		if !strings.Contains(s, "=") {
+			return nil, usageError{fmt.Errorf("--set %q: expected path=value, e.g. clients.throttle.k=3", s)}
+		}
+	}
+	sc, err := scenario.Load(file, sets)
+	if err != nil {
+		var errs scenario.Errors
+		if errors.As(err, &errs) {
+			for _, fe := range errs {
+				fmt.Fprintln(e.stderr, fe.Error())
+			}
+			fmt.Fprintf(e.stderr, "throttlesim: %s: %d problem%s; nothing was run\n", file, len(errs), plural(len(errs)))
+			return nil, reportedError{exitError}
+		}
+		return nil, err
+	}
+	return sc, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func runRun(ctx context.Context, e *env, o *runOptions) error {
+	sc, err := loadScenario(e, o.file, o.sets)
+	if err != nil {
+		return err
+	}
+	if o.seedSet {
+		sc.Seed = o.seed
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("results", sc.Name)
+	}
+	var bar *progressbar.ProgressBar
+	opts := sim.Options{}
+	if e.tty && !o.quiet {
+		total := int64(sc.Duration / scenario.Duration(time.Millisecond))
+		bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(e.stderr),
+			progressbar.OptionSetDescription("simulating "+sc.Name),
+			progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionFullWidth(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		opts.Progress = func(now, end int64) { bar.Set64(now / int64(time.Millisecond)) }
+	}
+	start := time.Now()
+	res, runErr := sim.Run(ctx, sc, opts)
+	wall := time.Since(start)
+	if bar != nil {
+		bar.Finish()
+	}
+	if runErr != nil && !errors.Is(runErr, sim.ErrInterrupted) {
+		return runErr
+	}
+	if runErr != nil {
+		// Keep the previous results; put what finished beside them, marked.
+		out += ".incomplete"
+	}
+	if err := writeResults(out, res, !o.noCharts); err != nil {
+		return err
+	}
+	if runErr != nil {
+		fmt.Fprintf(e.stderr, "throttlesim: interrupted; the partial result (status \"incomplete\") is in %s\n", out)
+		return runErr
+	}
+	if !o.quiet {
+		printSummary(e.stdout, res, wall, out)
+	}
+	return nil
+}
+
+func build() sim.Build { return sim.Build{Version: version, Commit: commit} }
+
+// resultFiles renders every output file of a run.
+func resultFiles(res *sim.Result, charts bool) ([]resultdir.File, error) {
+	csv, err := res.TimeseriesCSV()
+	if err != nil {
+		return nil, err
+	}
+	js, err := res.SummaryJSON(build())
+	if err != nil {
+		return nil, err
+	}
+	files := []resultdir.File{{Name: "timeseries.csv", Data: csv}}
+	if charts && len(res.Series.Rows) > 0 {
+		cs, err := plots.All(chartInput(res))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			files = append(files, resultdir.File{Name: c.File, Data: c.PNG})
+		}
+	}
+	// summary.json last: it is the manifest of the folder.
+	return append(files, resultdir.File{Name: "summary.json", Data: js}), nil
+}
+
+func writeResults(dir string, res *sim.Result, charts bool) error {
+	files, err := resultFiles(res, charts)
+	if err != nil {
+		return err
+	}
+	return resultdir.Write(dir, files)
+}
+
+func chartInput(res *sim.Result) plots.Input {
+	sc := res.Scenario
+	in := plots.Input{
+		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.Backend.Workers,
+		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
+		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
+	}
+	for _, f := range sc.Faults {
+		label := f.Kind
+		switch f.Kind {
+		case "outage":
+			label = "outage (" + f.Mode + ")"
+		case "capacity":
+			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
+		}
+		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label})
+	}
+	return in
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(100**p, 'f', 1, 64) + "%"
+}
+
+func num(p *float64, prec int) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.FormatFloat(*p, 'f', prec, 64)
+}
+
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && c != '-' && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) {
+	sc, s := res.Scenario, res.Summary
+	fmt.Fprintf(w, "%s (seed %d): %s clients, %s simulated, %s events in %.2f s (%.1f M events/s)\n",
+		sc.Name, sc.Seed, group(int64(sc.Clients.Count)), sc.Duration, group(int64(res.Events)), wall.Seconds(),
+		float64(res.Events)/wall.Seconds()/1e6)
+	var failed *float64
+	if s.Offered > 0 {
+		f := float64(s.Failed) / float64(s.Offered)
+		failed = &f
+	}
+	rows := [][2]string{
+		{"application requests", fmt.Sprintf("%s offered   %s succeeded   %s dropped locally   %s failed", group(s.Offered), pct(s.SuccessRatio), pct(s.LocalDropRate), pct(failed))},
+		{"attempts", fmt.Sprintf("%s sent   amplification %s attempts per request", group(s.Attempts), num(s.Amplification, 3))},
+		{"backend", fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
+		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
+	}
+	r := s.Recovery
+	switch {
+	case !r.Applicable:
+		rows = append(rows, [2]string{"recovery", "n/a (" + r.Reason + ")"})
+	case r.Recovered:
+		rows = append(rows, [2]string{"recovery", fmt.Sprintf("recovered %s s after the fault ended (at %s s; baseline %s req/s)", num(r.RecoveryTimeS, 0), num(r.RecoveredAtS, 0), num(r.BaselineGoodput, 1))})
+	default:
+		rows = append(rows, [2]string{"recovery", "DID NOT RECOVER: " + r.Reason})
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
+	}
+	fmt.Fprintf(w, "results: %s%c\n", out, filepath.Separator)
+}

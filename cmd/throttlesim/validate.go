@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newValidateCmd(e *env) *cobra.Command {
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "validate FILE...",
+		Short: "Check scenario files and report every problem",
+		Long: `Validate loads each scenario file (with any --set overrides), reports every
+problem with its file, line, column and field path, and prints a one-line
+description of each valid scenario. It runs nothing. The exit code is 1 if any
+file has a problem.`,
+		Example: `  throttlesim validate scenarios/*.yaml
+  throttlesim validate scenarios/outage.yaml --set clients.count=1000000`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("expected at least one scenario FILE")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return validateRun(cmd.Context(), e, args, sets)
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario field by its YAML path (repeatable)")
+	return cmd
+}
+
+func validateRun(_ context.Context, e *env, files, sets []string) error {
+	bad := 0
+	for _, f := range files {
+		sc, err := loadScenario(e, f, sets)
+		if err != nil {
+			var ue usageError
+			if errors.As(err, &ue) {
+				return err
+			}
+			var rep reportedError
+			if !errors.As(err, &rep) {
+				fmt.Fprintf(e.stderr, "throttlesim: %v\n", err)
+			}
+			bad++
+			continue
+		}
+		load := sc.PerClientRate() * float64(sc.Clients.Count) / sc.Capacity()
+		fmt.Fprintf(e.stdout, "ok  %s: %q, %s clients, %s, offered load %.0f%% of capacity (%.0f req/s), %d fault%s\n",
+			f, sc.Name, group(int64(sc.Clients.Count)), sc.Duration, 100*load, sc.Capacity(), len(sc.Faults), plural(len(sc.Faults)))
+	}
+	if bad > 0 {
+		return reportedError{exitError}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package metrics
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Columns of timeseries.csv, in order. Counts are per interval; rates can
+// be had by dividing by interval_s. Documented in docs/reading-results.md.
+var Columns = []string{
+	"t_s", "interval_s",
+	"offered", "attempts", "retries", "succeeded", "failed", "drop_throttle",
+	"received", "accepted", "rejected", "failed_outage", "timed_out", "served", "cancelled",
+	"capacity_workers", "util_useful", "util_wasted", "queue_len",
+	"latency_p50_ms", "latency_p99_ms",
+}
+
+// FormatFloat is the one float format of every output file: the shortest
+// representation that reads back to the same float64; NaN and infinities
+// (which no output should hold) are written empty.
+func FormatFloat(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+// WriteCSV writes the series with a header row. workers is the nominal
+// worker count: utilisation is worker time over nominal capacity.
+func WriteCSV(w io.Writer, s *Series, workers int) error {
+	bw := bufio.NewWriter(w)
+	for i, c := range Columns {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString(c)
+	}
+	bw.WriteByte('\n')
+	iv := float64(s.Interval)
+	cells := make([]string, 0, len(Columns))
+	for i, r := range s.Rows {
+		cap := iv * float64(workers)
+		cells = append(cells[:0],
+			FormatFloat(float64(int64(i)*s.Interval)/1e9), FormatFloat(iv/1e9),
+			itoa(r.Offered), itoa(r.Attempts), itoa(r.Retries), itoa(r.Succeeded), itoa(r.Failed), itoa(r.DropThrottle),
+			itoa(r.Received), itoa(r.Accepted), itoa(r.Rejected), itoa(r.FailedOutage), itoa(r.TimedOut), itoa(r.Served), itoa(r.Cancelled),
+			FormatFloat(float64(r.CapacityNS)/iv),
+			FormatFloat(float64(r.UsefulNS)/cap), FormatFloat(float64(r.WastedNS)/cap),
+			FormatFloat(float64(r.QueueAreaNS)/iv),
+			FormatFloat(r.LatencyP50/1e6), FormatFloat(r.LatencyP99/1e6),
+		)
+		for j, c := range cells {
+			if j > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString(c)
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+func itoa(x int64) string { return strconv.FormatInt(x, 10) }

@@ -1,0 +1,111 @@
+// Package resultdir writes a results folder atomically: every file goes
+// into a temporary folder beside the destination, each file is synced, the
+// folder is synced, and only then is it renamed into place (the previous
+// folder, if any, is moved aside first and removed after). A run that fails
+// or is killed half-way leaves the previous results untouched and at worst a
+// hidden ".<name>.tmp-*" folder, never a half-written results folder.
+package resultdir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// File is one file of a results folder.
+type File struct {
+	Name string // a plain file name, no directories
+	Data []byte
+}
+
+// Write replaces dir with a folder holding exactly files.
+func Write(dir string, files []File) (err error) {
+	dir = filepath.Clean(dir)
+	parent, base := filepath.Split(dir)
+	if parent == "" {
+		parent = "."
+	}
+	if base == "" || base == "." || base == ".." || base == string(filepath.Separator) {
+		return fmt.Errorf("resultdir: %q cannot be a results folder", dir)
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("resultdir: %s exists and is not a folder", dir)
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	if err != nil {
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	for _, f := range files {
+		if f.Name == "" || strings.ContainsAny(f.Name, `/\`) {
+			return fmt.Errorf("resultdir: bad file name %q", f.Name)
+		}
+		if err := writeSynced(filepath.Join(tmp, f.Name), f.Data); err != nil {
+			return fmt.Errorf("resultdir: %w", err)
+		}
+	}
+	if err := syncDir(tmp); err != nil {
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	var old string
+	if _, err := os.Stat(dir); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("resultdir: moving the previous %s aside: %w", dir, err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			if rerr := os.Rename(old, dir); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("restoring the previous results from %s: %w", old, rerr))
+			}
+		}
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	if err := syncDir(parent); err != nil {
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("resultdir: removing the previous results %s: %w", old, err)
+		}
+	}
+	return nil
+}
+
+func writeSynced(name string, data []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

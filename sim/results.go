@@ -1,0 +1,88 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
+
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// Manifest says what made a result: enough to reproduce it.
+type Manifest struct {
+	Tool           string `json:"tool"`
+	Version        string `json:"version"`
+	Commit         string `json:"commit"`
+	GoVersion      string `json:"go_version"`
+	GOARCH         string `json:"goarch"`
+	Seed           uint64 `json:"seed"`
+	SeedDerivation string `json:"seed_derivation"`
+}
+
+// RunInfo describes the run itself.
+type RunInfo struct {
+	Status      string  `json:"status"` // "complete" or "incomplete"
+	StoppedAtS  float64 `json:"stopped_at_s"`
+	Events      uint64  `json:"events"`
+	Arrivals    uint64  `json:"arrivals"`
+	Fingerprint string  `json:"fingerprint"`
+	CapacityRPS float64 `json:"capacity_rps"`
+}
+
+// SummaryDoc is the layout of summary.json (schema_version 1; the JSON
+// Schema is docs/summary.schema.json).
+type SummaryDoc struct {
+	SchemaVersion int                `json:"schema_version"`
+	Manifest      Manifest           `json:"manifest"`
+	Run           RunInfo            `json:"run"`
+	Scenario      *scenario.Scenario `json:"scenario"`
+	Summary       metrics.Summary    `json:"summary"`
+}
+
+// Build identifies the binary; the CLI fills it from its link-time flags.
+type Build struct{ Version, Commit string }
+
+// Doc assembles summary.json's content.
+func (r *Result) Doc(b Build) SummaryDoc {
+	status := "complete"
+	if !r.Complete {
+		status = "incomplete"
+	}
+	return SummaryDoc{
+		SchemaVersion: scenario.SchemaVersion,
+		Manifest: Manifest{
+			Tool: "throttlesim", Version: b.Version, Commit: b.Commit,
+			GoVersion: runtime.Version(), GOARCH: runtime.GOARCH,
+			Seed: r.Scenario.Seed, SeedDerivation: rng.DerivationVersion,
+		},
+		Run: RunInfo{
+			Status: status, StoppedAtS: float64(r.StoppedAt) / 1e9,
+			Events: r.Events, Arrivals: r.Arrivals,
+			Fingerprint: fmt.Sprintf("%016x", r.Fingerprint),
+			CapacityRPS: r.Scenario.Capacity(),
+		},
+		Scenario: r.Scenario,
+		Summary:  r.Summary,
+	}
+}
+
+// SummaryJSON is summary.json's bytes: indented, with a final newline.
+func (r *Result) SummaryJSON(b Build) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r.Doc(b)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// TimeseriesCSV is timeseries.csv's bytes.
+func (r *Result) TimeseriesCSV() ([]byte, error) {
+	var buf bytes.Buffer
+	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.Backend.Workers)
+	return buf.Bytes(), err
+}
