@@ -1,0 +1,44 @@
+# throttlesim — `make help` lists the targets.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+BIN     := bin/throttlesim
+SCENARIO ?= scenarios/outage.yaml
+
+.PHONY: help build run test test-short test-race bench lint fmt check clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/throttlesim
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/throttlesim
+
+run: build ## run the outage scenario (SCENARIO=file to choose another); results in results/
+	./$(BIN) run $(SCENARIO)
+
+test: ## the whole test suite (what CI runs)
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-short: ## the fast tests only
+	$(GO) test -short -count=1 ./...
+
+test-race: ## the tests under the race detector
+	$(GO) test -race -short -count=1 ./...
+
+bench: ## benchmarks: engine, policies, whole scenarios
+	$(GO) test -run '^$$' -bench . -benchmem ./sim/...
+
+lint: ## gofmt and go vet
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+fmt: ## gofmt every Go file
+	gofmt -w $$(git ls-files '*.go')
+
+check: lint test ## lint and test
+
+clean: ## remove the binary and results/
+	rm -rf bin results
