@@ -225,8 +225,8 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	}{
 		{"received", Blue, nil, func(r *metrics.Row) float64 { return float64(r.Received) / sec }},
 		{"accepted", Green, nil, func(r *metrics.Row) float64 { return float64(r.Accepted) / sec }},
-		{"rejected (overload)", Vermillion, nil, func(r *metrics.Row) float64 { return float64(r.Rejected) / sec }},
-		{"refused/lost in outage", Purple, []vg.Length{vg.Points(2), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }},
+		{"rejected (overload)", Vermillion, nil, func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts) / sec }},
+		{"sent into the outage", Purple, []vg.Length{vg.Points(2), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }},
 		{"capacity", Black, []vg.Length{vg.Points(6), vg.Points(3)}, func(r *metrics.Row) float64 {
 			return float64(r.CapacityNS) / float64(s.Interval) * capPerWorker
 		}},

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -257,7 +258,7 @@ func (m *model) attempt(now int64, slot uint32) {
 	m.receive(now, slot, tok)
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.
-	if m.waiting(slot, tok) {
+	if m.timeout > 0 && m.waiting(slot, tok) {
 		m.q.Schedule(now+m.timeout, evTimeout, slot, tok)
 	}
 }
@@ -285,8 +286,8 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	u := rng.Float64(m.src.Key(rng.Backoff, uint64(r.client)), drawIndex(r.ord, r.attempt))
 	d := m.backoff.Delay(int(r.attempt), r.prevSleep, u)
 	r.prevSleep = d
-	if m.honorRA && retryAfter > d {
-		d = retryAfter
+	if m.honorRA {
+		d = policy.HonorRetryAfter(d, retryAfter)
 	}
 	r.state = stBackoff
 	m.q.Schedule(now+d, evRetry, slot, r.token())
@@ -401,8 +402,7 @@ func (m *model) dispatch(now int64, w uint32) {
 		m.queueChanged(now)
 		j := m.queue.pop()
 		if m.qtimeout > 0 && now-j.at > m.qtimeout {
-			row := m.row(now)
-			row.Rejected++
+			m.row(now).QueueTimeouts++
 			if m.waiting(j.slot, j.token) {
 				m.outcome(now, j.slot, outRejected, m.retryAft)
 			}
@@ -478,7 +478,7 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 }
 
 func (m *model) lost(now int64, slot, tok uint32) {
-	m.row(now).FailedOutage++
+	m.row(now).LostOutage++
 	if !m.blackhole && m.waiting(slot, tok) {
 		m.outcome(now, slot, outUnavailable, m.faultRA)
 	}

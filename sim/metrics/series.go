@@ -12,13 +12,15 @@ type Row struct {
 
 	DropThrottle int64 // application requests dropped locally by the adaptive throttle
 
-	Received     int64 // attempts that reached the backend (including rejected)
-	Accepted     int64 // attempts the backend admitted (queued or served)
-	Rejected     int64 // attempts the backend rejected as overloaded (queue full or queue timeout)
-	FailedOutage int64 // attempts refused or lost because of an outage
-	TimedOut     int64 // attempts whose client gave up waiting
-	Served       int64 // attempts whose service completed
-	Cancelled    int64 // queued attempts skipped because their client had gone
+	Received      int64 // attempts that reached the backend (including rejected)
+	Accepted      int64 // attempts the backend admitted (queued or served)
+	Rejected      int64 // attempts the backend rejected on arrival as overloaded (queue full)
+	QueueTimeouts int64 // admitted attempts rejected when they reached a worker after waiting longer than backend.queue.timeout
+	FailedOutage  int64 // attempts sent during an outage (refused, or black-holed)
+	LostOutage    int64 // admitted attempts lost (queued or in service) when an outage began
+	TimedOut      int64 // attempts whose client gave up waiting
+	Served        int64 // attempts whose service completed
+	Cancelled     int64 // queued attempts skipped because their client had gone
 
 	UsefulNS    int64 // worker time whose answer reached a waiting client
 	WastedNS    int64 // worker time on rejections, abandoned work and work lost to faults

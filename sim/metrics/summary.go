@@ -20,20 +20,22 @@ type Params struct {
 // zero, and figures that do not apply (recovery without a fault), are nil
 // and written as JSON null.
 type Summary struct {
-	Offered      int64 `json:"offered"`
-	Succeeded    int64 `json:"succeeded"`
-	Failed       int64 `json:"failed"`
-	DropThrottle int64 `json:"dropped_throttle"`
-	InFlight     int64 `json:"in_flight_at_end"`
-	Attempts     int64 `json:"attempts"`
-	Retries      int64 `json:"retries"`
-	Received     int64 `json:"backend_received"`
-	Accepted     int64 `json:"backend_accepted"`
-	Rejected     int64 `json:"backend_rejected"`
-	FailedOutage int64 `json:"failed_outage"`
-	TimedOut     int64 `json:"timed_out"`
-	Served       int64 `json:"served"`
-	Cancelled    int64 `json:"cancelled"`
+	Offered       int64 `json:"offered"`
+	Succeeded     int64 `json:"succeeded"`
+	Failed        int64 `json:"failed"`
+	DropThrottle  int64 `json:"dropped_throttle"`
+	InFlight      int64 `json:"in_flight_at_end"`
+	Attempts      int64 `json:"attempts"`
+	Retries       int64 `json:"retries"`
+	Received      int64 `json:"backend_received"`
+	Accepted      int64 `json:"backend_accepted"`
+	Rejected      int64 `json:"backend_rejected"`
+	QueueTimeouts int64 `json:"queue_timeouts"`
+	FailedOutage  int64 `json:"failed_outage"`
+	LostOutage    int64 `json:"lost_outage"`
+	TimedOut      int64 `json:"timed_out"`
+	Served        int64 `json:"served"`
+	Cancelled     int64 `json:"cancelled"`
 
 	SuccessRatio             *float64 `json:"success_ratio"`
 	LocalDropRate            *float64 `json:"local_drop_rate"`
@@ -89,6 +91,8 @@ func (s *Series) Totals() Row {
 		t.Accepted += r.Accepted
 		t.Rejected += r.Rejected
 		t.FailedOutage += r.FailedOutage
+		t.QueueTimeouts += r.QueueTimeouts
+		t.LostOutage += r.LostOutage
 		t.TimedOut += r.TimedOut
 		t.Served += r.Served
 		t.Cancelled += r.Cancelled
@@ -118,7 +122,7 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 	sum := Summary{
 		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DropThrottle: t.DropThrottle,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
-		Rejected: t.Rejected, FailedOutage: t.FailedOutage, TimedOut: t.TimedOut, Served: t.Served,
+		Rejected: t.Rejected, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served,
 		Cancelled: t.Cancelled,
 	}
 	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle

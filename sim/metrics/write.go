@@ -12,7 +12,7 @@ import (
 var Columns = []string{
 	"t_s", "interval_s",
 	"offered", "attempts", "retries", "succeeded", "failed", "drop_throttle",
-	"received", "accepted", "rejected", "failed_outage", "timed_out", "served", "cancelled",
+	"received", "accepted", "rejected", "queue_timeouts", "failed_outage", "lost_outage", "timed_out", "served", "cancelled",
 	"capacity_workers", "util_useful", "util_wasted", "queue_len",
 	"latency_p50_ms", "latency_p99_ms",
 }
@@ -45,7 +45,7 @@ func WriteCSV(w io.Writer, s *Series, workers int) error {
 		cells = append(cells[:0],
 			FormatFloat(float64(int64(i)*s.Interval)/1e9), FormatFloat(iv/1e9),
 			itoa(r.Offered), itoa(r.Attempts), itoa(r.Retries), itoa(r.Succeeded), itoa(r.Failed), itoa(r.DropThrottle),
-			itoa(r.Received), itoa(r.Accepted), itoa(r.Rejected), itoa(r.FailedOutage), itoa(r.TimedOut), itoa(r.Served), itoa(r.Cancelled),
+			itoa(r.Received), itoa(r.Accepted), itoa(r.Rejected), itoa(r.QueueTimeouts), itoa(r.FailedOutage), itoa(r.LostOutage), itoa(r.TimedOut), itoa(r.Served), itoa(r.Cancelled),
 			FormatFloat(float64(r.CapacityNS)/iv),
 			FormatFloat(float64(r.UsefulNS)/cap), FormatFloat(float64(r.WastedNS)/cap),
 			FormatFloat(float64(r.QueueAreaNS)/iv),

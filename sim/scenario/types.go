@@ -40,7 +40,7 @@ type Metrics struct {
 type Clients struct {
 	Count   int     `yaml:"count" json:"count"`
 	Arrival Arrival `yaml:"arrival" json:"arrival"`
-	// Timeout is the per-attempt timeout.
+	// Timeout is the per-attempt timeout; 0 means none.
 	Timeout  Duration  `yaml:"timeout" json:"timeout"`
 	Throttle *Throttle `yaml:"throttle" json:"throttle"`
 	Retry    *Retry    `yaml:"retry" json:"retry"`

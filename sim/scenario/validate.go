@@ -83,7 +83,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(st.Multiplier >= 0, p+".multiplier", "must be >= 0, got %g", st.Multiplier)
 		prev = st.At
 	}
-	v.check(c.Timeout > 0, "clients.timeout", "must be > 0, got %s", c.Timeout)
+	v.check(c.Timeout >= 0, "clients.timeout", "must be >= 0 (0: no per-attempt timeout), got %s", c.Timeout)
 
 	if t := c.Throttle; t != nil {
 		v.check(t.K > 0, "clients.throttle.k", "must be > 0, got %g", t.K)

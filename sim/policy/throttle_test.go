@@ -1,0 +1,131 @@
+package policy
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestSREProbability(t *testing.T) {
+	tests := []struct {
+		name                     string
+		requests, accepts, k, pd float64
+		want                     float64
+	}{
+		{"empty window", 0, 0, 2, 1, 0},
+		{"all accepted", 100, 100, 2, 1, 0},
+		{"half accepted, K=2: still nothing dropped", 100, 50, 2, 1, 0},
+		{"a sparse client's single reject", 1, 0, 2, 1, 0.5},
+		{"book example: 1/3 accepted", 30, 10, 2, 1, 10.0 / 31},
+		{"large window tends to 1 - K*acc/req", 3000, 1000, 2, 1, 1000.0 / 3001},
+		{"K=1.1: rejects one per ten accepted", 110, 100, 1.1, 1, 0},
+		{"K=1.1 overloaded", 200, 100, 1.1, 1, 90.0 / 201},
+		{"never reaches 1 with accepts = 0", 1e6, 0, 2, 1, 1e6 / (1e6 + 1)},
+		{"grpc RLS padding 8", 10, 0, 2, 8, 10.0 / 18},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SREProbability(tt.requests, tt.accepts, tt.k, tt.pd)
+			if math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Step table at fixed virtual times: 1-second buckets, a 3-bucket window.
+// A record at t is in bucket floor(t); at time t the window holds buckets
+// b > floor(t) - 3.
+func TestWindowStepTable(t *testing.T) {
+	const s = int64(1e9)
+	w := NewWindow(2, s, 3)
+	steps := []struct {
+		at       int64
+		op       string // "req", "acc", or "" (just look)
+		id       int
+		req, acc uint32 // throttle id's counts after the step
+	}{
+		{0, "req", 0, 1, 0},
+		{s / 2, "acc", 0, 1, 1},
+		{s, "req", 0, 2, 1},
+		{s, "req", 1, 1, 0}, // another throttle: independent counts
+		{2*s + s/2, "", 0, 2, 1},
+		{3 * s, "", 0, 1, 0},      // bucket 0 left the window
+		{3*s + 1, "req", 0, 2, 0}, // bucket 3
+		{4 * s, "", 0, 1, 0},      // bucket 1 left
+		{4 * s, "", 1, 0, 0},      // ... for throttle 1 too
+		{6*s - 1, "", 0, 1, 0},    // bucket 3 still in (3 > 5 - 3)
+		{6 * s, "", 0, 0, 0},      // gone (3 > 6 - 3 fails)
+	}
+	for i, st := range steps {
+		switch st.op {
+		case "req":
+			w.RecordRequest(st.at, st.id)
+		case "acc":
+			w.RecordAccept(st.at, st.id)
+		default:
+			w.Advance(st.at)
+		}
+		r, a := w.Counts(st.id)
+		if r != st.req || a != st.acc {
+			t.Fatalf("step %d (t=%dns %s id %d): got requests=%d accepts=%d, want %d, %d", i, st.at, st.op, st.id, r, a, st.req, st.acc)
+		}
+	}
+}
+
+// The shared FIFO must give exactly what a per-throttle scan of its own
+// records gives (the reference implementation of the seed document).
+func TestWindowMatchesNaiveScan(t *testing.T) {
+	const width, buckets = int64(250e6), int64(8) // 2 s window
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 5
+	w := NewWindow(n, width, buckets)
+	type rec struct {
+		bucket int64
+		acc    bool
+	}
+	naive := make([][]rec, n)
+	now := int64(0)
+	for step := 0; step < 50_000; step++ {
+		now += r.Int64N(int64(100e6))
+		id := r.IntN(n)
+		if r.IntN(2) == 0 {
+			w.RecordRequest(now, id)
+			naive[id] = append(naive[id], rec{now / width, false})
+		} else {
+			w.RecordAccept(now, id)
+			naive[id] = append(naive[id], rec{now / width, true})
+		}
+		q := r.IntN(n)
+		w.Advance(now)
+		var wantR, wantA uint32
+		for _, x := range naive[q] {
+			if x.bucket > now/width-buckets {
+				if x.acc {
+					wantA++
+				} else {
+					wantR++
+				}
+			}
+		}
+		gotR, gotA := w.Counts(q)
+		if gotR != wantR || gotA != wantA {
+			t.Fatalf("step %d: throttle %d got (%d, %d), want (%d, %d)", step, q, gotR, gotA, wantR, wantA)
+		}
+	}
+}
+
+func BenchmarkWindowRecordAndProbability(b *testing.B) {
+	w := NewWindow(1000, int64(1e9), 120)
+	b.ReportAllocs()
+	var now int64
+	for i := 0; i < b.N; i++ {
+		now += 1e6 // 1000 events per simulated second
+		id := i % 1000
+		_ = w.Probability(now, id, 2, 1)
+		w.RecordRequest(now, id)
+		if i%3 != 0 {
+			w.RecordAccept(now, id)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/fingerprints.json from the current trajectories")
+
+func loadScenario(t testing.TB, name string) *scenario.Scenario {
+	t.Helper()
+	sc, err := scenario.Load(filepath.Join("..", "scenarios", name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+type golden struct {
+	Fingerprint string `json:"fingerprint"`
+	Events      uint64 `json:"events"`
+}
+
+// Trajectory fingerprints: a hash over every event of every shipped
+// scenario. An unintended change of behaviour changes a fingerprint and
+// fails here; an intended one is recorded with `go test ./sim -run
+// Fingerprint -update` in a commit that says why the trajectory changed.
+func TestScenarioFingerprints(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no scenarios found")
+	}
+	path := filepath.Join("testdata", "fingerprints.json")
+	want := map[string]golden{}
+	if !*update {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]golden{}
+	for _, f := range files {
+		name := filepath.Base(f)
+		res := mustRun(t, loadScenario(t, name))
+		got[name] = golden{Fingerprint: fmt.Sprintf("%016x", res.Fingerprint), Events: res.Events}
+		if !*update {
+			w, ok := want[name]
+			switch {
+			case !ok:
+				t.Errorf("%s: no golden fingerprint (run with -update)", name)
+			case w != got[name]:
+				t.Errorf("%s: trajectory changed: got %+v, want %+v", name, got[name], w)
+			}
+		}
+	}
+	if *update {
+		names := make([]string, 0, len(got))
+		for n := range got {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		b, _ := json.MarshalIndent(got, "", "  ")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d scenarios)", path, len(names))
+	}
+	for n := range want {
+		if _, ok := got[n]; !ok {
+			t.Errorf("golden fingerprint for %s, which no longer exists", n)
+		}
+	}
+}
+
+func TestOutageScenarioRecovers(t *testing.T) {
+	res := mustRun(t, loadScenario(t, "outage.yaml"))
+	r := res.Summary.Recovery
+	if !r.Applicable || !r.Recovered || r.RecoveryTimeS == nil {
+		t.Fatalf("outage.yaml did not recover: %+v", r)
+	}
+	// The run has 330 s after the fault; a recovery must be inside it and
+	// take at least one recovery window (10 s).
+	if *r.RecoveryTimeS < 10 || *r.RecoveryTimeS > 330 {
+		t.Errorf("recovery time %.0f s, want 10..330 s", *r.RecoveryTimeS)
+	}
+	t.Logf("outage.yaml recovers %.0f s after the fault", *r.RecoveryTimeS)
+}
+
+func TestNoPolicyWastesMoreThanThrottled(t *testing.T) {
+	throttled := mustRun(t, loadScenario(t, "overload.yaml")).Summary
+	none := mustRun(t, loadScenario(t, "overload-no-policy.yaml")).Summary
+	t.Logf("wasted work: throttled %.4f, no policy %.4f; received: %d vs %d",
+		*throttled.WastedWorkFraction, *none.WastedWorkFraction, throttled.Received, none.Received)
+	if *none.WastedWorkFraction <= *throttled.WastedWorkFraction {
+		t.Errorf("no-policy clients waste %.4f of worker time, throttled %.4f: want more without a policy",
+			*none.WastedWorkFraction, *throttled.WastedWorkFraction)
+	}
+	if none.Received <= throttled.Received {
+		t.Errorf("the backend received %d attempts without a policy and %d with the throttle", none.Received, throttled.Received)
+	}
+}

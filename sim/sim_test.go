@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+func TestSameSeedSameBytes(t *testing.T) {
+	a := mustRun(t, withRetry(withThrottle(small(), 2), 3, "full"))
+	b := mustRun(t, withRetry(withThrottle(small(), 2), 3, "full"))
+	ca, _ := a.TimeseriesCSV()
+	cb, _ := b.TimeseriesCSV()
+	if !bytes.Equal(ca, cb) {
+		t.Error("timeseries.csv differs between two runs of the same scenario and seed")
+	}
+	ja, _ := a.SummaryJSON(Build{Version: "test"})
+	jb, _ := b.SummaryJSON(Build{Version: "test"})
+	if !bytes.Equal(ja, jb) {
+		t.Error("summary.json differs between two runs of the same scenario and seed")
+	}
+	if a.Fingerprint != b.Fingerprint || a.Events != b.Events {
+		t.Errorf("fingerprints %x/%x, events %d/%d", a.Fingerprint, b.Fingerprint, a.Events, b.Events)
+	}
+	seed := uint64(99)
+	c, err := Run(context.Background(), withRetry(withThrottle(small(), 2), 3, "full"), Options{Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Fingerprint == a.Fingerprint {
+		t.Error("another seed gave the same trajectory")
+	}
+}
+
+// Common random numbers: arrivals are named by (seed, client, ordinal), so
+// no policy can move them.
+func TestPoliciesLeaveArrivalsUnchanged(t *testing.T) {
+	base := mustRun(t, small())
+	variants := map[string]*scenario.Scenario{
+		"throttle K=2":            withThrottle(small(), 2),
+		"throttle K=1.1":          withThrottle(small(), 1.1),
+		"retries, full jitter":    withRetry(small(), 3, "full"),
+		"retries, no jitter":      withRetry(small(), 5, "none"),
+		"throttle + decorrelated": withRetry(withThrottle(small(), 2), 3, "decorrelated"),
+	}
+	for name, sc := range variants {
+		t.Run(name, func(t *testing.T) {
+			res := mustRun(t, sc)
+			if res.ArrivalHash != base.ArrivalHash || res.Arrivals != base.Arrivals {
+				t.Errorf("arrivals changed: hash %x vs %x, count %d vs %d", res.ArrivalHash, base.ArrivalHash, res.Arrivals, base.Arrivals)
+			}
+			if res.Fingerprint == base.Fingerprint {
+				t.Error("the policy changed nothing at all in the trajectory")
+			}
+		})
+	}
+}
+
+func TestAccountingInvariants(t *testing.T) {
+	for _, sc := range []*scenario.Scenario{
+		small(),
+		withRetry(withThrottle(small(), 2), 3, "full"),
+		withRetry(withThrottle(small(), 1.5), 4, "none"),
+	} {
+		res := mustRun(t, sc)
+		s := res.Summary
+		if s.InFlight < 0 {
+			t.Errorf("offered %d < succeeded %d + failed %d + dropped %d", s.Offered, s.Succeeded, s.Failed, s.DropThrottle)
+		}
+		if s.Offered != int64(res.Arrivals) {
+			t.Errorf("offered %d, arrivals %d", s.Offered, res.Arrivals)
+		}
+		// Every attempt sent reached the backend or met the outage.
+		if s.Attempts != s.Received+s.FailedOutage {
+			t.Errorf("attempts %d != received %d + failed_outage %d", s.Attempts, s.Received, s.FailedOutage)
+		}
+		if s.Received != s.Accepted+s.Rejected {
+			t.Errorf("received %d != accepted %d + rejected %d", s.Received, s.Accepted, s.Rejected)
+		}
+		// What was admitted was served, skipped, timed out in the queue,
+		// lost in an outage, or is still inside the backend at the end.
+		inside := s.Accepted - s.Served - s.Cancelled - s.QueueTimeouts - s.LostOutage
+		if inside < 0 || inside > int64(sc.Backend.Workers+sc.Backend.Queue.Limit) {
+			t.Errorf("admitted work left inside the backend: %d, want 0..workers+queue", inside)
+		}
+		if s.Succeeded > s.Served {
+			t.Errorf("succeeded %d > served %d", s.Succeeded, s.Served)
+		}
+	}
+}
+
+func TestInterruptReturnsPartialResult(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sc := small()
+	sc.Duration = dur(10 * time.Minute)
+	sc.Clients.Arrival.TotalRate = 6000
+	sc.Backend.Workers = 1000
+	calls := 0
+	res, err := Run(ctx, sc, Options{Progress: func(now, end int64) {
+		calls++
+		if now > end/4 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("got error %v, want ErrInterrupted", err)
+	}
+	if res == nil || res.Complete {
+		t.Fatal("no partial result, or it claims to be complete")
+	}
+	if res.StoppedAt <= 0 || res.StoppedAt >= int64(sc.Duration) {
+		t.Errorf("stopped at %d, want inside the run", res.StoppedAt)
+	}
+	if got, want := len(res.Series.Rows), int(res.StoppedAt/int64(time.Second))+1; got != want {
+		t.Errorf("partial series has %d rows, want %d", got, want)
+	}
+	if calls == 0 {
+		t.Error("progress was never reported")
+	}
+}
+
+func TestConstantArrivalsAreEvenlySpaced(t *testing.T) {
+	sc := small()
+	sc.Faults = nil
+	sc.Clients.Arrival.Process = "constant"
+	sc.Clients.Count = 10
+	sc.Clients.Arrival.TotalRate = 10 // one per client per second
+	res := mustRun(t, sc)
+	// Each client issues exactly one request per second after its phase:
+	// 60 s gives 59 or 60 per client, 590..600 in all, and 10 per second.
+	if res.Arrivals < 590 || res.Arrivals > 600 {
+		t.Errorf("got %d arrivals, want 590..600", res.Arrivals)
+	}
+	for i, r := range res.Series.Rows[1:] {
+		if r.Offered != 10 {
+			t.Fatalf("second %d: %d arrivals, want 10", i+1, r.Offered)
+		}
+	}
+}
+
+func TestLoadProfileStep(t *testing.T) {
+	sc := small()
+	sc.Faults = nil
+	sc.Duration = dur(200 * time.Second)
+	sc.Clients.Arrival.TotalRate = 50
+	sc.Clients.Arrival.Profile = []scenario.Step{{At: dur(100 * time.Second), Multiplier: 3}, {At: dur(150 * time.Second), Multiplier: 0}}
+	res := mustRun(t, sc)
+	sum := func(from, to int) float64 {
+		var n int64
+		for _, r := range res.Series.Rows[from:to] {
+			n += r.Offered
+		}
+		return float64(n) / float64(to-from)
+	}
+	// Poisson counts over 100 s at 50/s have sd sqrt(5000)/100 = 0.71 per
+	// second; over 50 s at 150/s, sqrt(7500)/50 = 1.7. Bounds are 5 sd.
+	if m := sum(0, 100); math.Abs(m-50) > 3.6 {
+		t.Errorf("rate before the step %.2f/s, want 50", m)
+	}
+	if m := sum(100, 150); math.Abs(m-150) > 8.7 {
+		t.Errorf("rate during the step %.2f/s, want 150", m)
+	}
+	if m := sum(150, 200); m != 0 {
+		t.Errorf("rate after the zero step %.2f/s, want 0", m)
+	}
+}
