@@ -56,12 +56,17 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	// Validate even when decoding failed, so that one pass reports every
 	// problem; a field that failed to decode kept its default, and any
 	// further complaint about that same field is left out.
-	bad := map[string]bool{}
-	for _, e := range d.errs {
-		bad[e.Path] = true
+	decodeErrs := d.errs
+	related := func(p string) bool {
+		for _, e := range decodeErrs {
+			if e.Path == p || strings.HasPrefix(e.Path, p+".") || strings.HasPrefix(p, e.Path+".") {
+				return true
+			}
+		}
+		return false
 	}
 	for _, e := range sc.validate(name, d.pos) {
-		if !bad[e.Path] {
+		if !related(e.Path) {
 			d.errs = append(d.errs, e)
 		}
 	}
@@ -102,7 +107,7 @@ func ApplySet(root *yaml.Node, expr string, n int) error {
 		last := i == len(segs)-1
 		done := strings.Join(segs[:i], ".")
 		if isNull(cur) {
-			*cur = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: -n}
+			*cur = *container(seg, n)
 		}
 		switch cur.Kind {
 		case yaml.MappingNode:
@@ -120,7 +125,7 @@ func ApplySet(root *yaml.Node, expr string, n int) error {
 				key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: seg, Line: -n}
 				next = val
 				if !last {
-					next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: -n}
+					next = container(segs[i+1], n)
 				}
 				cur.Content = append(cur.Content, key, next)
 				if last {
@@ -136,7 +141,7 @@ func ApplySet(root *yaml.Node, expr string, n int) error {
 			if idx == len(cur.Content) { // append
 				next := val
 				if !last {
-					next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: -n}
+					next = container(segs[i+1], n)
 				}
 				cur.Content = append(cur.Content, next)
 				if last {
@@ -158,6 +163,15 @@ func ApplySet(root *yaml.Node, expr string, n int) error {
 		}
 	}
 	return nil
+}
+
+// container is a new empty node to hold the path segment seg: a list when
+// seg is an index, a mapping otherwise.
+func container(seg string, set int) *yaml.Node {
+	if _, err := strconv.Atoi(seg); err == nil {
+		return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: -set}
+	}
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: -set}
 }
 
 func markSet(n *yaml.Node, set int) {

@@ -1,0 +1,164 @@
+package metrics
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func TestHistogramBucketsRoundTrip(t *testing.T) {
+	for _, v := range []int64{0, 1, 31, 32, 33, 63, 64, 65, 1000, 123456789, 1 << 40, math.MaxInt64} {
+		lo, w := bucketRange(bucketOf(v))
+		if v < lo || v >= lo+w && !(v == math.MaxInt64 && v-lo < w) {
+			t.Errorf("value %d in bucket [%d, %d)", v, lo, lo+w)
+		}
+		// Relative width at most 1/32.
+		if v >= 32 && float64(w)/float64(lo) > 1.0/32+1e-12 {
+			t.Errorf("bucket of %d is %d wide at %d", v, w, lo)
+		}
+	}
+}
+
+// Quantiles of a known sample are within half a sub-bucket (1/64 ≈ 1.6%)
+// of the exact order statistic.
+func TestHistogramQuantiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var h Histogram
+	xs := make([]int64, 100_000)
+	for i := range xs {
+		xs[i] = int64(r.ExpFloat64() * 1e8) // ~100 ms in ns
+		h.Add(xs[i])
+	}
+	slices.Sort(xs)
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+		exact := float64(xs[int(math.Ceil(q*float64(len(xs))))-1])
+		got, ok := h.Quantile(q)
+		if !ok || math.Abs(got-exact)/exact > 1.0/64 {
+			t.Errorf("q=%v: got %v, exact %v", q, got, exact)
+		}
+	}
+	var empty Histogram
+	if _, ok := empty.Quantile(0.5); ok {
+		t.Error("empty histogram reported a quantile")
+	}
+}
+
+// recoverySeries builds a 1-s series from goodput values per second.
+func recoverySeries(g []int64) *Series {
+	s := NewSeries(1e9, len(g))
+	for i, x := range g {
+		s.Rows[i].Succeeded = x
+	}
+	return s
+}
+
+func repeat(x int64, n int) []int64 { return slices.Repeat([]int64{x}, n) }
+
+// Step tables for the recovery rule: baseline from [first−B, first), a
+// 3-s window, recovered at the end of the first window after the fault
+// that is >= 95% of baseline when every later window stays >= 90%.
+func TestRecoveryRule(t *testing.T) {
+	p := Params{RecoveryWindow: 3e9, Baseline: 5e9, RecoverFraction: 0.95, StayFraction: 0.9,
+		Faults: []Window{{Start: 5e9, End: 8e9}}}
+	cat := func(parts ...[]int64) []int64 { return slices.Concat(parts...) }
+	tests := []struct {
+		name      string
+		goodput   []int64
+		recovered bool
+		at        float64 // recovered_at_s
+	}{
+		{"instant recovery: the first full window after the fault",
+			cat(repeat(100, 5), repeat(0, 3), repeat(100, 10)), true, 11},
+		{"slow ramp", cat(repeat(100, 5), repeat(0, 3), []int64{50, 80, 90, 95, 100, 100}, repeat(100, 6)), true, 13}, // window 90,95,100 ends at 13 s
+		{"relapse below 90% later: recovery is after the relapse",
+			cat(repeat(100, 5), repeat(0, 3), repeat(100, 4), repeat(50, 3), repeat(100, 6)), true, 18},
+		{"never back", cat(repeat(100, 5), repeat(0, 3), repeat(80, 10)), false, 0},
+		{"dip between 90 and 95 does not undo a recovery",
+			cat(repeat(100, 5), repeat(0, 3), repeat(100, 3), repeat(92, 4), repeat(100, 3)), true, 11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := recovery(recoverySeries(tt.goodput), p)
+			if !r.Applicable || *r.BaselineGoodput != 100 {
+				t.Fatalf("baseline: %+v", r)
+			}
+			if r.Recovered != tt.recovered {
+				t.Fatalf("recovered = %v, want %v (%+v)", r.Recovered, tt.recovered, r)
+			}
+			if tt.recovered {
+				if *r.RecoveredAtS != tt.at || *r.RecoveryTimeS != tt.at-8 {
+					t.Errorf("recovered at %v (+%v), want %v (+%v)", *r.RecoveredAtS, *r.RecoveryTimeS, tt.at, tt.at-8)
+				}
+			} else if r.RecoveryTimeS != nil || r.Reason == "" {
+				t.Errorf("not recovered but time %v, reason %q", r.RecoveryTimeS, r.Reason)
+			}
+		})
+	}
+	if r := recovery(recoverySeries(repeat(100, 10)), Params{RecoveryWindow: 3e9, Baseline: 5e9}); r.Applicable {
+		t.Error("recovery applies to a run without faults")
+	}
+	if r := recovery(recoverySeries(cat(repeat(0, 5), repeat(100, 10))), p); r.Recovered || r.Reason == "" {
+		t.Errorf("zero baseline: %+v", r)
+	}
+}
+
+// timeseries.csv layout is a file format: pinned by a golden file.
+func TestCSVGolden(t *testing.T) {
+	s := NewSeries(500e6, 3)
+	s.Rows[0] = Row{Offered: 10, Attempts: 12, Retries: 2, Succeeded: 9, Received: 12, Accepted: 11, Rejected: 1,
+		UsefulNS: 400e6, WastedNS: 5e6, QueueAreaNS: 250e6, CapacityNS: 2 * 500e6, LatencyP50: 1.5e6, LatencyP99: 9.25e6}
+	s.Rows[1] = Row{Offered: 3, FailedOutage: 3, LatencyP50: math.NaN(), LatencyP99: math.NaN()}
+	s.Rows[2] = Row{Offered: 1, DropThrottle: 1, LatencyP50: math.NaN(), LatencyP99: math.NaN(), CapacityNS: 500e6}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, s, 2); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "timeseries.golden.csv")
+	if *update {
+		os.WriteFile(path, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("CSV changed:\n%s\nwant:\n%s", buf.Bytes(), want)
+	}
+}
+
+func TestSummariseRatios(t *testing.T) {
+	s := NewSeries(1e9, 2)
+	s.Rows[0] = Row{Offered: 100, Attempts: 150, Succeeded: 80, DropThrottle: 10, Failed: 5, Received: 150, UsefulNS: 3e9, WastedNS: 1e9, CapacityNS: 10e9}
+	var h Histogram
+	sum := Summarise(s, Params{CapacityRPS: 100, RecoveryWindow: 1e9, Baseline: 1e9}, &h, 0, 0)
+	checks := []struct {
+		name string
+		got  *float64
+		want float64
+	}{
+		{"success ratio", sum.SuccessRatio, 0.8},
+		{"local drop rate", sum.LocalDropRate, 0.1},
+		{"amplification", sum.Amplification, 1.5},
+		{"peak received / capacity", sum.PeakReceivedOverCapacity, 1.5},
+		{"wasted fraction", sum.WastedWorkFraction, 0.25},
+		{"utilisation", sum.Utilisation, 0.4},
+	}
+	for _, c := range checks {
+		if c.got == nil || math.Abs(*c.got-c.want) > 1e-12 {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if sum.InFlight != 5 {
+		t.Errorf("in flight %d, want 5", sum.InFlight)
+	}
+	if sum.LatencyP50MS != nil || sum.MeanQueueWaitMS != nil {
+		t.Error("figures without data must be nil (JSON null), not 0")
+	}
+}
