@@ -18,7 +18,7 @@ func Default() *Scenario {
 		},
 		Clients: Clients{
 			Count:   10000,
-			Arrival: Arrival{Process: "poisson"},
+			Arrival: Arrival{Process: "poisson", Profile: []Step{}},
 			Timeout: Duration(2 * time.Second),
 		},
 		Backend: Backend{
@@ -26,6 +26,7 @@ func Default() *Scenario {
 			Service: Service{Dist: "exponential", Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
 			Queue:   Queue{Limit: 1000},
 		},
+		Faults: []Fault{},
 	}
 }
 
