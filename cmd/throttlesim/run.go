@@ -127,7 +127,11 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	res, runErr := sim.Run(ctx, sc, opts)
 	wall := time.Since(start)
 	if bar != nil {
-		bar.Finish()
+		if runErr != nil {
+			bar.Exit() // leave the bar where the run stopped
+		} else {
+			bar.Finish()
+		}
 	}
 	if runErr != nil && !errors.Is(runErr, sim.ErrInterrupted) {
 		return runErr
