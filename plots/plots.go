@@ -30,6 +30,11 @@ type Input struct {
 	CapacityRPS float64 // nominal
 	Workers     int     // nominal
 	Summary     metrics.Summary
+	// Clients and ConnectCapacityRPS (workers / connect_cost) are set when
+	// the scenario has persistent connections; All then adds
+	// connections.png.
+	Clients            int
+	ConnectCapacityRPS float64
 	// RecoveryWindow is the sliding window of the recovery rule, ns.
 	RecoveryWindow  int64
 	RecoverFraction float64
@@ -83,6 +88,13 @@ func All(in Input) ([]Chart, error) {
 			return nil, fmt.Errorf("plots: %s: %w", c.file, err)
 		}
 		out = append(out, Chart{File: c.file, PNG: b})
+	}
+	if in.Clients > 0 {
+		b, err := Connections(in, in.Clients)
+		if err != nil {
+			return nil, fmt.Errorf("plots: connections.png: %w", err)
+		}
+		out = append(out, Chart{File: "connections.png", PNG: b})
 	}
 	return out, nil
 }
@@ -257,7 +269,7 @@ func localDrops(in Input) (*plot.Plot, *plot.Legend, error) {
 	var ymax float64
 	for _, r := range s.Rows {
 		if r.Offered > 0 {
-			ymax = max(ymax, 100*float64(r.DropThrottle)/float64(r.Offered), 100*float64(r.Failed)/float64(r.Offered))
+			ymax = max(ymax, 100*float64(r.DropThrottle)/float64(r.Offered), 100*float64(r.DropNoConn)/float64(r.Offered), 100*float64(r.Failed)/float64(r.Offered))
 		}
 	}
 	ymax = min(max(niceMax(ymax), 5), 105)
@@ -272,6 +284,7 @@ func localDrops(in Input) (*plot.Plot, *plot.Legend, error) {
 		f      func(r *metrics.Row) float64
 	}{
 		{"dropped locally: throttle", Blue, nil, frac(func(r *metrics.Row) int64 { return r.DropThrottle })},
+		{"dropped locally: no connection", Orange, nil, frac(func(r *metrics.Row) int64 { return r.DropNoConn })},
 		{"failed after last attempt", Grey, []vg.Length{vg.Points(3), vg.Points(2)}, frac(func(r *metrics.Row) int64 { return r.Failed })},
 	} {
 		ln, err := StepLine(s, sr.c, sr.dashes, sr.f)

@@ -12,12 +12,14 @@ import (
 
 // Event kinds.
 const (
-	evArrival    uint8 = iota + 1 // ID client: a new application request
-	evRetry                       // ID slot, Aux token: a backoff ended, send the next attempt
-	evTimeout                     // ID slot, Aux token: an attempt's timeout
-	evWorkerDone                  // ID worker, Aux worker generation: service or rejection work done
-	evFaultStart                  // ID fault index
-	evFaultEnd                    // ID fault index
+	evArrival        uint8 = iota + 1 // ID client: a new application request
+	evRetry                           // ID slot, Aux token: a backoff ended, send the next attempt
+	evTimeout                         // ID slot, Aux token: an attempt's timeout
+	evWorkerDone                      // ID worker, Aux worker generation: service or rejection work done
+	evFaultStart                      // ID fault index
+	evFaultEnd                        // ID fault index
+	evConnect                         // ID client, Aux connection sequence: start a connection attempt
+	evConnectTimeout                  // ID client, Aux connection sequence: the client gives up a handshake
 )
 
 // Attempt outcomes as the client sees them.
@@ -65,20 +67,38 @@ type request struct {
 
 func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
 
-// job is an attempt waiting in the backend queue.
+// job is an attempt (or, with handshakeFlag set in slot, a connection
+// handshake of client slot&^handshakeFlag) waiting in the backend queue.
 type job struct {
 	slot, token uint32
 	at, svc     int64 // enqueued at; its service time
 }
+
+const handshakeFlag = 1 << 31
+
+// What a worker is doing.
+const (
+	wkServe     uint8 = iota // serving an attempt (slot, token)
+	wkReject                 // rejection work (parsing and saying no)
+	wkHandshake              // a connection handshake of client slot, sequence token
+)
 
 // worker is one backend server.
 type worker struct {
 	start       int64
 	slot, token uint32
 	gen         uint32
-	overhead    bool // doing rejection work rather than serving
+	kind        uint8
 	busy        bool
 }
+
+// Connection states of a client.
+const (
+	csIdle       uint8 = iota // not started yet, or no connection model
+	csWaiting                 // disconnected, a connection attempt is scheduled
+	csConnecting              // handshake in flight
+	csConnected
+)
 
 // model is the whole simulated world of one run.
 type model struct {
@@ -105,6 +125,25 @@ type model struct {
 	backoff    policy.Backoff
 	honorRA    bool
 
+	// connections (nil slices without clients.connection)
+	conn        bool
+	cstate      []uint8
+	cfail       []uint16 // consecutive failed connection attempts
+	cseq        []uint32 // changes on every connection state change: stale events
+	cprev       []int64  // previous reconnect wait (decorrelated jitter only)
+	connected   int
+	connTimeout int64
+	rcPolicy    string
+	rcDelay     int64
+	rcWindow    int64
+	rcBackoff   policy.Backoff
+	connCost    int64
+	connLimit   int
+	// reconnect tracking: when 99% of the fleet is connected again after the
+	// last connection-closing fault
+	connFaultEnd int64
+	reconnected  int64 // ns after connFaultEnd, or -1
+
 	// backend
 	workers   []worker
 	freeW     []uint32
@@ -114,6 +153,7 @@ type model struct {
 	qlimit    int
 	qtimeout  int64
 	overhead  int64 // rejection work items waiting for a worker
+	backlog   int64 // the most that may wait (backend.accept_backlog)
 	rejCost   int64
 	retryAft  int64
 	cancel    bool
@@ -134,6 +174,8 @@ type model struct {
 	histRow  int
 	waitSum  float64
 	waitN    int64
+	nextRow  int64 // start of the row after the one being filled
+	rowIdx   int
 	fp       uint64 // trajectory fingerprint
 	arrHash  uint64 // order-independent hash of every (client, arrival time)
 	events   uint64
@@ -171,8 +213,30 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		m.maxAtt = uint8(r.MaxAttempts)
 		m.retryMask = outcomeMask(r.RetryOn)
 		j, _ := policy.ParseJitter(r.Backoff.Jitter)
-		m.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j}
+		m.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j, Fraction: r.Backoff.JitterFraction}
 		m.honorRA = r.HonorRetryAfter
+	}
+	if cn := sc.Clients.Connection; cn != nil {
+		m.conn = true
+		m.cstate = make([]uint8, n)
+		m.cfail = make([]uint16, n)
+		m.cseq = make([]uint32, n)
+		m.connTimeout = int64(cn.ConnectTimeout)
+		rc := cn.Reconnect
+		m.rcPolicy, m.rcDelay, m.rcWindow = rc.Policy, int64(rc.Delay), int64(rc.JitterWindow)
+		j, _ := policy.ParseJitter(rc.Backoff.Jitter)
+		m.rcBackoff = policy.Backoff{Base: int64(rc.Backoff.Base), Cap: int64(rc.Backoff.Cap), Multiplier: rc.Backoff.Multiplier, Jitter: j, Fraction: rc.Backoff.JitterFraction}
+		if j == policy.Decorrelated {
+			m.cprev = make([]int64, n)
+		}
+		m.connCost = int64(sc.Backend.Connections.ConnectCost)
+		m.connLimit = sc.Backend.Connections.Limit
+		m.reconnected = -1
+		for _, f := range sc.Faults {
+			if f.Kind == "outage" || f.Kind == "disconnect" {
+				m.connFaultEnd = max(m.connFaultEnd, int64(f.End()))
+			}
+		}
 	}
 
 	b := sc.Backend
@@ -186,6 +250,7 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	m.queue.init(min(b.Queue.Limit, 1<<16))
 	m.qtimeout = int64(b.Queue.Timeout)
 	m.rejCost = int64(b.RejectCost)
+	m.backlog = int64(b.AcceptBacklog)
 	m.retryAft = int64(b.RetryAfter)
 	m.cancel = b.CancelTimedOut
 	m.svcMean = float64(b.Service.Mean)
@@ -201,6 +266,7 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	}
 
 	m.ser = metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals())
+	m.nextRow = int64(sc.Metrics.Interval)
 	m.fp = 0xcbf29ce484222325
 	return m
 }

@@ -81,27 +81,71 @@ func (m *model) params() metrics.Params {
 	}
 	for _, f := range m.sc.Faults {
 		p.Faults = append(p.Faults, metrics.Window{Start: int64(f.Start), End: int64(f.End())})
+		if f.Kind == "outage" {
+			p.Outages = append(p.Outages, metrics.Window{Start: int64(f.Start), End: int64(f.End())})
+		}
+	}
+	if m.conn {
+		p.Connections = true
+		if m.connCost > 0 {
+			p.ConnectCapacityRPS = float64(len(m.workers)) / (float64(m.connCost) / 1e9)
+		}
+		if m.reconnected >= 0 {
+			s := float64(m.reconnected) / 1e9
+			p.Reconnected99S = &s
+		}
 	}
 	return p
 }
 
 func (m *model) start() {
 	for c := range m.ord {
-		var t int64
-		if m.constant {
-			t = m.nextArrival(uint32(c), 0, 0)
-		} else {
-			e := rng.Exp(m.src.Key(rng.Arrival, uint64(c)), 0)
-			t = m.prof.invert(e / m.lambda)
+		at := m.startTime(uint32(c))
+		// The first arrival at or after the client's start: the same
+		// ordinals and times as without a startup spread.
+		var n uint32
+		t := m.firstArrival(uint32(c))
+		for t < at {
+			n++
+			t = m.nextArrival(uint32(c), n, t)
 		}
+		m.ord[c] = n
 		if t < m.end {
 			m.q.Schedule(t, evArrival, uint32(c), 0)
+		}
+		if m.conn && at < m.end {
+			m.cstate[c] = csWaiting
+			m.q.Schedule(at, evConnect, uint32(c), 0)
 		}
 	}
 	for i, f := range m.sc.Faults {
 		m.q.Schedule(int64(f.Start), evFaultStart, uint32(i), 0)
-		m.q.Schedule(int64(f.End()), evFaultEnd, uint32(i), 0)
+		if f.Duration > 0 {
+			m.q.Schedule(int64(f.End()), evFaultEnd, uint32(i), 0)
+		}
 	}
+}
+
+func (m *model) firstArrival(c uint32) int64 {
+	if m.constant {
+		return m.nextArrival(c, 0, 0)
+	}
+	e := rng.Exp(m.src.Key(rng.Arrival, uint64(c)), 0)
+	return m.prof.invert(e / m.lambda)
+}
+
+// startTime is when client c starts (clients.startup).
+func (m *model) startTime(c uint32) int64 {
+	st := m.sc.Clients.Startup
+	w := int64(st.Window)
+	switch st.Mode {
+	case "uniform":
+		return int64(rng.Float64(m.src.Key(rng.Startup, uint64(c)), 0) * float64(w))
+	case "ramp":
+		b := int64(c) * int64(st.Batches) / int64(len(m.ord))
+		return b * w / int64(st.Batches)
+	}
+	return 0
 }
 
 const checkEvery = 1 << 16
@@ -116,6 +160,9 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64)) (int64,
 		m.q.Pop()
 		m.events++
 		m.mixFP(e)
+		if e.At >= m.nextRow {
+			m.closeRows(e.At)
+		}
 		switch e.Kind() {
 		case evArrival:
 			m.onArrival(e.At, e.ID)
@@ -136,6 +183,15 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64)) (int64,
 			m.onFaultStart(e.At, m.sc.Faults[e.ID])
 		case evFaultEnd:
 			m.onFaultEnd(e.At, m.sc.Faults[e.ID])
+		case evConnect:
+			if m.cstate[e.ID] == csWaiting && m.cseq[e.ID] == e.Aux {
+				m.connect(e.At, e.ID)
+			}
+		case evConnectTimeout:
+			if m.cstate[e.ID] == csConnecting && m.cseq[e.ID] == e.Aux {
+				m.row(e.At).ConnectTimeouts++
+				m.connectFailed(e.At, e.ID)
+			}
 		}
 		if m.events%checkEvery == 0 {
 			if progress != nil {
@@ -152,8 +208,19 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64)) (int64,
 	}
 }
 
+// closeRows records the end-of-interval samples of every row that ends at
+// or before t.
+func (m *model) closeRows(t int64) {
+	for m.nextRow <= t && m.rowIdx < len(m.ser.Rows) {
+		m.ser.Rows[m.rowIdx].Connected = int64(m.connected)
+		m.rowIdx++
+		m.nextRow += m.ser.Interval
+	}
+}
+
 // finish closes the measurement at time stop.
 func (m *model) finish(stop int64) {
+	m.closeRows(stop)
 	m.queueChanged(stop)
 	m.ser.AddCapacity(m.lastCap, stop, int64(m.limit))
 	m.lastCap = stop
@@ -236,6 +303,11 @@ func (m *model) attempt(now int64, slot uint32) {
 	row := m.row(now)
 	if r.attempt > 1 {
 		row.Retries++
+	}
+	if m.conn && m.cstate[r.client] != csConnected {
+		row.DropNoConn++
+		m.release(slot)
+		return
 	}
 	if m.throttle != nil {
 		id := int(r.client / m.groupSize)
@@ -324,8 +396,11 @@ func (m *model) receive(now int64, slot, tok uint32) {
 		m.queue.push(job{slot: slot, token: tok, at: now, svc: svc})
 		return
 	}
+	if !m.chargeReject(now) {
+		row.Unanswered++
+		return
+	}
 	row.Rejected++
-	m.chargeReject(now)
 	m.outcome(now, slot, outRejected, m.retryAft)
 }
 
@@ -340,26 +415,33 @@ func (m *model) takeWorker() uint32 {
 
 func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64) {
 	wk := &m.workers[w]
-	wk.start, wk.slot, wk.token, wk.overhead = now, slot, tok, false
+	wk.start, wk.slot, wk.token, wk.kind = now, slot, tok, wkServe
 	m.q.Schedule(now+svc, evWorkerDone, w, wk.gen)
 }
 
 // chargeReject puts one rejection's worth of work on the workers: at once
-// if one is free, else ahead of the queue.
-func (m *model) chargeReject(now int64) {
+// if one is free, else into the accept backlog, which workers empty ahead of
+// the queue. When the backlog is full the backend cannot even say no: the
+// arrival is dropped unanswered (as a kernel drops connections beyond its
+// listen backlog) and chargeReject returns false.
+func (m *model) chargeReject(now int64) bool {
 	if m.rejCost == 0 {
-		return
+		return true
 	}
 	if m.busy < m.limit {
 		m.rejectWork(now, m.takeWorker())
-		return
+		return true
+	}
+	if m.overhead >= m.backlog {
+		return false
 	}
 	m.overhead++
+	return true
 }
 
 func (m *model) rejectWork(now int64, w uint32) {
 	wk := &m.workers[w]
-	wk.start, wk.overhead = now, true
+	wk.start, wk.kind = now, wkReject
 	m.q.Schedule(now+m.rejCost, evWorkerDone, w, wk.gen)
 }
 
@@ -368,9 +450,12 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 	if wk.gen != gen {
 		return // the work was lost in an outage
 	}
-	if wk.overhead {
+	switch wk.kind {
+	case wkReject:
 		m.ser.AddWasted(wk.start, now)
-	} else {
+	case wkHandshake:
+		m.handshakeDone(now, wk.slot, wk.token, wk.start)
+	default:
 		m.row(now).Served++
 		if m.waiting(wk.slot, wk.token) {
 			m.ser.AddUseful(wk.start, now)
@@ -401,6 +486,12 @@ func (m *model) dispatch(now int64, w uint32) {
 		}
 		m.queueChanged(now)
 		j := m.queue.pop()
+		if j.slot&handshakeFlag != 0 {
+			if m.startHandshake(now, w, j) {
+				return
+			}
+			continue
+		}
 		if m.qtimeout > 0 && now-j.at > m.qtimeout {
 			m.row(now).QueueTimeouts++
 			if m.waiting(j.slot, j.token) {
@@ -453,9 +544,15 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 		for w := range m.workers {
 			wk := &m.workers[w]
 			if wk.busy {
-				m.ser.AddWasted(wk.start, now)
-				if !wk.overhead {
+				switch wk.kind {
+				case wkServe:
+					m.ser.AddWasted(wk.start, now)
 					m.lost(now, wk.slot, wk.token)
+				case wkReject:
+					m.ser.AddWasted(wk.start, now)
+				case wkHandshake:
+					m.ser.AddHandshakeWasted(wk.start, now)
+					m.handshakeLost(now, wk.slot, wk.token)
 				}
 			}
 			wk.gen++
@@ -464,6 +561,10 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 		m.queueChanged(now)
 		for m.queue.n > 0 {
 			j := m.queue.pop()
+			if j.slot&handshakeFlag != 0 {
+				m.handshakeLost(now, j.slot&^handshakeFlag, j.token)
+				continue
+			}
 			m.lost(now, j.slot, j.token)
 		}
 		m.overhead = 0
@@ -472,8 +573,18 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 		for i := len(m.workers) - 1; i >= 0; i-- {
 			m.freeW = append(m.freeW, uint32(i))
 		}
+		if m.conn {
+			// Every connection closes; clients notice at once.
+			for c := range m.cstate {
+				if m.cstate[c] == csConnected {
+					m.disconnect(now, uint32(c))
+				}
+			}
+		}
 	case "capacity":
 		m.capacityChanged(now, int(math.Round(float64(len(m.workers))*f.Fraction)))
+	case "disconnect":
+		m.disconnectFault(now, f)
 	}
 }
 
@@ -488,6 +599,7 @@ func (m *model) onFaultEnd(now int64, f scenario.Fault) {
 	if f.Kind == "outage" {
 		m.down, m.blackhole, m.faultRA = false, false, 0
 	}
+	m.checkReconnected(now)
 	m.capacityChanged(now, len(m.workers))
 	for m.busy < m.limit && (m.queue.n > 0 || m.overhead > 0) {
 		m.dispatch(now, m.takeWorker())

@@ -11,16 +11,30 @@ type Row struct {
 	Failed    int64 // application requests that ended in failure after their last attempt
 
 	DropThrottle int64 // application requests dropped locally by the adaptive throttle
+	DropNoConn   int64 // application requests dropped locally because the client had no connection
 
 	Received      int64 // attempts that reached the backend (including rejected)
 	Accepted      int64 // attempts the backend admitted (queued or served)
 	Rejected      int64 // attempts the backend rejected on arrival as overloaded (queue full)
+	Unanswered    int64 // attempts dropped unanswered: queue and accept backlog full
 	QueueTimeouts int64 // admitted attempts rejected when they reached a worker after waiting longer than backend.queue.timeout
 	FailedOutage  int64 // attempts sent during an outage (refused, or black-holed)
 	LostOutage    int64 // admitted attempts lost (queued or in service) when an outage began
 	TimedOut      int64 // attempts whose client gave up waiting
 	Served        int64 // attempts whose service completed
 	Cancelled     int64 // queued attempts skipped because their client had gone
+
+	Connected       int64 // clients connected at the end of the interval
+	Disconnects     int64 // connections closed by faults
+	ConnectAttempts int64 // connection attempts (handshakes) started by clients
+	ConnectsOK      int64 // connections established
+	ConnectsFailed  int64 // attempts refused, rejected or lost by the backend
+	ConnectTimeouts int64 // attempts the client gave up (connect_timeout)
+
+	ConnectsUnanswered int64 // handshakes dropped unanswered: accept backlog full
+
+	HandshakeUsefulNS int64 // worker time on handshakes that connected a client
+	HandshakeWastedNS int64 // worker time on handshakes nobody waited for any more, or lost
 
 	UsefulNS    int64 // worker time whose answer reached a waiting client
 	WastedNS    int64 // worker time on rejections, abandoned work and work lost to faults
@@ -82,6 +96,16 @@ func (s *Series) AddWasted(from, to int64) {
 		return
 	}
 	s.Spread(from, to, func(r *Row, ns int64) { r.WastedNS += ns })
+}
+
+// AddHandshakeUseful adds useful handshake time over [from, to).
+func (s *Series) AddHandshakeUseful(from, to int64) {
+	s.Spread(from, to, func(r *Row, ns int64) { r.HandshakeUsefulNS += ns })
+}
+
+// AddHandshakeWasted adds wasted handshake time over [from, to).
+func (s *Series) AddHandshakeWasted(from, to int64) {
+	s.Spread(from, to, func(r *Row, ns int64) { r.HandshakeWastedNS += ns })
 }
 
 // AddQueueArea adds n·(to−from) to the queue-length integral.

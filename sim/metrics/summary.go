@@ -14,6 +14,14 @@ type Params struct {
 	Baseline        int64 // ns, a multiple of the interval
 	RecoverFraction float64
 	StayFraction    float64
+
+	// Outages are the outage windows (a subset of Faults).
+	Outages []Window
+
+	// Connections (nil ConnectCapacityRPS: the scenario has none).
+	Connections        bool
+	ConnectCapacityRPS float64  // workers / connect_cost
+	Reconnected99S     *float64 // seconds after the last connection-closing fault until 99% are connected
 }
 
 // Summary is the headline figures of one run. Ratios whose denominator is
@@ -24,12 +32,14 @@ type Summary struct {
 	Succeeded     int64 `json:"succeeded"`
 	Failed        int64 `json:"failed"`
 	DropThrottle  int64 `json:"dropped_throttle"`
+	DropNoConn    int64 `json:"dropped_no_connection"`
 	InFlight      int64 `json:"in_flight_at_end"`
 	Attempts      int64 `json:"attempts"`
 	Retries       int64 `json:"retries"`
 	Received      int64 `json:"backend_received"`
 	Accepted      int64 `json:"backend_accepted"`
 	Rejected      int64 `json:"backend_rejected"`
+	Unanswered    int64 `json:"backend_unanswered"`
 	QueueTimeouts int64 `json:"queue_timeouts"`
 	FailedOutage  int64 `json:"failed_outage"`
 	LostOutage    int64 `json:"lost_outage"`
@@ -47,12 +57,40 @@ type Summary struct {
 	LatencyP99MS             *float64 `json:"latency_p99_ms"`
 	MeanQueueWaitMS          *float64 `json:"mean_queue_wait_ms"`
 
-	Recovery Recovery `json:"recovery"`
+	Recovery    Recovery     `json:"recovery"`
+	Connections *ConnSummary `json:"connections"`
+}
+
+// ConnSummary is the connection figures of a run with clients.connection.
+type ConnSummary struct {
+	Disconnects     int64 `json:"disconnects"`
+	ConnectAttempts int64 `json:"connect_attempts"`
+	ConnectsOK      int64 `json:"connects_ok"`
+	ConnectsFailed  int64 `json:"connects_failed"`
+	ConnectTimeouts int64 `json:"connect_timeouts"`
+	// ConnectsUnanswered were dropped by a backend too busy to say no.
+	ConnectsUnanswered int64 `json:"connects_unanswered"`
+	// PeakConnectRateOverCapacity is the highest per-interval rate of
+	// connection attempts while the backend is up (intervals that overlap
+	// an outage are left out: refusing costs nothing) ÷ the backend's
+	// handshake capacity (workers / connect_cost).
+	PeakConnectRateOverCapacity *float64 `json:"peak_connect_rate_over_capacity"`
+	PeakConnectRate             *float64 `json:"peak_connect_rate"`
+	// WastedHandshakeFraction is the share of handshake worker time spent
+	// on handshakes that connected nobody.
+	WastedHandshakeFraction *float64 `json:"wasted_handshake_fraction"`
+	WastedHandshakeWorkerS  float64  `json:"wasted_handshake_worker_s"`
+	// Reconnected99S is the time from the end of the last outage or
+	// disconnect fault until 99% of the clients were connected again.
+	Reconnected99S *float64 `json:"reconnected_99_s"`
 }
 
 // Recovery is the recovery-time verdict (defined in docs/model.md).
 type Recovery struct {
 	Applicable       bool     `json:"applicable"`
+	FirstRecoveredS  *float64 `json:"first_recovered_at_s"`
+	SecondOutage     bool     `json:"second_outage"`
+	SecondOutageAtS  *float64 `json:"second_outage_at_s"`
 	Reason           string   `json:"reason,omitempty"`
 	BaselineGoodput  *float64 `json:"baseline_goodput_rps"`
 	FaultEndS        *float64 `json:"fault_end_s"`
@@ -87,9 +125,19 @@ func (s *Series) Totals() Row {
 		t.Succeeded += r.Succeeded
 		t.Failed += r.Failed
 		t.DropThrottle += r.DropThrottle
+		t.DropNoConn += r.DropNoConn
+		t.Disconnects += r.Disconnects
+		t.ConnectAttempts += r.ConnectAttempts
+		t.ConnectsOK += r.ConnectsOK
+		t.ConnectsFailed += r.ConnectsFailed
+		t.ConnectTimeouts += r.ConnectTimeouts
+		t.HandshakeUsefulNS += r.HandshakeUsefulNS
+		t.HandshakeWastedNS += r.HandshakeWastedNS
 		t.Received += r.Received
 		t.Accepted += r.Accepted
 		t.Rejected += r.Rejected
+		t.Unanswered += r.Unanswered
+		t.ConnectsUnanswered += r.ConnectsUnanswered
 		t.FailedOutage += r.FailedOutage
 		t.QueueTimeouts += r.QueueTimeouts
 		t.LostOutage += r.LostOutage
@@ -120,17 +168,44 @@ func (s *Series) Goodput() []float64 {
 func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64) Summary {
 	t := s.Totals()
 	sum := Summary{
-		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DropThrottle: t.DropThrottle,
+		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
-		Rejected: t.Rejected, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served,
+		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served,
 		Cancelled: t.Cancelled,
 	}
-	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle
+	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn
 	sum.SuccessRatio = ratio(t.Succeeded, t.Offered)
-	sum.LocalDropRate = ratio(t.DropThrottle, t.Offered)
+	sum.LocalDropRate = ratio(t.DropThrottle+t.DropNoConn, t.Offered)
 	sum.Amplification = ratio(t.Attempts, t.Offered)
-	sum.WastedWorkFraction = ratio(t.WastedNS, t.UsefulNS+t.WastedNS)
-	sum.Utilisation = ratio(t.UsefulNS+t.WastedNS, t.CapacityNS)
+	useful, wasted := t.UsefulNS+t.HandshakeUsefulNS, t.WastedNS+t.HandshakeWastedNS
+	sum.WastedWorkFraction = ratio(wasted, useful+wasted)
+	sum.Utilisation = ratio(useful+wasted, t.CapacityNS)
+	if p.Connections {
+		cs := &ConnSummary{
+			Disconnects: t.Disconnects, ConnectAttempts: t.ConnectAttempts, ConnectsOK: t.ConnectsOK,
+			ConnectsFailed: t.ConnectsFailed, ConnectTimeouts: t.ConnectTimeouts, ConnectsUnanswered: t.ConnectsUnanswered,
+			WastedHandshakeFraction: ratio(t.HandshakeWastedNS, t.HandshakeUsefulNS+t.HandshakeWastedNS),
+			WastedHandshakeWorkerS:  float64(t.HandshakeWastedNS) / 1e9,
+			Reconnected99S:          p.Reconnected99S,
+		}
+		var peak int64
+		for i, r := range s.Rows {
+			from, to := int64(i)*s.Interval, int64(i+1)*s.Interval
+			up := true
+			for _, o := range p.Outages {
+				up = up && (to <= o.Start || from >= o.End)
+			}
+			if up {
+				peak = max(peak, r.ConnectAttempts)
+			}
+		}
+		rate := float64(peak) / (float64(s.Interval) / 1e9)
+		cs.PeakConnectRate = ptr(rate)
+		if p.ConnectCapacityRPS > 0 {
+			cs.PeakConnectRateOverCapacity = ptr(rate / p.ConnectCapacityRPS)
+		}
+		sum.Connections = cs
+	}
 	if p.CapacityRPS > 0 {
 		var peak int64
 		for _, r := range s.Rows {
@@ -206,6 +281,21 @@ func recovery(s *Series, p Params) Recovery {
 	suffixMin[n] = math.Inf(1)
 	for j := n - 1; j >= startJ; j-- {
 		suffixMin[j] = math.Min(win[j], suffixMin[j+1])
+	}
+	// A second outage: goodput first came back to the recovery threshold,
+	// then a later window fell below the stay threshold again.
+	for j := startJ; j < n; j++ {
+		if win[j] >= p.RecoverFraction*base {
+			rec.FirstRecoveredS = ptr(float64(int64(j+1)*iv) / 1e9)
+			for k := j + 1; k < n; k++ {
+				if win[k] < p.StayFraction*base {
+					rec.SecondOutage = true
+					rec.SecondOutageAtS = ptr(float64(int64(k+1)*iv) / 1e9)
+					break
+				}
+			}
+			break
+		}
 	}
 	for j := startJ; j < n; j++ {
 		if win[j] >= p.RecoverFraction*base && suffixMin[j] >= p.StayFraction*base {

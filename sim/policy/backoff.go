@@ -15,6 +15,7 @@ const (
 	Full                       // U(0, expo)
 	Equal                      // expo/2 + U(0, expo/2)
 	Decorrelated               // min(cap, U(base, 3·prev)), prev₀ = base
+	Proportional               // expo·U(1−f, 1+f), after the cap (gRPC: f = 0.2)
 )
 
 // ParseJitter maps a scenario name to a Jitter.
@@ -28,6 +29,8 @@ func ParseJitter(s string) (Jitter, error) {
 		return Equal, nil
 	case "decorrelated":
 		return Decorrelated, nil
+	case "proportional":
+		return Proportional, nil
 	}
 	return 0, fmt.Errorf("policy: unknown jitter %q", s)
 }
@@ -37,6 +40,7 @@ type Backoff struct {
 	Base, Cap  int64
 	Multiplier float64
 	Jitter     Jitter
+	Fraction   float64 // the ± fraction of Proportional jitter
 }
 
 // Expo is the capped exponential delay before retry n (n = 1 for the first
@@ -57,8 +61,14 @@ func (b Backoff) Expo(n int) int64 {
 //	none                                  100ms  200ms  400ms  10s
 //	full (u = 0.5)                        50ms   100ms  200ms  5s
 //	equal (u = 0.5)                       75ms   150ms  300ms  7.5s
+//	proportional f=0.2 (u = 1)            120ms  240ms  480ms  12s
+//
+// Proportional jitter is applied after the cap, as gRPC's retry and
+// connection backoff do, so it can exceed the cap by the fraction.
 func (b Backoff) Delay(n int, prev int64, u float64) int64 {
 	switch b.Jitter {
+	case Proportional:
+		return int64(float64(b.Expo(n)) * (1 + b.Fraction*(2*u-1)))
 	case Full:
 		return int64(u * float64(b.Expo(n)))
 	case Equal:

@@ -8,7 +8,7 @@ import (
 const ms = int64(1e6)
 
 func TestExpoAndDelayTable(t *testing.T) {
-	b := Backoff{Base: 100 * ms, Cap: 10_000 * ms, Multiplier: 2}
+	b := Backoff{Base: 100 * ms, Cap: 10_000 * ms, Multiplier: 2, Fraction: 0.2}
 	tests := []struct {
 		jitter Jitter
 		n      int
@@ -25,6 +25,10 @@ func TestExpoAndDelayTable(t *testing.T) {
 		{Equal, 1, 0.5, 75 * ms},
 		{Equal, 3, 0, 200 * ms},
 		{Equal, 8, 0.5, 7_500 * ms},
+		{Proportional, 1, 0.5, 100 * ms},
+		{Proportional, 1, 1, 120 * ms},
+		{Proportional, 3, 0, 320 * ms},
+		{Proportional, 8, 1, 12_000 * ms}, // after the cap: may exceed it
 	}
 	for _, tt := range tests {
 		b.Jitter = tt.jitter
@@ -60,7 +64,7 @@ func TestDecorrelatedTable(t *testing.T) {
 // is exact up to the 1/n step, hence the 1e-3 relative tolerance.
 func TestJitterRangesAndMeans(t *testing.T) {
 	const n = 10_000
-	b := Backoff{Base: 100 * ms, Cap: 60_000 * ms, Multiplier: 2}
+	b := Backoff{Base: 100 * ms, Cap: 60_000 * ms, Multiplier: 2, Fraction: 0.2}
 	expo := float64(b.Expo(4)) // 800 ms
 	prev := int64(500 * ms)
 	cases := []struct {
@@ -71,6 +75,7 @@ func TestJitterRangesAndMeans(t *testing.T) {
 		{Full, 0, expo, expo / 2},
 		{Equal, expo / 2, expo, 3 * expo / 4},
 		{Decorrelated, float64(b.Base), 3 * float64(prev), (float64(b.Base) + 3*float64(prev)) / 2},
+		{Proportional, 0.8 * expo, 1.2 * expo, expo},
 	}
 	for _, c := range cases {
 		b.Jitter = c.j
@@ -103,7 +108,7 @@ func TestHonorRetryAfter(t *testing.T) {
 }
 
 func TestParseJitter(t *testing.T) {
-	for s, want := range map[string]Jitter{"none": NoJitter, "full": Full, "equal": Equal, "decorrelated": Decorrelated} {
+	for s, want := range map[string]Jitter{"none": NoJitter, "full": Full, "equal": Equal, "decorrelated": Decorrelated, "proportional": Proportional} {
 		if got, err := ParseJitter(s); err != nil || got != want {
 			t.Errorf("%q: got %v, %v; want %v", s, got, err, want)
 		}

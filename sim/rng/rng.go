@@ -30,6 +30,8 @@ const (
 	Phase     Purpose = 5 // phase of constant-rate arrivals
 	Reconnect Purpose = 6 // reconnect and startup jitter
 	Breaker   Purpose = 7 // circuit-breaker probes and open-time jitter
+	Startup   Purpose = 8 // client start times
+	Fault     Purpose = 9 // which clients a fault hits
 )
 
 // DerivationVersion names the seed-derivation scheme; it is written into
@@ -47,7 +49,7 @@ func Mix(z uint64) uint64 {
 
 // Source names the streams of one run.
 type Source struct {
-	keys [8]uint64 // per-purpose key derived from the master seed
+	keys [16]uint64 // per-purpose key derived from the master seed
 }
 
 // New derives the per-purpose keys of a run from its master seed.

@@ -129,8 +129,18 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, enum string
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if isNull(n) {
-			v.SetZero()
+		if isNull(n) && n.Value != "" {
+			v.SetZero() // "throttle: null" or "~": no such policy
+			return
+		}
+		if isNull(n) { // "throttle:" with nothing after it: the defaults
+			if v.IsNil() {
+				nv := reflect.New(v.Type().Elem())
+				if df, ok := nv.Interface().(defaulter); ok {
+					df.setDefaults()
+				}
+				v.Set(nv)
+			}
 			return
 		}
 		if v.IsNil() {

@@ -20,11 +20,14 @@ func Default() *Scenario {
 			Count:   10000,
 			Arrival: Arrival{Process: "poisson", Profile: []Step{}},
 			Timeout: Duration(2 * time.Second),
+			Startup: Startup{Mode: "immediate", Batches: 10},
 		},
 		Backend: Backend{
-			Workers: 100,
-			Service: Service{Dist: "exponential", Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
-			Queue:   Queue{Limit: 1000},
+			Workers:       100,
+			Service:       Service{Dist: "exponential", Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
+			Queue:         Queue{Limit: 1000},
+			AcceptBacklog: 1000,
+			Connections:   Connections{ConnectCost: Duration(20 * time.Millisecond)},
 		},
 		Faults: []Fault{},
 	}
@@ -51,13 +54,34 @@ func (r *Retry) setDefaults() {
 	*r = Retry{
 		MaxAttempts: 3,
 		Backoff: Backoff{
-			Base:       Duration(100 * time.Millisecond),
-			Cap:        Duration(10 * time.Second),
-			Multiplier: 2,
-			Jitter:     "full",
+			Base:           Duration(100 * time.Millisecond),
+			Cap:            Duration(10 * time.Second),
+			Multiplier:     2,
+			Jitter:         "full",
+			JitterFraction: 0.2,
 		},
 		RetryOn:         []string{"rejected", "timeout", "unavailable"},
 		HonorRetryAfter: true,
+	}
+}
+
+// Connection defaults follow gRPC's connection backoff
+// (grpc/grpc doc/connection-backoff.md): 1 s, ×1.6, ±20%, cap 120 s,
+// minimum connect timeout 20 s.
+func (c *Connection) setDefaults() {
+	*c = Connection{
+		ConnectTimeout: Duration(20 * time.Second),
+		Reconnect: Reconnect{
+			Policy: "backoff",
+			Delay:  Duration(time.Second),
+			Backoff: Backoff{
+				Base:           Duration(time.Second),
+				Cap:            Duration(120 * time.Second),
+				Multiplier:     1.6,
+				Jitter:         "proportional",
+				JitterFraction: 0.2,
+			},
+		},
 	}
 }
 

@@ -44,6 +44,44 @@ type Clients struct {
 	Timeout  Duration  `yaml:"timeout" json:"timeout"`
 	Throttle *Throttle `yaml:"throttle" json:"throttle"`
 	Retry    *Retry    `yaml:"retry" json:"retry"`
+	// Startup spreads the clients' start times.
+	Startup Startup `yaml:"startup" json:"startup"`
+	// Connection, when set, makes every client hold a persistent
+	// connection: requests flow only while it is up, and losing it starts
+	// the reconnect policy.
+	Connection *Connection `yaml:"connection" json:"connection"`
+}
+
+// Startup is when each client starts: "immediate" (all at 0), "uniform"
+// (uniformly over Window) or "ramp" (Batches equal batches at equal steps
+// over Window, like a rolling deploy). A client issues no requests before
+// its start.
+type Startup struct {
+	Mode    string   `yaml:"mode" json:"mode" enum:"immediate,uniform,ramp"`
+	Window  Duration `yaml:"window" json:"window"`
+	Batches int      `yaml:"batches" json:"batches"`
+}
+
+// Connection is the clients' persistent connection and how they get it
+// back.
+type Connection struct {
+	// ConnectTimeout: the client gives up a handshake that takes longer (a
+	// handshake the backend finishes later is wasted work).
+	ConnectTimeout Duration  `yaml:"connect_timeout" json:"connect_timeout"`
+	Reconnect      Reconnect `yaml:"reconnect" json:"reconnect"`
+}
+
+// Reconnect is the delay before each connection attempt after the
+// connection was lost. The first attempt after a loss waits 0 ("immediate",
+// "backoff") or Delay ("fixed"); each attempt after a failed one waits Delay
+// ("immediate", "fixed") or the backoff for the number of consecutive
+// failures ("backoff"). Every attempt also waits U(0, JitterWindow). The
+// backoff resets after a successful connection.
+type Reconnect struct {
+	Policy       string   `yaml:"policy" json:"policy" enum:"immediate,fixed,backoff"`
+	Delay        Duration `yaml:"delay" json:"delay"`
+	Backoff      Backoff  `yaml:"backoff" json:"backoff"`
+	JitterWindow Duration `yaml:"jitter_window" json:"jitter_window"`
 }
 
 // Arrival is the open-loop arrival process of application requests.
@@ -98,7 +136,9 @@ type Backoff struct {
 	Base       Duration `yaml:"base" json:"base"`
 	Cap        Duration `yaml:"cap" json:"cap"`
 	Multiplier float64  `yaml:"multiplier" json:"multiplier"`
-	Jitter     string   `yaml:"jitter" json:"jitter" enum:"none,full,equal,decorrelated"`
+	Jitter     string   `yaml:"jitter" json:"jitter" enum:"none,full,equal,decorrelated,proportional"`
+	// JitterFraction is the ±fraction of "proportional" jitter (gRPC: 0.2).
+	JitterFraction float64 `yaml:"jitter_fraction" json:"jitter_fraction"`
 }
 
 // Backend is the capacity-limited server.
@@ -108,10 +148,24 @@ type Backend struct {
 	Queue   Queue   `yaml:"queue" json:"queue"`
 	// RejectCost is worker time spent on every rejected request.
 	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
+	// AcceptBacklog is how many rejections may wait for a worker to do
+	// their reject work; beyond it arrivals are dropped unanswered.
+	AcceptBacklog int `yaml:"accept_backlog" json:"accept_backlog"`
 	// RetryAfter, when > 0, is sent with every overload rejection.
 	RetryAfter Duration `yaml:"retry_after" json:"retry_after"`
 	// CancelTimedOut skips queued work whose client has already timed out.
 	CancelTimedOut bool `yaml:"cancel_timed_out" json:"cancel_timed_out"`
+	// Connections is the backend's side of persistent connections (used when
+	// clients.connection is set).
+	Connections Connections `yaml:"connections" json:"connections"`
+}
+
+// Connections limits and prices connection set-up.
+type Connections struct {
+	// Limit is the most connections the backend holds; 0 means no limit.
+	Limit int `yaml:"limit" json:"limit"`
+	// ConnectCost is the worker time of one handshake (TLS, auth, session).
+	ConnectCost Duration `yaml:"connect_cost" json:"connect_cost"`
 }
 
 // Service is the service-time distribution of one request.
@@ -133,13 +187,14 @@ type Queue struct {
 
 // Fault is a window of time in which the backend misbehaves.
 type Fault struct {
-	Kind     string   `yaml:"kind" json:"kind" enum:"outage,capacity"`
+	Kind     string   `yaml:"kind" json:"kind" enum:"outage,capacity,disconnect"`
 	Start    Duration `yaml:"start" json:"start"`
 	Duration Duration `yaml:"duration" json:"duration"`
 	// Mode of an outage: "refuse" answers every request at once as
 	// unavailable; "blackhole" never answers, so clients time out.
 	Mode string `yaml:"mode" json:"mode" enum:"refuse,blackhole"`
-	// Fraction of the workers left during a capacity fault.
+	// Fraction of the workers left during a capacity fault; fraction of the
+	// connections closed by a disconnect fault.
 	Fraction float64 `yaml:"fraction" json:"fraction"`
 	// RetryAfter, when > 0, is sent with refusals during an outage.
 	RetryAfter Duration `yaml:"retry_after" json:"retry_after"`

@@ -81,7 +81,11 @@ func (r *Rate) unmarshalScalar(s string) error {
 	if err != nil || d <= 0 {
 		return fmt.Errorf("expected a rate such as 10/s, 600/m or 5/100ms, got %q: %q is not a unit of time", s, per)
 	}
-	*r = Rate(n / d.Seconds())
+	v := n / d.Seconds()
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Errorf("rate %q is too large to represent", s)
+	}
+	*r = Rate(v)
 	return nil
 }
 

@@ -15,6 +15,10 @@ const (
 	MaxClients   = 1 << 31 // client ids are uint32
 	MaxIntervals = 10_000_000
 	MaxAttempts  = 100
+	// MaxDuration keeps every sum of times far from int64 overflow.
+	MaxDuration = Duration(10_000 * time.Hour)
+	// MaxArrivals bounds the application requests of one run.
+	MaxArrivals = 1e11
 )
 
 // validator collects problems with their positions.
@@ -47,13 +51,15 @@ func (s *Scenario) Validate() error {
 func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v := &validator{file: file, pos: pos}
 	v.check(s.Name != "", "name", "is required: a short name for the results folder, e.g. outage")
-	v.check(s.Name == "" || nameRE.MatchString(s.Name), "name", "%q may only hold letters, digits, '.', '_' and '-' (it names the results folder)", s.Name)
+	v.check(s.Name == "" || nameRE.MatchString(s.Name), "name", "%q must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (it names the results folder)", s.Name)
 	v.check(s.Duration > 0, "duration", "must be > 0, got %s", s.Duration)
+	v.check(s.Duration <= MaxDuration, "duration", "must be at most %s, got %s", MaxDuration, s.Duration)
 
 	m := s.Metrics
 	v.check(m.Interval > 0, "metrics.interval", "must be > 0, got %s", m.Interval)
 	if m.Interval > 0 && s.Duration > 0 {
 		v.check(m.Interval <= s.Duration, "metrics.interval", "%s is longer than the run (%s)", m.Interval, s.Duration)
+		v.check(s.Duration%m.Interval == 0, "duration", "%s is not a whole number of metrics intervals (%s): every row of timeseries.csv must be a full interval", s.Duration, m.Interval)
 		n := int64(s.Duration) / int64(m.Interval)
 		v.check(n <= MaxIntervals, "metrics.interval", "%s over %s makes %d rows; at most %d (use a longer interval)", m.Interval, s.Duration, n, MaxIntervals)
 		v.check(m.RecoveryWindow > 0 && m.RecoveryWindow%m.Interval == 0, "metrics.recovery_window", "must be a positive multiple of metrics.interval (%s), got %s", m.Interval, m.RecoveryWindow)
@@ -74,6 +80,21 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	default:
 		v.check(a.Rate >= 0, "clients.arrival.rate", "must be > 0, got %s", a.Rate)
 		v.check(a.TotalRate >= 0, "clients.arrival.total_rate", "must be > 0, got %s", a.TotalRate)
+		peak := 1.0
+		for _, st := range a.Profile {
+			peak = max(peak, st.Multiplier)
+		}
+		total := float64(a.TotalRate)
+		if a.Rate > 0 {
+			total = float64(a.Rate) * float64(max(c.Count, 1))
+		}
+		if n := total * peak * s.Duration.Seconds(); n > MaxArrivals {
+			path := "clients.arrival.total_rate"
+			if a.Rate > 0 {
+				path = "clients.arrival.rate"
+			}
+			v.check(false, path, "%s over %s is up to %.3g application requests; at most %.0g in one run", Rate(total), s.Duration, n, float64(MaxArrivals))
+		}
 	}
 	var prev Duration = -1
 	for i, st := range a.Profile {
@@ -91,6 +112,8 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(t.Buckets >= 1 && t.Buckets <= 1_000_000, "clients.throttle.buckets", "must be in 1..1000000, got %d", t.Buckets)
 		if t.Window > 0 && t.Buckets >= 1 {
 			v.check(int64(t.Window)%int64(t.Buckets) == 0, "clients.throttle.buckets", "window %s does not split into %d equal buckets", t.Window, t.Buckets)
+			width := int64(t.Window) / int64(t.Buckets)
+			v.check(width > 0 && int64(s.Duration)/max(width, 1) < 1<<32, "clients.throttle.buckets", "buckets of %s over a %s run are more than 2^32 buckets; use fewer buckets", Duration(width), s.Duration)
 		}
 		v.check(t.GroupSize >= 1, "clients.throttle.group_size", "must be >= 1, got %d", t.GroupSize)
 		v.check(t.Scope == "group" || t.GroupSize == 1, "clients.throttle.group_size", "is %d but scope is %q: set scope: group to share a throttle", t.GroupSize, t.Scope)
@@ -103,7 +126,29 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(b.Cap >= b.Base, "clients.retry.backoff.cap", "must be >= base (%s), got %s", b.Base, b.Cap)
 		v.check(b.Multiplier >= 1, "clients.retry.backoff.multiplier", "must be >= 1, got %g", b.Multiplier)
 		v.check(b.Jitter != "decorrelated" || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
+		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
 	}
+	bk := s.Backend
+	st := c.Startup
+	v.check(st.Window >= 0, "clients.startup.window", "must be >= 0, got %s", st.Window)
+	v.check(st.Mode == "immediate" || st.Window > 0, "clients.startup.window", "mode %q needs a window > 0", st.Mode)
+	v.check(st.Window < s.Duration || s.Duration <= 0, "clients.startup.window", "%s is not shorter than the run (%s)", st.Window, s.Duration)
+	v.check(st.Batches >= 1, "clients.startup.batches", "must be >= 1, got %d", st.Batches)
+	if cn := c.Connection; cn != nil {
+		v.check(cn.ConnectTimeout > 0, "clients.connection.connect_timeout", "must be > 0, got %s", cn.ConnectTimeout)
+		r := cn.Reconnect
+		v.check(r.Delay >= 0, "clients.connection.reconnect.delay", "must be >= 0, got %s", r.Delay)
+		v.check(r.Policy == "backoff" || r.Delay > 0, "clients.connection.reconnect.delay", "policy %q needs a delay > 0 between failed attempts", r.Policy)
+		v.check(r.JitterWindow >= 0, "clients.connection.reconnect.jitter_window", "must be >= 0, got %s", r.JitterWindow)
+		v.check(r.JitterWindow < s.Duration || s.Duration <= 0, "clients.connection.reconnect.jitter_window", "%s is not shorter than the run (%s)", r.JitterWindow, s.Duration)
+		rb := r.Backoff
+		v.check(rb.Base > 0, "clients.connection.reconnect.backoff.base", "must be > 0, got %s", rb.Base)
+		v.check(rb.Cap >= rb.Base, "clients.connection.reconnect.backoff.cap", "must be >= base (%s), got %s", rb.Base, rb.Cap)
+		v.check(rb.Multiplier >= 1, "clients.connection.reconnect.backoff.multiplier", "must be >= 1, got %g", rb.Multiplier)
+		v.check(rb.JitterFraction >= 0 && rb.JitterFraction <= 1, "clients.connection.reconnect.backoff.jitter_fraction", "must be in [0, 1], got %g", rb.JitterFraction)
+		v.check(bk.Connections.ConnectCost >= 0, "backend.connections.connect_cost", "must be >= 0, got %s", bk.Connections.ConnectCost)
+	}
+	v.check(bk.Connections.Limit >= 0, "backend.connections.limit", "must be >= 0 (0: no limit), got %d", bk.Connections.Limit)
 
 	b := s.Backend
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, "backend.workers", "must be in 1..10000000, got %d", b.Workers)
@@ -112,14 +157,25 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, "backend.queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
 	v.check(b.Queue.Timeout >= 0, "backend.queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
 	v.check(b.RejectCost >= 0, "backend.reject_cost", "must be >= 0, got %s", b.RejectCost)
+	v.check(b.AcceptBacklog >= 0, "backend.accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)
 	v.check(b.RetryAfter >= 0, "backend.retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
 
 	for i, f := range s.Faults {
 		p := fmt.Sprintf("faults.%d", i)
 		v.check(f.Start >= 0, p+".start", "must be >= 0, got %s", f.Start)
-		v.check(f.Duration > 0, p+".duration", "must be > 0, got %s", f.Duration)
+		if f.Start > s.Duration || f.Duration > s.Duration {
+			v.check(false, p+".start", "the fault (start %s, duration %s) does not fit in the run (duration %s)", f.Start, f.Duration, s.Duration)
+			continue
+		}
+		if f.Kind == "disconnect" {
+			v.check(f.Duration >= 0, p+".duration", "must be >= 0, got %s", f.Duration)
+			v.check(f.Fraction > 0 && f.Fraction <= 1, p+".fraction", "must be in (0, 1]: the share of connections closed, got %g", f.Fraction)
+			v.check(c.Connection != nil, p+".kind", "a disconnect fault needs clients.connection")
+		} else {
+			v.check(f.Duration > 0, p+".duration", "must be > 0, got %s", f.Duration)
+		}
 		v.check(f.End() <= s.Duration, p+".duration", "the fault ends at %s, after the run (duration %s)", f.End(), s.Duration)
-		v.check(f.Kind != "", p+".kind", "is required: outage or capacity")
+		v.check(f.Kind != "", p+".kind", "is required: outage, capacity or disconnect")
 		if f.Kind == "capacity" {
 			v.check(f.Fraction >= 0 && f.Fraction < 1, p+".fraction", "must be in [0, 1), got %g", f.Fraction)
 		}
@@ -130,18 +186,26 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		}
 	}
 	if len(s.Faults) > 0 && s.Duration > 0 {
-		first := s.Faults[0].Start
-		for _, f := range s.Faults {
-			first = min(first, f.Start)
+		first := 0
+		for i, f := range s.Faults {
+			if f.Start < s.Faults[first].Start {
+				first = i
+			}
 		}
-		v.check(first >= m.Interval, "faults.0.start", "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline", first, m.Interval)
+		at := s.Faults[first].Start
+		v.check(at >= m.Interval, fmt.Sprintf("faults.%d.start", first), "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline", at, m.Interval)
 	}
 	return v.errs
 }
 
-// Intervals is the number of metrics rows of a run.
+// Intervals is the number of metrics rows of a run: duration / interval,
+// rounded up (validation makes the duration a whole number of intervals).
 func (s *Scenario) Intervals() int {
-	return int((s.Duration + s.Metrics.Interval - 1) / s.Metrics.Interval)
+	n := s.Duration / s.Metrics.Interval
+	if s.Duration%s.Metrics.Interval != 0 {
+		n++
+	}
+	return int(n)
 }
 
 // PerClientRate is the arrival rate of one client, per second.

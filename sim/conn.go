@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// Persistent connections (clients.connection): a client sends requests
+// only while connected. Losing the connection (an outage, a disconnect
+// fault) starts the reconnect policy; each connection attempt is a
+// handshake that costs the backend worker time (connect_cost) and may be
+// refused, rejected, lost or timed out, after which the client waits and
+// tries again.
+
+// connect starts a connection attempt of client c.
+func (m *model) connect(now int64, c uint32) {
+	m.cstate[c] = csConnecting
+	m.cseq[c]++
+	seq := m.cseq[c]
+	m.row(now).ConnectAttempts++
+	m.connectArrive(now, c, seq)
+	if m.cstate[c] == csConnecting && m.cseq[c] == seq {
+		m.q.Schedule(now+m.connTimeout, evConnectTimeout, c, seq)
+	}
+}
+
+// connectArrive is the backend receiving a handshake.
+func (m *model) connectArrive(now int64, c, seq uint32) {
+	row := m.row(now)
+	if m.down {
+		if !m.blackhole {
+			row.ConnectsFailed++
+			m.connectFailed(now, c)
+		}
+		return
+	}
+	if m.connLimit > 0 && m.connected >= m.connLimit {
+		m.refuseConnect(now, c)
+		return
+	}
+	if m.busy < m.limit {
+		w := m.takeWorker()
+		m.handshakeOn(now, w, c, seq)
+		return
+	}
+	if m.queue.n < m.qlimit {
+		m.queueChanged(now)
+		m.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: m.connCost})
+		return
+	}
+	m.refuseConnect(now, c)
+}
+
+// refuseConnect rejects a handshake (connection limit, or no room), at the
+// price of a rejection; with the accept backlog full it goes unanswered and
+// the client times out.
+func (m *model) refuseConnect(now int64, c uint32) {
+	row := m.row(now)
+	if !m.chargeReject(now) {
+		row.ConnectsUnanswered++
+		return
+	}
+	row.ConnectsFailed++
+	m.connectFailed(now, c)
+}
+
+func (m *model) handshakeOn(now int64, w, c, seq uint32) {
+	wk := &m.workers[w]
+	wk.start, wk.slot, wk.token, wk.kind = now, c, seq, wkHandshake
+	m.q.Schedule(now+m.connCost, evWorkerDone, w, wk.gen)
+}
+
+// startHandshake gives a queued handshake to worker w; false when the job
+// was skipped (its client has given up and cancel_timed_out is set).
+func (m *model) startHandshake(now int64, w uint32, j job) bool {
+	c := j.slot &^ handshakeFlag
+	if m.cancel && !(m.cstate[c] == csConnecting && m.cseq[c] == j.token) {
+		m.row(now).Cancelled++
+		return false
+	}
+	m.handshakeOn(now, w, c, j.token)
+	return true
+}
+
+// handshakeDone is the backend finishing a handshake that started at start.
+func (m *model) handshakeDone(now int64, c, seq uint32, start int64) {
+	if m.cstate[c] != csConnecting || m.cseq[c] != seq {
+		m.ser.AddHandshakeWasted(start, now) // the client gave up: wasted
+		return
+	}
+	row := m.row(now)
+	if m.connLimit > 0 && m.connected >= m.connLimit {
+		m.ser.AddHandshakeWasted(start, now)
+		row.ConnectsFailed++
+		m.connectFailed(now, c)
+		return
+	}
+	m.ser.AddHandshakeUseful(start, now)
+	row.ConnectsOK++
+	m.cstate[c] = csConnected
+	m.cseq[c]++
+	m.cfail[c] = 0
+	if m.cprev != nil {
+		m.cprev[c] = 0
+	}
+	m.connected++
+	m.checkReconnected(now)
+}
+
+// handshakeLost: an outage killed the handshake of client c.
+func (m *model) handshakeLost(now int64, c, seq uint32) {
+	if m.blackhole || m.cstate[c] != csConnecting || m.cseq[c] != seq {
+		return // blackhole: the client times out
+	}
+	m.row(now).ConnectsFailed++
+	m.connectFailed(now, c)
+}
+
+// connectFailed schedules the next attempt after a failed one.
+func (m *model) connectFailed(now int64, c uint32) {
+	m.cstate[c] = csWaiting
+	m.cseq[c]++
+	if m.cfail[c] < 1<<16-1 {
+		m.cfail[c]++
+	}
+	n := int(m.cfail[c])
+	var d int64
+	switch m.rcPolicy {
+	case "backoff":
+		u := rng.Float64(m.src.Key(rng.Reconnect, uint64(c)), m.reconnectDraw(c))
+		var prev int64
+		if m.cprev != nil {
+			prev = m.cprev[c]
+		}
+		d = m.rcBackoff.Delay(n, prev, u)
+		if m.cprev != nil {
+			m.cprev[c] = d
+		}
+	default: // immediate and fixed: a fixed wait after a failed attempt
+		d = m.rcDelay
+	}
+	d += m.reconnectJitter(c)
+	m.q.Schedule(now+d, evConnect, c, m.cseq[c])
+}
+
+// reconnectJitter is the U(0, jitter_window) spread added to every
+// connection attempt.
+func (m *model) reconnectJitter(c uint32) int64 {
+	if m.rcWindow <= 0 {
+		return 0
+	}
+	u := rng.Float64(m.src.Key(rng.Reconnect, uint64(c)), m.reconnectDraw(c)|1<<63)
+	return int64(u * float64(m.rcWindow))
+}
+
+// reconnectDraw names the next reconnect draw of client c: its connection
+// sequence number, which grows with every state change.
+func (m *model) reconnectDraw(c uint32) uint64 { return uint64(m.cseq[c]) }
+
+// disconnect closes client c's connection; the first reconnect waits the
+// policy's initial delay (0, or delay for "fixed") plus U(0, jitter_window).
+func (m *model) disconnect(now int64, c uint32) {
+	m.connected--
+	m.cstate[c] = csWaiting
+	m.cseq[c]++
+	m.cfail[c] = 0
+	if m.cprev != nil {
+		m.cprev[c] = 0
+	}
+	var d int64
+	if m.rcPolicy == "fixed" {
+		d = m.rcDelay
+	}
+	d += m.reconnectJitter(c)
+	m.row(now).Disconnects++
+	m.q.Schedule(now+d, evConnect, c, m.cseq[c])
+}
+
+// disconnectFault closes each connection with probability f.Fraction.
+func (m *model) disconnectFault(now int64, f scenario.Fault) {
+	key := m.src.Key(rng.Fault, uint64(f.Start))
+	for c := range m.cstate {
+		if m.cstate[c] == csConnected && rng.Float64(key, uint64(c)) < f.Fraction {
+			m.disconnect(now, uint32(c))
+		}
+	}
+}
+
+// checkReconnected records when 99% of the fleet is connected again after
+// the last connection-closing fault.
+func (m *model) checkReconnected(now int64) {
+	if !m.conn || m.reconnected >= 0 || now < m.connFaultEnd || m.connFaultEnd == 0 {
+		return
+	}
+	if m.connected*100 >= 99*len(m.cstate) {
+		m.reconnected = now - m.connFaultEnd
+	}
+}
