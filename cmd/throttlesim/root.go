@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -49,7 +50,7 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "throttlesim: %v\n", err)
 	var ue usageError
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
 		fmt.Fprintln(stderr, "Run 'throttlesim --help' for usage.")
 		return exitUsage
 	case errors.Is(err, sim.ErrInterrupted):
@@ -90,7 +91,7 @@ Documentation: docs/README.md in the source tree.`,
 func argsExactly(n int, what string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError{fmt.Errorf("expected %s, got %d arguments", what, len(args))}
+			return usageError{fmt.Errorf("expected %s, got %d argument%s", what, len(args), plural(len(args)))}
 		}
 		return nil
 	}

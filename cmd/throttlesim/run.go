@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
@@ -70,8 +72,13 @@ terminal (never when piped, never with --quiet).`,
 // loadScenario loads FILE with the overrides, printing every problem.
 func loadScenario(e *env, file string, sets []string) (*scenario.Scenario, error) {
 	for _, s := range sets {
-		if !strings.Contains(s, "=") {
+		path, value, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(path) == "" {
 			return nil, usageError{fmt.Errorf("--set %q: expected path=value, e.g. clients.throttle.k=3", s)}
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
+			return nil, usageError{fmt.Errorf("--set %q: the value is not valid YAML (quote it, or use flow syntax such as [a, b])", s)}
 		}
 	}
 	sc, err := scenario.Load(file, sets)
@@ -107,6 +114,10 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	out := o.out
 	if out == "" {
 		out = filepath.Join("results", sc.Name)
+	}
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
 	}
 	var bar *progressbar.ProgressBar
 	opts := sim.Options{}
@@ -153,6 +164,28 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	return nil
 }
 
+// checkOut refuses, before any simulation, an output path that cannot
+// become a results folder.
+func checkOut(out string) error {
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--out %s: exists and is not a folder", out)
+	}
+	parent := filepath.Dir(out)
+	for p := parent; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("--out %s: %s is not a folder", out, p)
+			}
+			break
+		}
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	return nil
+}
+
 func build() sim.Build { return sim.Build{Version: version, Commit: commit} }
 
 // resultFiles renders every output file of a run.
@@ -194,6 +227,12 @@ func chartInput(res *sim.Result) plots.Input {
 		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
 	}
+	if sc.Clients.Connection != nil {
+		in.Clients = sc.Clients.Count
+		if cc := sc.Backend.Connections.ConnectCost; cc > 0 {
+			in.ConnectCapacityRPS = float64(sc.Backend.Workers) / cc.Seconds()
+		}
+	}
 	for _, f := range sc.Faults {
 		label := f.Kind
 		switch f.Kind {
@@ -201,6 +240,8 @@ func chartInput(res *sim.Result) plots.Input {
 			label = "outage (" + f.Mode + ")"
 		case "capacity":
 			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
+		case "disconnect":
+			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
 		}
 		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label})
 	}

@@ -1,0 +1,351 @@
+package scenario
+
+import (
+	"math"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// validBase is a small valid scenario; the validation cases add to it or
+// override it with --set so each breaks exactly one rule.
+const validBase = `name: base
+duration: 5m
+clients:
+  count: 100
+  arrival: {total_rate: 100/s}
+  throttle: {k: 2}
+  retry: {max_attempts: 3}
+backend:
+  workers: 10
+faults:
+  - {kind: outage, start: 1m, duration: 30s}
+`
+
+func TestValidBaseIsValid(t *testing.T) {
+	loadOK(t, validBase)
+}
+
+func TestValidationRules(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string   // the file; validBase when empty
+		sets    []string // applied to it
+		path    string
+		line    int // 0: not checked
+		msg     []string
+	}{
+		{
+			name: "count 0", sets: []string{"clients.count=0"},
+			path: "clients.count", msg: []string{"must be >= 1, got 0"},
+		},
+		{
+			name: "count too large", sets: []string{"clients.count=2147483648"},
+			path: "clients.count", msg: []string{"must be < 2147483648"},
+		},
+		{
+			name: "both rate and total_rate", sets: []string{"clients.arrival.rate=1/s"},
+			path: "clients.arrival.total_rate", msg: []string{"either rate or total_rate, not both"},
+		},
+		{
+			name: "neither rate nor total_rate",
+			content: `name: x
+clients:
+  arrival: {process: constant}
+`,
+			path: "clients.arrival", line: 3, msg: []string{"set rate", "total_rate"},
+		},
+		{
+			name: "window not divisible by buckets", sets: []string{"clients.throttle.buckets=7"},
+			path: "clients.throttle.buckets", msg: []string{"window 2m does not split into 7 equal buckets"},
+		},
+		{
+			name: "buckets 0", sets: []string{"clients.throttle.buckets=0"},
+			path: "clients.throttle.buckets", msg: []string{"must be in 1..1000000, got 0"},
+		},
+		{
+			name: "k 0", sets: []string{"clients.throttle.k=0"},
+			path: "clients.throttle.k", msg: []string{"must be > 0"},
+		},
+		{
+			name: "empty accept_outcomes", sets: []string{"clients.throttle.accept_outcomes=[]"},
+			path: "clients.throttle.accept_outcomes", msg: []string{"at least one outcome"},
+		},
+		{
+			name: "cap below base", sets: []string{"clients.retry.backoff.base=1s", "clients.retry.backoff.cap=500ms"},
+			path: "clients.retry.backoff.cap", msg: []string{"must be >= base (1s), got 500ms"},
+		},
+		{
+			name: "max_attempts 0", sets: []string{"clients.retry.max_attempts=0"},
+			path: "clients.retry.max_attempts", msg: []string{"must be in 1..100, got 0"},
+		},
+		{
+			name: "multiplier below 1", sets: []string{"clients.retry.backoff.multiplier=0.5"},
+			path: "clients.retry.backoff.multiplier", msg: []string{"must be >= 1"},
+		},
+		{
+			name: "decorrelated jitter with base 0", sets: []string{"clients.retry.backoff.jitter=decorrelated", "clients.retry.backoff.base=0"},
+			path: "clients.retry.backoff.base", msg: []string{"decorrelated jitter needs base > 0"},
+		},
+		{
+			name: "overlapping faults",
+			sets: []string{"faults.1={kind: capacity, start: 80s, duration: 1m}"},
+			path: "faults.1.start", msg: []string{"overlaps faults.0 (1m..90s)"},
+		},
+		{
+			name: "overlapping faults listed out of order",
+			sets: []string{"faults.1={kind: capacity, start: 50s, duration: 20s}"},
+			path: "faults.1.start", msg: []string{"overlaps faults.0"},
+		},
+		{
+			name: "fault ending after the run", sets: []string{"faults.0.duration=5m"},
+			path: "faults.0.duration", msg: []string{"the fault ends at 6m, after the run (duration 5m)"},
+		},
+		{
+			name:    "fault without a kind",
+			content: validBase + "  - {start: 3m, duration: 10s}\n",
+			path:    "faults.1.kind", line: 12, msg: []string{"is required"},
+		},
+		{
+			name: "fault of zero duration", sets: []string{"faults.0.duration=0s"},
+			path: "faults.0.duration", msg: []string{"must be > 0"},
+		},
+		{
+			name: "capacity fraction 1", sets: []string{"faults.0.kind=capacity", "faults.0.fraction=1"},
+			path: "faults.0.fraction", msg: []string{"must be in [0, 1), got 1"},
+		},
+		{
+			name: "group_size with scope client", sets: []string{"clients.throttle.group_size=10"},
+			path: "clients.throttle.group_size", msg: []string{`is 10 but scope is "client"`, "scope: group"},
+		},
+		{
+			name: "stay_fraction above recover_fraction", sets: []string{"metrics.recover_fraction=0.8", "metrics.stay_fraction=0.9"},
+			path: "metrics.stay_fraction", msg: []string{"must be in (0, recover_fraction=0.8], got 0.9"},
+		},
+		{
+			name: "recover_fraction above 1", sets: []string{"metrics.recover_fraction=1.5"},
+			path: "metrics.recover_fraction", msg: []string{"must be in (0, 1]"},
+		},
+		{
+			name: "first fault at 0s", sets: []string{"faults.0.start=0s"},
+			path: "faults.0.start", msg: []string{"the first fault starts at 0s", "at least one metrics interval (1s)"},
+		},
+		{
+			name: "earliest fault listed second too early",
+			sets: []string{"faults.1={kind: outage, start: 500ms, duration: 1s}"},
+			path: "faults.1.start", msg: []string{"the first fault starts at 500ms"},
+		},
+		{
+			name: "name with a slash", sets: []string{"name=a/b"},
+			path: "name", msg: []string{`"a/b"`, "letters, digits"},
+		},
+		{
+			name: "name starting with a dot", sets: []string{"name=.hidden"},
+			path: "name", msg: []string{`".hidden"`, "start with a letter or digit"},
+		},
+		{
+			name: "name missing",
+			content: `clients:
+  arrival: {total_rate: 1/s}
+`,
+			path: "name", msg: []string{"is required"},
+		},
+		{
+			name: "duration 0", sets: []string{"duration=0", "faults=null"},
+			path: "duration", msg: []string{"must be > 0"},
+		},
+		{
+			name: "interval longer than the run", sets: []string{"metrics.interval=10m"},
+			path: "metrics.interval", msg: []string{"longer than the run"},
+		},
+		{
+			name: "too many rows", sets: []string{"duration=2h", "metrics.interval=500us", "faults=null"},
+			path: "metrics.interval", msg: []string{"makes 14400000 rows; at most 10000000"},
+		},
+		{
+			name: "recovery_window not a multiple of the interval", sets: []string{"metrics.recovery_window=1500ms"},
+			path: "metrics.recovery_window", msg: []string{"positive multiple of metrics.interval (1s), got 1500ms"},
+		},
+		{
+			name: "baseline 0", sets: []string{"metrics.baseline=0"},
+			path: "metrics.baseline", msg: []string{"positive multiple"},
+		},
+		{
+			name: "profile steps out of order",
+			sets: []string{"clients.arrival.profile=[{at: 2m, multiplier: 2}, {at: 1m}]"},
+			path: "clients.arrival.profile.1.at", msg: []string{"increasing time order"},
+		},
+		{
+			name: "profile step after the run",
+			sets: []string{"clients.arrival.profile=[{at: 5m}]"},
+			path: "clients.arrival.profile.0.at", msg: []string{"must be in [0, duration=5m)"},
+		},
+		{
+			name: "negative multiplier",
+			sets: []string{"clients.arrival.profile=[{at: 1m, multiplier: -1}]"},
+			path: "clients.arrival.profile.0.multiplier", msg: []string{"must be >= 0"},
+		},
+		{
+			name: "negative timeout", sets: []string{"clients.timeout=-1s"},
+			path: "clients.timeout", msg: []string{"got -1s"},
+		},
+		{
+			name: "workers 0", sets: []string{"backend.workers=0"},
+			path: "backend.workers", msg: []string{"must be in 1..10000000, got 0"},
+		},
+		{
+			name: "service mean 0", sets: []string{"backend.service.mean=0"},
+			path: "backend.service.mean", msg: []string{"must be > 0"},
+		},
+		{
+			name: "lognormal sigma 0", sets: []string{"backend.service.dist=lognormal", "backend.service.sigma=0"},
+			path: "backend.service.sigma", msg: []string{"must be in (0, 5] for a lognormal"},
+		},
+		{
+			name: "negative queue limit", sets: []string{"backend.queue.limit=-1"},
+			path: "backend.queue.limit", msg: []string{"must be in 0..100000000, got -1"},
+		},
+		{
+			name: "negative reject_cost", sets: []string{"backend.reject_cost=-5ms"},
+			path: "backend.reject_cost", msg: []string{"must be >= 0"},
+		},
+		{
+			name: "negative retry_after on a fault", sets: []string{"faults.0.retry_after=-1s"},
+			path: "faults.0.retry_after", msg: []string{"must be >= 0"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			content := tc.content
+			if content == "" {
+				content = validBase
+			}
+			file, errs := loadErrs(t, content, tc.sets...)
+			e := findErr(errs, tc.path)
+			if e == nil {
+				t.Fatalf("got problems at %q, want one at %q:\n%v", errPaths(errs), tc.path, errs)
+			}
+			if e.File != file {
+				t.Errorf("File: got %q, want %q", e.File, file)
+			}
+			if tc.line != 0 && e.Pos.Line != tc.line {
+				t.Errorf("line: got %d, want %d (%v)", e.Pos.Line, tc.line, e)
+			}
+			if len(tc.sets) > 0 && e.Pos.Line == 0 && e.Pos.Set == 0 && tc.path != "name" {
+				t.Errorf("position: got none, want the line or the --set that gave the field (%v)", e)
+			}
+			for _, s := range tc.msg {
+				if !strings.Contains(e.Msg, s) {
+					t.Errorf("message: got %q, want it to contain %q", e.Msg, s)
+				}
+			}
+		})
+	}
+}
+
+// TestValidationPointsAtTheLine: a rule broken in the file is reported at
+// the field's line and column; a rule about a field the file leaves out is
+// reported at the nearest enclosing mapping the file gives.
+func TestValidationPointsAtTheLine(t *testing.T) {
+	_, errs := loadErrs(t, `name: t
+duration: 5m
+clients:
+  arrival: {total_rate: 100/s}
+  throttle:
+    window: 2m
+    buckets: 7
+faults:
+  - {start: 2m, duration: 10s}
+`)
+	tests := []struct {
+		path      string
+		line, col int
+	}{
+		{"clients.throttle.buckets", 7, 14},
+		{"faults.0.kind", 9, 5},
+	}
+	for _, tc := range tests {
+		e := findErr(errs, tc.path)
+		if e == nil {
+			t.Errorf("got problems at %q, want one at %q", errPaths(errs), tc.path)
+			continue
+		}
+		if e.Pos.Line != tc.line || e.Pos.Col != tc.col {
+			t.Errorf("%s: got %d:%d, want %d:%d", tc.path, e.Pos.Line, e.Pos.Col, tc.line, tc.col)
+		}
+	}
+}
+
+func TestShippedScenarios(t *testing.T) {
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("found no scenarios/*.yaml files, want at least one")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sc, err := Load(f, nil)
+			if err != nil {
+				t.Fatalf("Load: got error\n%v\nwant none", err)
+			}
+			if err := sc.Validate(); err != nil {
+				t.Errorf("Validate: got %v, want nil", err)
+			}
+			if want := strings.TrimSuffix(filepath.Base(f), ".yaml"); sc.Name != want {
+				t.Errorf("name: got %q, want the file's base name %q", sc.Name, want)
+			}
+		})
+	}
+}
+
+// Regression tests for bugs found by review and fuzzing: scenarios that
+// validated but could not run.
+
+// A rate whose number is finite but whose value per second overflows to
+// +Inf passes the loader and validation; `throttlesim run` then never ends.
+func TestRejectsInfiniteRate(t *testing.T) {
+	for _, rate := range []string{"1e300/1ns", "1.7e308/ms"} {
+		sc, err := Parse([]byte("name: x\nclients: {arrival: {total_rate: "+rate+"}}\n"), "x.yaml", nil)
+		if err == nil {
+			t.Errorf("total_rate %s: got %v/s and no error, want an error (the rate is not finite)", rate, float64(sc.Clients.Arrival.TotalRate))
+		}
+	}
+}
+
+// start + duration of a fault overflows int64, so the "ends after the run"
+// check passes for a fault that starts 2,000,000 hours into a 10-minute run.
+// sim.Run then panics: "engine: event scheduled in the past".
+func TestRejectsFaultEndOverflow(t *testing.T) {
+	sc, err := Parse([]byte(`name: x
+duration: 10m
+clients: {arrival: {total_rate: 100/s}}
+faults:
+  - {kind: outage, start: 2000000h, duration: 2000000h}
+`), "x.yaml", nil)
+	if err == nil {
+		end := new(big.Int).Add(big.NewInt(int64(sc.Faults[0].Start)), big.NewInt(int64(sc.Faults[0].Duration)))
+		t.Errorf("got a valid scenario whose fault ends at %s ns (Fault.End() = %d), after the run (%d ns); want a faults.0 error",
+			end, int64(sc.Faults[0].End()), int64(sc.Duration))
+	}
+}
+
+// Intervals computes (duration + interval - 1) / interval, which overflows
+// for a valid duration near the int64 limit. sim.Run then panics in
+// metrics.NewSeries: "makeslice: len out of range".
+func TestRejectsIntervalsOverflow(t *testing.T) {
+	sc, err := Parse([]byte(`name: x
+duration: 2562047h
+metrics: {interval: 1h, recovery_window: 1h, baseline: 1h}
+clients: {arrival: {total_rate: 100/s}}
+`), "x.yaml", nil)
+	if err != nil {
+		return // rejecting such a run is a fix too
+	}
+	want := int(math.Ceil(float64(sc.Duration) / float64(sc.Metrics.Interval)))
+	if got := sc.Intervals(); got != want {
+		t.Errorf("Intervals(): got %d, want %d", got, want)
+	}
+}
