@@ -123,42 +123,29 @@ func (m *model) connectFailed(now int64, c uint32) {
 	if m.cfail[c] < 1<<16-1 {
 		m.cfail[c]++
 	}
-	n := int(m.cfail[c])
-	var d int64
-	switch m.rcPolicy {
-	case "backoff":
-		u := rng.Float64(m.src.Key(rng.Reconnect, uint64(c)), m.reconnectDraw(c))
-		var prev int64
-		if m.cprev != nil {
-			prev = m.cprev[c]
-		}
-		d = m.rcBackoff.Delay(n, prev, u)
-		if m.cprev != nil {
-			m.cprev[c] = d
-		}
-	default: // immediate and fixed: a fixed wait after a failed attempt
-		d = m.rcDelay
+	var prev int64
+	if m.cprev != nil {
+		prev = m.cprev[c]
 	}
-	d += m.reconnectJitter(c)
+	u, uw := m.reconnectDraws(c)
+	d := m.rc.AfterFailure(int(m.cfail[c]), prev, u, uw)
+	if m.cprev != nil {
+		m.cprev[c] = d
+	}
 	m.q.Schedule(now+d, evConnect, c, m.cseq[c])
 }
 
-// reconnectJitter is the U(0, jitter_window) spread added to every
-// connection attempt.
-func (m *model) reconnectJitter(c uint32) int64 {
-	if m.rcWindow <= 0 {
-		return 0
-	}
-	u := rng.Float64(m.src.Key(rng.Reconnect, uint64(c)), m.reconnectDraw(c)|1<<63)
-	return int64(u * float64(m.rcWindow))
+// reconnectDraws are the backoff-jitter and jitter-window draws for client
+// c's next wait, named by its connection sequence number (which grows with
+// every state change).
+func (m *model) reconnectDraws(c uint32) (u, uw float64) {
+	key := m.src.Key(rng.Reconnect, uint64(c))
+	n := uint64(m.cseq[c])
+	return rng.Float64(key, n), rng.Float64(key, n|1<<63)
 }
 
-// reconnectDraw names the next reconnect draw of client c: its connection
-// sequence number, which grows with every state change.
-func (m *model) reconnectDraw(c uint32) uint64 { return uint64(m.cseq[c]) }
-
-// disconnect closes client c's connection; the first reconnect waits the
-// policy's initial delay (0, or delay for "fixed") plus U(0, jitter_window).
+// disconnect closes client c's connection and schedules the first
+// reconnect attempt.
 func (m *model) disconnect(now int64, c uint32) {
 	m.connected--
 	m.cstate[c] = csWaiting
@@ -167,13 +154,9 @@ func (m *model) disconnect(now int64, c uint32) {
 	if m.cprev != nil {
 		m.cprev[c] = 0
 	}
-	var d int64
-	if m.rcPolicy == "fixed" {
-		d = m.rcDelay
-	}
-	d += m.reconnectJitter(c)
+	_, uw := m.reconnectDraws(c)
 	m.row(now).Disconnects++
-	m.q.Schedule(now+d, evConnect, c, m.cseq[c])
+	m.q.Schedule(now+m.rc.First(uw), evConnect, c, m.cseq[c])
 }
 
 // disconnectFault closes each connection with probability f.Fraction.

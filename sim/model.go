@@ -133,10 +133,7 @@ type model struct {
 	cprev       []int64  // previous reconnect wait (decorrelated jitter only)
 	connected   int
 	connTimeout int64
-	rcPolicy    string
-	rcDelay     int64
-	rcWindow    int64
-	rcBackoff   policy.Backoff
+	rc          policy.Reconnect
 	connCost    int64
 	connLimit   int
 	// reconnect tracking: when 99% of the fleet is connected again after the
@@ -223,9 +220,10 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		m.cseq = make([]uint32, n)
 		m.connTimeout = int64(cn.ConnectTimeout)
 		rc := cn.Reconnect
-		m.rcPolicy, m.rcDelay, m.rcWindow = rc.Policy, int64(rc.Delay), int64(rc.JitterWindow)
+		pol, _ := policy.ParseReconnectPolicy(rc.Policy)
 		j, _ := policy.ParseJitter(rc.Backoff.Jitter)
-		m.rcBackoff = policy.Backoff{Base: int64(rc.Backoff.Base), Cap: int64(rc.Backoff.Cap), Multiplier: rc.Backoff.Multiplier, Jitter: j, Fraction: rc.Backoff.JitterFraction}
+		m.rc = policy.Reconnect{Policy: pol, Delay: int64(rc.Delay), Window: int64(rc.JitterWindow),
+			Backoff: policy.Backoff{Base: int64(rc.Backoff.Base), Cap: int64(rc.Backoff.Cap), Multiplier: rc.Backoff.Multiplier, Jitter: j, Fraction: rc.Backoff.JitterFraction}}
 		if j == policy.Decorrelated {
 			m.cprev = make([]int64, n)
 		}

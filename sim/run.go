@@ -19,6 +19,24 @@ type Options struct {
 	// Progress, when set, is called now and then with the virtual time
 	// reached and the horizon, both in nanoseconds.
 	Progress func(now, end int64)
+	// Trace, when set, is called with every event before it is handled
+	// (for debugging and tests; it slows the run down).
+	Trace func(TraceEvent)
+}
+
+// TraceEvent is one event of the trajectory. ID and Aux depend on the kind:
+// a client ("arrival", "connect", "connect-timeout"), a request slot and
+// attempt token ("retry", "timeout"), a worker and its generation
+// ("worker-done"), or a fault index ("fault-start", "fault-end").
+type TraceEvent struct {
+	At      int64
+	Kind    string
+	ID, Aux uint32
+}
+
+var eventNames = [...]string{
+	evArrival: "arrival", evRetry: "retry", evTimeout: "timeout", evWorkerDone: "worker-done",
+	evFaultStart: "fault-start", evFaultEnd: "fault-end", evConnect: "connect", evConnectTimeout: "connect-timeout",
 }
 
 // Result is the outcome of one run.
@@ -54,7 +72,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 	}
 	m := newModel(&rs, rs.Seed)
 	m.start()
-	stopped, err := m.loop(ctx, opt.Progress)
+	stopped, err := m.loop(ctx, opt.Progress, opt.Trace)
 	m.finish(stopped)
 	res := &Result{
 		Scenario:    &rs,
@@ -93,6 +111,14 @@ func (m *model) params() metrics.Params {
 		if m.reconnected >= 0 {
 			s := float64(m.reconnected) / 1e9
 			p.Reconnected99S = &s
+		}
+		for _, st := range m.cstate {
+			switch st {
+			case csConnected:
+				p.ConnectedAtEnd++
+			case csWaiting, csConnecting:
+				p.RetryingAtEnd++
+			}
 		}
 	}
 	return p
@@ -150,7 +176,7 @@ func (m *model) startTime(c uint32) int64 {
 
 const checkEvery = 1 << 16
 
-func (m *model) loop(ctx context.Context, progress func(now, end int64)) (int64, error) {
+func (m *model) loop(ctx context.Context, progress func(now, end int64), trace func(TraceEvent)) (int64, error) {
 	done := ctx.Done()
 	for {
 		e, ok := m.q.Peek()
@@ -162,6 +188,9 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64)) (int64,
 		m.mixFP(e)
 		if e.At >= m.nextRow {
 			m.closeRows(e.At)
+		}
+		if trace != nil {
+			trace(TraceEvent{At: e.At, Kind: eventNames[e.Kind()], ID: e.ID, Aux: e.Aux})
 		}
 		switch e.Kind() {
 		case evArrival:

@@ -22,6 +22,8 @@ type Params struct {
 	Connections        bool
 	ConnectCapacityRPS float64  // workers / connect_cost
 	Reconnected99S     *float64 // seconds after the last connection-closing fault until 99% are connected
+	ConnectedAtEnd     int64
+	RetryingAtEnd      int64
 }
 
 // Summary is the headline figures of one run. Ratios whose denominator is
@@ -83,6 +85,11 @@ type ConnSummary struct {
 	// Reconnected99S is the time from the end of the last outage or
 	// disconnect fault until 99% of the clients were connected again.
 	Reconnected99S *float64 `json:"reconnected_99_s"`
+	// At the end of the run: clients connected, and clients still trying
+	// (waiting to reconnect or in a handshake). Together they are every
+	// client that has started.
+	ConnectedAtEnd int64 `json:"connected_at_end"`
+	RetryingAtEnd  int64 `json:"retrying_at_end"`
 }
 
 // Recovery is the recovery-time verdict (defined in docs/model.md).
@@ -187,6 +194,8 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 			WastedHandshakeFraction: ratio(t.HandshakeWastedNS, t.HandshakeUsefulNS+t.HandshakeWastedNS),
 			WastedHandshakeWorkerS:  float64(t.HandshakeWastedNS) / 1e9,
 			Reconnected99S:          p.Reconnected99S,
+			ConnectedAtEnd:          p.ConnectedAtEnd,
+			RetryingAtEnd:           p.RetryingAtEnd,
 		}
 		var peak int64
 		for i, r := range s.Rows {

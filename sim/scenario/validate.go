@@ -142,6 +142,9 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(r.JitterWindow >= 0, "clients.connection.reconnect.jitter_window", "must be >= 0, got %s", r.JitterWindow)
 		v.check(r.JitterWindow < s.Duration || s.Duration <= 0, "clients.connection.reconnect.jitter_window", "%s is not shorter than the run (%s)", r.JitterWindow, s.Duration)
 		rb := r.Backoff
+		if r.Policy != "backoff" {
+			rb = Backoff{Base: 1, Cap: 1, Multiplier: 1} // not used: nothing to check
+		}
 		v.check(rb.Base > 0, "clients.connection.reconnect.backoff.base", "must be > 0, got %s", rb.Base)
 		v.check(rb.Cap >= rb.Base, "clients.connection.reconnect.backoff.cap", "must be >= base (%s), got %s", rb.Base, rb.Cap)
 		v.check(rb.Multiplier >= 1, "clients.connection.reconnect.backoff.multiplier", "must be >= 1, got %g", rb.Multiplier)

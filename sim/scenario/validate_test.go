@@ -36,6 +36,55 @@ func TestValidationRules(t *testing.T) {
 		line    int // 0: not checked
 		msg     []string
 	}{
+		// Connections and startup.
+		{
+			name: "negative connection limit", sets: []string{"clients.connection.connect_timeout=5s", "backend.connections.limit=-1"},
+			path: "backend.connections.limit", msg: []string{"must be >= 0 (0: no limit), got -1"},
+		},
+		{
+			name: "negative connect cost", sets: []string{"clients.connection.connect_timeout=5s", "backend.connections.connect_cost=-1ms"},
+			path: "backend.connections.connect_cost", msg: []string{"must be >= 0"},
+		},
+		{
+			name: "zero connect timeout", sets: []string{"clients.connection.connect_timeout=0s"},
+			path: "clients.connection.connect_timeout", msg: []string{"must be > 0"},
+		},
+		{
+			name: "jitter window longer than the run", sets: []string{"clients.connection.reconnect.jitter_window=30m"},
+			path: "clients.connection.reconnect.jitter_window", msg: []string{"is not shorter than the run"},
+		},
+		{
+			name: "immediate reconnect without a delay", sets: []string{"clients.connection.reconnect.policy=immediate", "clients.connection.reconnect.delay=0s"},
+			path: "clients.connection.reconnect.delay", msg: []string{"needs a delay > 0"},
+		},
+		{
+			name: "reconnect backoff cap below base", sets: []string{"clients.connection.reconnect.backoff.cap=100ms"},
+			path: "clients.connection.reconnect.backoff.cap", msg: []string{"must be >= base (1s)"},
+		},
+		{
+			name: "unknown reconnect policy", sets: []string{"clients.connection.reconnect.policy=sometimes"},
+			path: "clients.connection.reconnect.policy", msg: []string{`"sometimes" is not one of immediate, fixed, backoff`},
+		},
+		{
+			name: "jitter fraction above 1", sets: []string{"clients.connection.reconnect.backoff.jitter_fraction=1.5"},
+			path: "clients.connection.reconnect.backoff.jitter_fraction", msg: []string{"must be in [0, 1]"},
+		},
+		{
+			name: "startup window longer than the run", sets: []string{"clients.startup.mode=uniform", "clients.startup.window=1h"},
+			path: "clients.startup.window", msg: []string{"is not shorter than the run"},
+		},
+		{
+			name: "ramp without a window", sets: []string{"clients.startup.mode=ramp"},
+			path: "clients.startup.window", msg: []string{`mode "ramp" needs a window > 0`},
+		},
+		{
+			name: "disconnect fault without connections", sets: []string{"faults.0={kind: disconnect, start: 1m, fraction: 0.5}"},
+			path: "faults.0.kind", msg: []string{"a disconnect fault needs clients.connection"},
+		},
+		{
+			name: "disconnect fraction 0", sets: []string{"clients.connection.connect_timeout=5s", "faults.0={kind: disconnect, start: 1m, fraction: 0}"},
+			path: "faults.0.fraction", msg: []string{"must be in (0, 1]"},
+		},
 		{
 			name: "count 0", sets: []string{"clients.count=0"},
 			path: "clients.count", msg: []string{"must be >= 1, got 0"},
