@@ -71,11 +71,29 @@ func Connections(in Input, clients int) ([]byte, error) {
 	lt.Add(fmt.Sprintf("all %d clients", clients), all)
 	SetYRange(top, ymax)
 
-	bottom := NewPlot(in.Name+": connection attempts", "simulated time (s)", "per second")
-	var bmax float64
-	for _, r := range s.Rows {
-		bmax = max(bmax, float64(r.ConnectAttempts)/sec)
+	// The y range follows the attempts while the backend is up: attempts
+	// refused during an outage cost nothing and would flatten the rest.
+	var bmax, outageMax float64
+	for i, r := range s.Rows {
+		v := float64(r.ConnectAttempts) / sec
+		from, to := int64(i)*s.Interval, int64(i+1)*s.Interval
+		down := false
+		for _, f := range in.Faults {
+			down = down || (f.Outage && from < f.End && to > f.Start)
+		}
+		if down {
+			outageMax = max(outageMax, v)
+		} else {
+			bmax = max(bmax, v)
+		}
 	}
+	title := in.Name + ": connection attempts"
+	if outageMax > 1.5*bmax && bmax > 0 {
+		title += fmt.Sprintf(" (peak of %.0f/s during the outage cut off)", outageMax)
+	} else {
+		bmax = max(bmax, outageMax)
+	}
+	bottom := NewPlot(title, "simulated time (s)", "per second")
 	if c := in.ConnectCapacityRPS; c > 0 && c < 3*bmax {
 		bmax = max(bmax, c) // show the capacity line when it is in range
 	}

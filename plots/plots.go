@@ -20,6 +20,7 @@ import (
 type Fault struct {
 	Start, End int64 // ns
 	Label      string
+	Outage     bool // the backend is down (refusing costs it nothing)
 }
 
 // Input is what the run charts need.
@@ -221,10 +222,14 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	capPerWorker := in.CapacityRPS / float64(max(in.Workers, 1))
 	var ymax float64
 	for _, r := range s.Rows {
-		ymax = max(ymax, float64(r.Received)/sec, float64(r.FailedOutage)/sec, float64(r.CapacityNS)/float64(s.Interval)*capPerWorker)
+		ymax = max(ymax, float64(r.Received)/sec, float64(r.FailedOutage)/sec, float64(r.CapacityNS)/float64(s.Interval)*capPerWorker, float64(r.ConnectsRcvd)/sec)
 	}
 	ymax = niceMax(ymax)
-	p := NewPlot(in.Name+": load on the backend", "simulated time (s)", "attempts per second")
+	ylabel := "attempts per second"
+	if in.Clients > 0 {
+		ylabel = "attempts and handshakes per second"
+	}
+	p := NewPlot(in.Name+": load on the backend", "simulated time (s)", ylabel)
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
@@ -242,6 +247,14 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 		{"capacity", Black, []vg.Length{vg.Points(6), vg.Points(3)}, func(r *metrics.Row) float64 {
 			return float64(r.CapacityNS) / float64(s.Interval) * capPerWorker
 		}},
+	}
+	if in.Clients > 0 { // persistent connections: handshakes are load too
+		series = append(series[:4:4], append([]struct {
+			name   string
+			c      color.Color
+			dashes []vg.Length
+			f      func(r *metrics.Row) float64
+		}{{"handshakes received", Orange, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) / sec }}}, series[4:]...)...)
 	}
 	for _, sr := range series {
 		ln, err := StepLine(s, sr.c, sr.dashes, sr.f)
@@ -387,7 +400,7 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 	} else if rec.Applicable {
 		lb, err := plotter.NewLabels(plotter.XYLabels{
 			XYs:    []plotter.XY{{X: float64(in.Faults[len(in.Faults)-1].End) / 1e9, Y: ymax * 0.5}},
-			Labels: []string{"  did not recover: " + rec.Reason},
+			Labels: []string{"  did not recover"},
 		})
 		if err != nil {
 			return nil, nil, err

@@ -34,6 +34,7 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 		}
 		return
 	}
+	row.ConnectsRcvd++
 	if m.connLimit > 0 && m.connected >= m.connLimit {
 		m.refuseConnect(now, c)
 		return

@@ -243,7 +243,7 @@ func chartInput(res *sim.Result) plots.Input {
 		case "disconnect":
 			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
 		}
-		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label})
+		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == "outage"})
 	}
 	return in
 }

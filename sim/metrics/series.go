@@ -27,6 +27,7 @@ type Row struct {
 	Connected       int64 // clients connected at the end of the interval
 	Disconnects     int64 // connections closed by faults
 	ConnectAttempts int64 // connection attempts (handshakes) started by clients
+	ConnectsRcvd    int64 // connection attempts that reached a running backend
 	ConnectsOK      int64 // connections established
 	ConnectsFailed  int64 // attempts refused, rejected or lost by the backend
 	ConnectTimeouts int64 // attempts the client gave up (connect_timeout)

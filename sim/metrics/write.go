@@ -14,7 +14,7 @@ var Columns = []string{
 	"offered", "attempts", "retries", "succeeded", "failed", "drop_throttle", "drop_no_connection",
 	"received", "accepted", "rejected", "unanswered", "queue_timeouts", "failed_outage", "lost_outage", "timed_out", "served", "cancelled",
 	"capacity_workers", "util_useful", "util_wasted", "queue_len",
-	"connected", "disconnects", "connect_attempts", "connects_ok", "connects_failed", "connects_unanswered", "connect_timeouts",
+	"connected", "disconnects", "connect_attempts", "connects_received", "connects_ok", "connects_failed", "connects_unanswered", "connect_timeouts",
 	"util_handshake_useful", "util_handshake_wasted",
 	"latency_p50_ms", "latency_p99_ms",
 }
@@ -51,7 +51,7 @@ func WriteCSV(w io.Writer, s *Series, workers int) error {
 			FormatFloat(float64(r.CapacityNS)/iv),
 			FormatFloat(float64(r.UsefulNS)/cap), FormatFloat(float64(r.WastedNS)/cap),
 			FormatFloat(float64(r.QueueAreaNS)/iv),
-			itoa(r.Connected), itoa(r.Disconnects), itoa(r.ConnectAttempts), itoa(r.ConnectsOK), itoa(r.ConnectsFailed), itoa(r.ConnectsUnanswered), itoa(r.ConnectTimeouts),
+			itoa(r.Connected), itoa(r.Disconnects), itoa(r.ConnectAttempts), itoa(r.ConnectsRcvd), itoa(r.ConnectsOK), itoa(r.ConnectsFailed), itoa(r.ConnectsUnanswered), itoa(r.ConnectTimeouts),
 			FormatFloat(float64(r.HandshakeUsefulNS)/cap), FormatFloat(float64(r.HandshakeWastedNS)/cap),
 			FormatFloat(r.LatencyP50/1e6), FormatFloat(r.LatencyP99/1e6),
 		)

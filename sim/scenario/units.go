@@ -91,3 +91,22 @@ func (r *Rate) unmarshalScalar(s string) error {
 
 // MarshalJSON writes the rate as a string "N/s".
 func (r Rate) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(r.String())), nil }
+
+// UnmarshalJSON reads the string form written by MarshalJSON, so result
+// files can be read back.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return fmt.Errorf("expected a duration string such as \"30s\", got %s", b)
+	}
+	return d.unmarshalScalar(s)
+}
+
+// UnmarshalJSON reads the string form written by MarshalJSON.
+func (r *Rate) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return fmt.Errorf("expected a rate string such as \"10/s\", got %s", b)
+	}
+	return r.unmarshalScalar(s)
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/sim"
+)
+
+func newSummarizeCmd(e *env) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "summarize DIR...",
+		Short: "Print the headline figures of results folders as one table",
+		Long: `Summarize reads summary.json from each results folder and prints one row per
+run: success ratio, local drop rate, amplification, peak load, wasted work,
+recovery time, and for runs with connections the peak connect rate, wasted
+handshake work and the time until 99% of clients were connected again.
+--format markdown (the default) suits docs and pull requests; csv suits
+spreadsheets.`,
+		Example: `  throttlesim summarize results/outage results/outage-no-policy
+  throttlesim summarize --format csv results/*`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("expected at least one results folder")}
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			if format != "markdown" && format != "csv" {
+				return usageError{fmt.Errorf("--format %q: expected markdown or csv", format)}
+			}
+			return summarizeRun(e.stdout, args, format)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or csv")
+	return cmd
+}
+
+func readSummary(dir string) (*sim.SummaryDoc, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a results folder: %w", dir, err)
+	}
+	var d sim.SummaryDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s/summary.json: %w", dir, err)
+	}
+	if d.SchemaVersion != 1 {
+		return nil, fmt.Errorf("%s/summary.json: schema_version %d, this throttlesim reads 1", dir, d.SchemaVersion)
+	}
+	return &d, nil
+}
+
+func f(p *float64, prec int) string {
+	if p == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*p, 'f', prec, 64)
+}
+
+func pc(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(100**p, 'f', 1, 64) + "%"
+}
+
+func summarizeRun(w io.Writer, dirs []string, format string) error {
+	header := []string{"run", "success", "dropped locally", "amplification", "peak load / capacity", "wasted work", "recovery (s)", "second outage"}
+	var docs []*sim.SummaryDoc
+	conn := false
+	for _, d := range dirs {
+		doc, err := readSummary(d)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, doc)
+		conn = conn || doc.Summary.Connections != nil
+	}
+	if conn {
+		header = append(header, "peak connects / capacity", "wasted handshake work", "99% reconnected (s)")
+	}
+	var rows [][]string
+	for _, d := range docs {
+		s := d.Summary
+		rec := "n/a"
+		switch {
+		case s.Recovery.Recovered:
+			rec = f(s.Recovery.RecoveryTimeS, 0)
+		case s.Recovery.Applicable:
+			rec = "did not recover"
+		}
+		second := "no"
+		if s.Recovery.SecondOutage {
+			second = "yes, at " + f(s.Recovery.SecondOutageAtS, 0) + " s"
+		}
+		if !s.Recovery.Applicable {
+			second = "n/a"
+		}
+		row := []string{d.Scenario.Name, pc(s.SuccessRatio), pc(s.LocalDropRate), f(s.Amplification, 3),
+			f(s.PeakReceivedOverCapacity, 2), pc(s.WastedWorkFraction), rec, second}
+		if conn {
+			if c := s.Connections; c != nil {
+				re := "not reached"
+				if c.Reconnected99S != nil {
+					re = f(c.Reconnected99S, 1)
+				}
+				row = append(row, f(c.PeakConnectRateOverCapacity, 2),
+					fmt.Sprintf("%s (%.0f worker-s)", pc(c.WastedHandshakeFraction), c.WastedHandshakeWorkerS), re)
+			} else {
+				row = append(row, "–", "–", "–")
+			}
+		}
+		rows = append(rows, row)
+	}
+	if format == "csv" {
+		fmt.Fprintln(w, strings.Join(header, ","))
+		for _, r := range rows {
+			for i := range r {
+				if strings.ContainsAny(r[i], ",\"") {
+					r[i] = strconv.Quote(r[i])
+				}
+			}
+			fmt.Fprintln(w, strings.Join(r, ","))
+		}
+		return nil
+	}
+	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+	seps := make([]string, len(header))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	fmt.Fprintln(w, "|"+strings.Join(seps, "|")+"|")
+	for _, r := range rows {
+		fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+	}
+	return nil
+}
