@@ -53,7 +53,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
 		fmt.Fprintln(stderr, "Run 'throttlesim --help' for usage.")
 		return exitUsage
-	case errors.Is(err, sim.ErrInterrupted):
+	case errors.Is(err, sim.ErrInterrupted), errors.Is(err, errInterrupted):
 		return exitInterrupted
 	}
 	return exitError
@@ -82,7 +82,7 @@ Documentation: docs/README.md in the source tree.`,
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSummarizeCmd(e), newVersionCmd(e))
+	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newMergeCmd(e), newSummarizeCmd(e), newVersionCmd(e))
 	root.CompletionOptions.HiddenDefaultCmd = true
 	return root
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
 func newSummarizeCmd(e *env) *cobra.Command {
@@ -24,6 +25,8 @@ func newSummarizeCmd(e *env) *cobra.Command {
 run: success ratio, local drop rate, amplification, peak load, wasted work,
 recovery time, and for runs with connections the peak connect rate, wasted
 handshake work and the time until 99% of clients were connected again.
+Given one sweep folder, it prints one row per point instead: each figure's
+mean ± the half-width of its 95% confidence interval over the seeds.
 --format markdown (the default) suits docs and pull requests; csv suits
 spreadsheets.`,
 		Example: `  throttlesim summarize results/outage results/outage-no-policy
@@ -74,7 +77,101 @@ func pc(p *float64) string {
 	return strconv.FormatFloat(100**p, 'f', 1, 64) + "%"
 }
 
+// sweepTable prints one row per point of a sweep folder: each figure's mean
+// and the half-width of its 95% confidence interval over the seeds.
+func sweepTable(w io.Writer, dir, format string) error {
+	plan, err := sweep.ReadPlan(dir)
+	if err != nil {
+		return err
+	}
+	pts, err := sweep.LoadRuns(dir, plan)
+	if err != nil {
+		return err
+	}
+	header := []string{"point", "runs", "recovered", "recovery (s)", "peak load / capacity", "wasted work", "success", "dropped locally"}
+	var rows [][]string
+	for _, pt := range pts {
+		cell := func(name string, scale float64, prec int, unit string) string {
+			var xs []float64
+			for _, m := range sweep.Metrics {
+				if m.Name != name {
+					continue
+				}
+				for _, r := range pt.Runs {
+					if v := m.Get(&r.Doc.Summary); v != nil {
+						xs = append(xs, *v*scale)
+					}
+				}
+			}
+			st := sweep.Describe(xs)
+			switch {
+			case st.N == 0:
+				return "–"
+			case st.N == 1:
+				return strconv.FormatFloat(st.Mean, 'f', prec, 64) + unit
+			}
+			return strconv.FormatFloat(st.Mean, 'f', prec, 64) + unit + " ± " + strconv.FormatFloat(st.Hi-st.Mean, 'f', prec, 64)
+		}
+		rec := 0
+		for _, r := range pt.Runs {
+			if r.Doc.Summary.Recovery.Recovered {
+				rec++
+			}
+		}
+		rows = append(rows, []string{pt.Label, strconv.Itoa(len(pt.Runs)), fmt.Sprintf("%d of %d", rec, len(pt.Runs)),
+			cell("recovery_time_s", 1, 1, ""), cell("peak_received_over_capacity", 1, 2, ""), cell("wasted_work_fraction", 100, 2, "%"),
+			cell("success_ratio", 100, 1, "%"), cell("local_drop_rate", 100, 1, "%")})
+	}
+	return writeTable(w, header, rows, format)
+}
+
+func writeTable(w io.Writer, header []string, rows [][]string, format string) error {
+	switch format {
+	case "csv":
+		fmt.Fprintln(w, strings.Join(header, ","))
+		for _, r := range rows {
+			for i := range r {
+				if strings.ContainsAny(r[i], ",\"") {
+					r[i] = strconv.Quote(r[i])
+				}
+			}
+			fmt.Fprintln(w, strings.Join(r, ","))
+		}
+	case "text":
+		widths := make([]int, len(header))
+		for _, r := range append([][]string{header}, rows...) {
+			for i, c := range r {
+				widths[i] = max(widths[i], len([]rune(c)))
+			}
+		}
+		for _, r := range append([][]string{header}, rows...) {
+			var b strings.Builder
+			b.WriteString(" ")
+			for i, c := range r {
+				b.WriteString(" " + c + strings.Repeat(" ", widths[i]-len([]rune(c))+1))
+			}
+			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		}
+	default:
+		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+		seps := make([]string, len(header))
+		for i := range seps {
+			seps[i] = "---"
+		}
+		fmt.Fprintln(w, "|"+strings.Join(seps, "|")+"|")
+		for _, r := range rows {
+			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+		}
+	}
+	return nil
+}
+
 func summarizeRun(w io.Writer, dirs []string, format string) error {
+	if len(dirs) == 1 {
+		if _, err := os.Stat(filepath.Join(dirs[0], "sweep.json")); err == nil {
+			return sweepTable(w, dirs[0], format)
+		}
+	}
 	header := []string{"run", "success", "dropped locally", "amplification", "peak load / capacity", "wasted work", "recovery (s)", "second outage"}
 	var docs []*sim.SummaryDoc
 	conn := false
@@ -122,26 +219,5 @@ func summarizeRun(w io.Writer, dirs []string, format string) error {
 		}
 		rows = append(rows, row)
 	}
-	if format == "csv" {
-		fmt.Fprintln(w, strings.Join(header, ","))
-		for _, r := range rows {
-			for i := range r {
-				if strings.ContainsAny(r[i], ",\"") {
-					r[i] = strconv.Quote(r[i])
-				}
-			}
-			fmt.Fprintln(w, strings.Join(r, ","))
-		}
-		return nil
-	}
-	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
-	seps := make([]string, len(header))
-	for i := range seps {
-		seps[i] = "---"
-	}
-	fmt.Fprintln(w, "|"+strings.Join(seps, "|")+"|")
-	for _, r := range rows {
-		fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
-	}
-	return nil
+	return writeTable(w, header, rows, format)
 }

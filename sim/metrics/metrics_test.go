@@ -162,3 +162,31 @@ func TestSummariseRatios(t *testing.T) {
 		t.Error("figures without data must be nil (JSON null), not 0")
 	}
 }
+
+// ReadCSV gives back what WriteCSV wrote (counts exactly, worker time to
+// the nanosecond the fractions can carry).
+func TestCSVRoundTrip(t *testing.T) {
+	s := NewSeries(1e9, 2)
+	s.Rows[0] = Row{Offered: 10, Attempts: 12, Retries: 2, Succeeded: 9, DropThrottle: 1, DropNoConn: 2, Received: 12, Accepted: 11,
+		Rejected: 1, Unanswered: 3, Connected: 7, ConnectAttempts: 4, ConnectsRcvd: 3, UsefulNS: 4e9, WastedNS: 5e8,
+		HandshakeWastedNS: 25e7, QueueAreaNS: 15e8, CapacityNS: 10e9, LatencyP50: 1.5e6, LatencyP99: 9.25e6}
+	s.Rows[1] = Row{Offered: 3, LatencyP50: math.NaN(), LatencyP99: math.NaN()}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, s, 10); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCSV(&buf, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Interval != s.Interval || len(got.Rows) != 2 {
+		t.Fatalf("interval %d rows %d", got.Interval, len(got.Rows))
+	}
+	a, b := s.Rows[0], got.Rows[0]
+	if a != b {
+		t.Errorf("row 0:\n got %+v\nwant %+v", b, a)
+	}
+	if !math.IsNaN(got.Rows[1].LatencyP50) || got.Rows[1].Offered != 3 {
+		t.Errorf("row 1: %+v", got.Rows[1])
+	}
+}

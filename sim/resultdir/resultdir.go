@@ -109,3 +109,61 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// WriteFile replaces one file atomically: a temporary file in the same
+// folder, synced, then renamed over name.
+func WriteFile(name string, data []byte) error {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-")
+	if err != nil {
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// Replace moves the folder src to dst, replacing dst (moved aside first,
+// removed after) if it exists.
+func Replace(src, dst string) error {
+	var old string
+	if _, err := os.Stat(dst); err == nil {
+		old = src + ".old"
+		if err := os.Rename(dst, old); err != nil {
+			return fmt.Errorf("resultdir: moving the previous %s aside: %w", dst, err)
+		}
+	}
+	if err := os.Rename(src, dst); err != nil {
+		if old != "" {
+			os.Rename(old, dst)
+		}
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	parent := filepath.Dir(dst)
+	if err := syncDir(parent); err != nil {
+		return fmt.Errorf("resultdir: %w", err)
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}

@@ -104,7 +104,24 @@ func kindName(n *yaml.Node) string {
 	return "an unsupported YAML node"
 }
 
-var scalarType = reflect.TypeFor[scalarUnmarshaler]()
+var (
+	scalarType = reflect.TypeFor[scalarUnmarshaler]()
+	rawType    = reflect.TypeFor[RawValue]()
+)
+
+// flowCopy is a copy of n in YAML flow style (one line).
+func flowCopy(n *yaml.Node) *yaml.Node {
+	c := *n
+	if c.Kind == yaml.MappingNode || c.Kind == yaml.SequenceNode {
+		c.Style = yaml.FlowStyle
+	}
+	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = flowCopy(k)
+	}
+	return &c
+}
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, enum string) {
 	for n.Kind == yaml.AliasNode {
@@ -117,6 +134,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, enum string
 		n = n.Content[0]
 	}
 	d.pos[path] = posOf(n)
+	if v.Type() == rawType {
+		b, err := yaml.Marshal(flowCopy(n))
+		if err != nil {
+			d.fail(n, path, "cannot read this value: %v", err)
+			return
+		}
+		v.SetString(strings.TrimSpace(string(b)))
+		return
+	}
 	if v.CanAddr() && v.Addr().Type().Implements(scalarType) {
 		if n.Kind != yaml.ScalarNode || isNull(n) {
 			d.fail(n, path, "expected a single value, got %s", kindName(n))

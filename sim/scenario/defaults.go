@@ -85,6 +85,8 @@ func (c *Connection) setDefaults() {
 	}
 }
 
+func (s *Sweep) setDefaults() { *s = Sweep{Seeds: 5} }
+
 func (f *Fault) setDefaults() { *f = Fault{Mode: "refuse", Fraction: 0.5} }
 
 func (s *Step) setDefaults() { *s = Step{Multiplier: 1} }

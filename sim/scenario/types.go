@@ -16,7 +16,43 @@ type Scenario struct {
 	Clients     Clients  `yaml:"clients" json:"clients"`
 	Backend     Backend  `yaml:"backend" json:"backend"`
 	Faults      []Fault  `yaml:"faults" json:"faults"`
+	// Sweep is read by `throttlesim sweep` and ignored by `run`; it is not
+	// part of a resolved scenario.
+	Sweep *Sweep `yaml:"sweep" json:"-"`
 }
+
+// Sweep is a set of scenario variants ("points"), each run with several
+// seeds: the grid of every combination of the Vary values, then the
+// explicit Points.
+type Sweep struct {
+	Vary   []Vary  `yaml:"vary" json:"vary"`
+	Points []Point `yaml:"points" json:"points"`
+	// Seeds is the number of replications of every point.
+	Seeds int `yaml:"seeds" json:"seeds"`
+	// IndependentSeeds gives every point its own seeds; by default
+	// replication r of every point uses the same seed (common random
+	// numbers), so points differ only by their policy.
+	IndependentSeeds bool `yaml:"independent_seeds" json:"independent_seeds"`
+	// Baseline is the label of the point the others are compared with
+	// (paired differences); default the first point.
+	Baseline string `yaml:"baseline" json:"baseline"`
+}
+
+// Vary varies one field, by its YAML path, over Values (any YAML values).
+type Vary struct {
+	Path   string     `yaml:"path" json:"path"`
+	Values []RawValue `yaml:"values" json:"values"`
+}
+
+// Point is one explicitly listed variant: overrides as path=value.
+type Point struct {
+	Label string   `yaml:"label" json:"label"`
+	Set   []string `yaml:"set" json:"set"`
+}
+
+// RawValue is a YAML value kept as YAML text (flow style), to be applied
+// later with --set semantics.
+type RawValue string
 
 // Metrics sets how results are aggregated.
 type Metrics struct {

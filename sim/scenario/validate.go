@@ -198,6 +198,22 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		at := s.Faults[first].Start
 		v.check(at >= m.Interval, fmt.Sprintf("faults.%d.start", first), "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline", at, m.Interval)
 	}
+	if sw := s.Sweep; sw != nil {
+		v.check(sw.Seeds >= 1 && sw.Seeds <= 100_000, "sweep.seeds", "must be in 1..100000, got %d", sw.Seeds)
+		v.check(len(sw.Vary) > 0 || len(sw.Points) > 0, "sweep", "needs vary: (fields and values) or points: (labelled overrides)")
+		for i, vr := range sw.Vary {
+			p := fmt.Sprintf("sweep.vary.%d", i)
+			v.check(vr.Path != "", p+".path", "is required: the YAML path of the field to vary, e.g. clients.throttle.k")
+			v.check(len(vr.Values) > 0, p+".values", "needs at least one value")
+		}
+		for i, pt := range sw.Points {
+			p := fmt.Sprintf("sweep.points.%d", i)
+			v.check(pt.Label != "", p+".label", "is required: it names the point in tables and legends")
+			for j, st := range pt.Set {
+				v.check(strings.Contains(st, "="), fmt.Sprintf("%s.set.%d", p, j), "expected path=value, got %q", st)
+			}
+		}
+	}
 	return v.errs
 }
 

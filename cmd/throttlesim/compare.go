@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/sweep"
+)
+
+func newCompareCmd(e *env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "compare DIR...",
+		Short: "Overlay the results of several runs in one chart set",
+		Long: `Compare reads the results folders of earlier runs (throttlesim run) and writes
+the comparison charts and tables that a sweep writes, one point per folder:
+compare_server_load.png, compare_local_drops.png, compare_goodput.png,
+compare_recovery.png, compare_peak_load.png, compare_amplification.png,
+compare_success.png, sweep.csv and runs.csv.`,
+		Example: `  throttlesim run scenarios/outage.yaml
+  throttlesim run scenarios/outage-no-policy.yaml
+  throttlesim compare results/outage results/outage-no-policy --out results/compare`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("expected at least one results folder")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return compareRun(cmd.Context(), e, args, out)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", filepath.Join("results", "compare"), "folder for the comparison")
+	return cmd
+}
+
+func compareRun(_ context.Context, e *env, dirs []string, out string) error {
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	var pts []sweep.PointData
+	seen := map[string]int{}
+	var names []string
+	for i, d := range dirs {
+		run, err := sweep.ReadRun(d)
+		if err != nil {
+			return err
+		}
+		label := run.Doc.Scenario.Name
+		if seen[label] > 0 {
+			label = filepath.Base(filepath.Clean(d))
+		}
+		seen[label]++
+		run.Spec = sweep.RunSpec{Index: i, Point: i, Seed: run.Doc.Scenario.Seed}
+		run.Key = "-"
+		pts = append(pts, sweep.PointData{Label: label, Runs: []sweep.RunData{*run}})
+		names = append(names, label)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := sweep.Aggregate(tmp, strings.Join(names, " vs "), "", pts, -1, false); err != nil {
+		return err
+	}
+	if err := resultdir.Replace(tmp, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "compared %d runs\nresults: %s%c\n", len(pts), out, filepath.Separator)
+	return nil
+}
+
+func newMergeCmd(e *env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge --out DIR SHARD_DIR...",
+		Short: "Combine the shards of a sweep into the sweep's results",
+		Long: `Merge combines sweep shards (throttlesim sweep --shard i/n) into exactly the
+folder an unsharded sweep writes, byte for byte. Every shard must come from the
+same sweep (identical sweep.json) and together they must hold every run.`,
+		Example: `  throttlesim merge --out results/k-sweep results/k-sweep-shard*`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("expected at least one shard folder")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError{errors.New("--out DIR is required")}
+			}
+			return mergeRun(e, args, out)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged sweep folder")
+	return cmd
+}
+
+func mergeRun(e *env, shards []string, out string) error {
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	var plan *sweep.Plan
+	var planBytes []byte
+	for _, d := range shards {
+		b, err := os.ReadFile(filepath.Join(d, "sweep.json"))
+		if err != nil {
+			return fmt.Errorf("%s: not a sweep shard: %w", d, err)
+		}
+		if planBytes == nil {
+			planBytes = b
+			if plan, err = sweep.ReadPlan(d); err != nil {
+				return err
+			}
+		} else if string(b) != string(planBytes) {
+			return fmt.Errorf("%s: a shard of a different sweep (sweep.json differs from %s's)", d, shards[0])
+		}
+	}
+	work := out + ".incomplete"
+	if err := os.RemoveAll(work); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(work, "runs"), 0o755); err != nil {
+		return err
+	}
+	if err := resultdir.WriteFile(filepath.Join(work, "sweep.json"), planBytes); err != nil {
+		return err
+	}
+	for _, r := range plan.Runs() {
+		var src string
+		for _, d := range shards {
+			if _, err := os.Stat(filepath.Join(sweep.RunDir(d, r), "key.txt")); err == nil {
+				src = sweep.RunDir(d, r)
+				break
+			}
+		}
+		if src == "" {
+			return fmt.Errorf("run %s is in none of the shards: is a shard missing or unfinished?", filepath.Base(sweep.RunDir("", r)))
+		}
+		var files []resultdir.File
+		for _, n := range []string{"timeseries.csv", "summary.json", "key.txt"} {
+			b, err := os.ReadFile(filepath.Join(src, n))
+			if err != nil {
+				return err
+			}
+			files = append(files, resultdir.File{Name: n, Data: b})
+		}
+		if err := resultdir.Write(sweep.RunDir(work, r), files); err != nil {
+			return err
+		}
+	}
+	if err := aggregateSweep(work, plan); err != nil {
+		return err
+	}
+	if err := resultdir.Replace(work, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "merged %d shards: %d runs\nresults: %s%c\n", len(shards), len(plan.Runs()), out, filepath.Separator)
+	return nil
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/sweep"
+)
+
+type sweepOptions struct {
+	file        string
+	sets, vary  []string
+	seeds       int
+	seed        uint64
+	seedSet     bool
+	jobs        int
+	independent bool
+	out         string
+	resume      bool
+	shard       string
+	quiet       bool
+}
+
+func newSweepCmd(e *env) *cobra.Command {
+	o := &sweepOptions{}
+	cmd := &cobra.Command{
+		Use:   "sweep FILE",
+		Short: "Run a scenario over several values of its fields and seeds, and compare",
+		Long: `Sweep runs the scenario in FILE for every point of a sweep — the combinations
+of the values in its sweep: block (or of --vary), plus its labelled points —
+and every seed, in parallel, then writes a comparison: sweep.csv (mean, sd
+and Student-t 95% confidence interval of each figure per point), runs.csv,
+paired.csv (differences from the baseline point, paired by seed) and charts.
+
+By default replication r of every point uses the same seed (common random
+numbers): the points see the same arrivals and draws, so their differences
+come from the policy, not the noise. Results are the same bytes whatever
+--jobs is. An interrupted sweep keeps what finished in <out>.incomplete;
+--resume continues it, skipping finished runs (and refusing to mix results
+if the scenario changed). --shard i/n runs one share of the runs for a batch
+cluster; 'throttlesim merge' combines the shards.`,
+		Example: `  throttlesim sweep scenarios/k-sweep.yaml
+  throttlesim sweep scenarios/outage.yaml --vary clients.throttle.k=1.1,1.5,2,3 --seeds 10
+  throttlesim sweep scenarios/outage.yaml --vary clients.throttle.k=1.5,2 --vary clients.throttle.window=30s,2m
+  throttlesim sweep scenarios/k-sweep.yaml --shard 0/4 --out results/k-sweep-shard0`,
+		Args: argsExactly(1, "one scenario FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.file = args[0]
+			o.seedSet = cmd.Flags().Changed("seed")
+			return sweepRun(cmd.Context(), e, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.vary, "vary", nil, "vary a field: path=v1,v2,... (repeatable: a grid); replaces the file's sweep.vary")
+	f.StringArrayVar(&o.sets, "set", nil, "override a field of every point, path=value (repeatable)")
+	f.IntVar(&o.seeds, "seeds", 0, "replications per point (default: the file's sweep.seeds, else 5)")
+	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the scenario's seed)")
+	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
+	f.BoolVar(&o.independent, "independent-seeds", false, "give every point its own seeds instead of common random numbers")
+	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-sweep)")
+	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
+	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
+	return cmd
+}
+
+func parseShard(s string) (int, int, error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, usageError{fmt.Errorf("--shard %q: expected i/n with 0 <= i < n, e.g. 0/4", s)}
+	}
+	return i, n, nil
+}
+
+func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
+	shard, shards, err := parseShard(o.shard)
+	if err != nil {
+		return err
+	}
+	if o.jobs < 1 {
+		return usageError{fmt.Errorf("--jobs %d: must be at least 1", o.jobs)}
+	}
+	data, err := os.ReadFile(o.file)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: no such scenario file", o.file)
+		}
+		return err
+	}
+	po := sweep.PlanOptions{Sets: o.sets, Vary: o.vary, Seeds: o.seeds, Independent: o.independent}
+	if o.seedSet {
+		po.Seed = &o.seed
+	}
+	plan, err := sweep.NewPlan(o.file, data, po)
+	if err != nil {
+		var errs scenario.Errors
+		if errors.As(err, &errs) {
+			for _, fe := range errs {
+				fmt.Fprintln(e.stderr, fe.Error())
+			}
+			return reportedError{exitError}
+		}
+		return err
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("results", plan.Name+"-sweep")
+		if shards > 0 {
+			out += fmt.Sprintf("-shard%dof%d", shard, shards)
+		}
+	}
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	work := out + ".incomplete"
+	switch _, werr := os.Stat(work); {
+	case werr == nil && !o.resume:
+		return fmt.Errorf("%s exists: an earlier sweep was interrupted there; continue it with --resume, or delete it", work)
+	case werr != nil && o.resume:
+		if _, err := os.Stat(out); err == nil {
+			work = out // resume a finished sweep in place: nothing to run, outputs rewritten
+		}
+	}
+	if err := sweep.WritePlan(work, plan); err != nil {
+		return err
+	}
+	if shards > 0 {
+		if err := resultdir.WriteFile(filepath.Join(work, "shard.json"), fmt.Appendf(nil, "{\"shard\": %d, \"shards\": %d}\n", shard, shards)); err != nil {
+			return err
+		}
+	}
+	total := len(plan.Runs())
+	var bar *progressbar.ProgressBar
+	opts := sweep.Options{Jobs: o.jobs, Shard: shard, Shards: shards, Build: build()}
+	if e.tty && !o.quiet {
+		n := total
+		if shards > 0 {
+			n = (total - shard + shards - 1) / shards
+		}
+		bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(e.stderr),
+			progressbar.OptionSetDescription(fmt.Sprintf("sweeping %s (%d points x %d seeds)", plan.Name, len(plan.Points), plan.Seeds)),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionFullWidth(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		opts.Progress = func(done, _ int) { bar.Set(done) }
+	}
+	start := time.Now()
+	err = sweep.Execute(ctx, plan, work, opts)
+	if bar != nil {
+		if err != nil {
+			bar.Exit()
+		} else {
+			bar.Finish()
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(e.stderr, "throttlesim: interrupted; finished runs are kept in %s: continue with the same command and --resume\n", work)
+			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+		}
+		return err
+	}
+	if shards == 0 {
+		if err := aggregateSweep(work, plan); err != nil {
+			return err
+		}
+	}
+	if work != out {
+		if err := resultdir.Replace(work, out); err != nil {
+			return err
+		}
+	}
+	if !o.quiet {
+		if shards > 0 {
+			fmt.Fprintf(e.stdout, "%s: shard %d/%d done in %.1f s; merge the shards with: throttlesim merge --out DIR SHARD_DIRS...\nresults: %s%c\n",
+				plan.Name, shard, shards, time.Since(start).Seconds(), out, filepath.Separator)
+			return nil
+		}
+		fmt.Fprintf(e.stdout, "%s: %d points x %d seeds = %d runs in %.1f s (%d jobs)\n", plan.Name, len(plan.Points), plan.Seeds, total, time.Since(start).Seconds(), o.jobs)
+		if err := sweepTable(e.stdout, out, "text"); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
+	}
+	return nil
+}
+
+func aggregateSweep(dir string, plan *sweep.Plan) error {
+	pts, err := sweep.LoadRuns(dir, plan)
+	if err != nil {
+		return err
+	}
+	return sweep.Aggregate(dir, plan.Name, strings.Join(plan.Varied, ", "), pts, plan.Baseline, !plan.Independent)
+}
+
+var errInterrupted = errors.New("sweep interrupted")

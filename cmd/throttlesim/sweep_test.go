@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func treeBytes(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		m[rel] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func sameTree(t *testing.T, what string, a, b map[string][]byte) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Errorf("%s: %d files vs %d", what, len(a), len(b))
+	}
+	for n, x := range a {
+		if y, ok := b[n]; !ok {
+			t.Errorf("%s: %s missing", what, n)
+		} else if !bytes.Equal(x, y) {
+			t.Errorf("%s: %s differs", what, n)
+		}
+	}
+}
+
+func TestSweepShardsMergeToTheSameBytes(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	vary := "clients.throttle.k=1.5,2,3"
+	whole := filepath.Join(dir, "whole")
+	if r := runCLI(t, "sweep", file, "--vary", vary, "--seeds", "2", "-j", "2", "--out", whole); r.code != 0 {
+		t.Fatalf("sweep: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, f := range []string{"sweep.csv", "runs.csv", "paired.csv", "sweep.json", "compare_recovery.png", "compare_server_load.png",
+		"compare_local_drops.png", "compare_peak_load.png", "compare_amplification.png", "compare_success.png"} {
+		if _, err := os.Stat(filepath.Join(whole, f)); err != nil {
+			t.Errorf("sweep wrote no %s", f)
+		}
+	}
+	var shards []string
+	for _, s := range []string{"0/3", "1/3", "2/3"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		if r := runCLI(t, "sweep", file, "--vary", vary, "--seeds", "2", "--shard", s, "--out", out, "-q"); r.code != 0 {
+			t.Fatalf("shard %s: exit %d\n%s", s, r.code, r.stderr)
+		}
+		shards = append(shards, out)
+	}
+	merged := filepath.Join(dir, "merged")
+	if r := runCLI(t, append([]string{"merge", "--out", merged}, shards...)...); r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	}
+	sameTree(t, "merged vs unsharded", treeBytes(t, whole), treeBytes(t, merged))
+
+	// A missing shard is an error naming a missing run.
+	if r := runCLI(t, "merge", "--out", filepath.Join(dir, "m2"), shards[0], shards[1]); r.code != 1 || !strings.Contains(r.stderr, "in none of the shards") {
+		t.Errorf("merge without a shard: exit %d, %s", r.code, r.stderr)
+	}
+	// --jobs does not change a byte.
+	one := filepath.Join(dir, "one")
+	if r := runCLI(t, "sweep", file, "--vary", vary, "--seeds", "2", "-j", "1", "--out", one, "-q"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	sameTree(t, "--jobs 1 vs 2", treeBytes(t, whole), treeBytes(t, one))
+}
+
+func TestSweepUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sweep", file, "--vary", "clients.throtle.k=1,2"}, 1, `did you mean "throttle"`},
+		{[]string{"sweep", file, "--vary", "clients.throttle.scope=pod"}, 1, "is not one of client, group"},
+		{[]string{"sweep", file}, 1, "nothing to sweep"},
+		{[]string{"sweep", file, "--vary", "clients.throttle.k=2", "--shard", "3/3"}, 2, "expected i/n"},
+		{[]string{"sweep", file, "--vary", "clients.throttle.k=2", "-j", "0"}, 2, "--jobs 0"},
+		{[]string{"merge", dir}, 2, "--out DIR is required"},
+		{[]string{"compare"}, 2, "at least one results folder"},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", tt.args, r.code, r.stderr, tt.code, tt.want)
+		}
+	}
+}
+
+func TestCompareRuns(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	runCLI(t, "run", file, "-q", "--out", a)
+	runCLI(t, "run", file, "-q", "--out", b, "--set", "clients.throttle=null")
+	out := filepath.Join(dir, "cmp")
+	r := runCLI(t, "compare", a, b, "--out", out)
+	if r.code != 0 {
+		t.Fatalf("compare: exit %d\n%s", r.code, r.stderr)
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same scenario name twice: the second point is named by its folder.
+	if s := string(csv); !strings.Contains(s, "0,tiny,1") || !strings.Contains(s, "1,b,1") {
+		t.Errorf("sweep.csv:\n%s", s)
+	}
+	checkPNG(t, filepath.Join(out, "compare_goodput.png"))
+}
+
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(readFile(t, path)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 200 || colours(img) < 8 {
+		t.Errorf("%s: %dx%d with %d colours: not a chart", path, b.Dx(), b.Dy(), colours(img))
+	}
+}

@@ -1,0 +1,94 @@
+package metrics
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// ReadCSV reads a timeseries.csv written by WriteCSV back into a Series.
+// Counts come back exactly; worker-time columns come back from their
+// fractions (workers is the nominal worker count the file was written with).
+// Columns the file lacks stay zero, so older files still read.
+func ReadCSV(r io.Reader, workers int) (*Series, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("timeseries.csv: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, need := range []string{"t_s", "interval_s"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("timeseries.csv: no %q column", need)
+		}
+	}
+	s := &Series{}
+	line := 1
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line++
+		if err != nil {
+			return nil, fmt.Errorf("timeseries.csv: %w", err)
+		}
+		num := func(name string) float64 {
+			i, ok := col[name]
+			if !ok || rec[i] == "" {
+				return math.NaN()
+			}
+			v, err := strconv.ParseFloat(rec[i], 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return v
+		}
+		cnt := func(name string) int64 {
+			v := num(name)
+			if math.IsNaN(v) {
+				return 0
+			}
+			return int64(v)
+		}
+		if s.Interval == 0 {
+			s.Interval = int64(math.Round(num("interval_s") * 1e9))
+		}
+		capNS := float64(s.Interval) * float64(workers)
+		ns := func(name string, scale float64) int64 {
+			v := num(name)
+			if math.IsNaN(v) {
+				return 0
+			}
+			return int64(math.Round(v * scale))
+		}
+		s.Rows = append(s.Rows, Row{
+			Offered: cnt("offered"), Attempts: cnt("attempts"), Retries: cnt("retries"), Succeeded: cnt("succeeded"),
+			Failed: cnt("failed"), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"),
+			Received: cnt("received"), Accepted: cnt("accepted"), Rejected: cnt("rejected"), Unanswered: cnt("unanswered"),
+			QueueTimeouts: cnt("queue_timeouts"), FailedOutage: cnt("failed_outage"), LostOutage: cnt("lost_outage"),
+			TimedOut: cnt("timed_out"), Served: cnt("served"), Cancelled: cnt("cancelled"),
+			Connected: cnt("connected"), Disconnects: cnt("disconnects"), ConnectAttempts: cnt("connect_attempts"),
+			ConnectsRcvd: cnt("connects_received"), ConnectsOK: cnt("connects_ok"), ConnectsFailed: cnt("connects_failed"),
+			ConnectsUnanswered: cnt("connects_unanswered"), ConnectTimeouts: cnt("connect_timeouts"),
+			CapacityNS:        ns("capacity_workers", float64(s.Interval)),
+			UsefulNS:          ns("util_useful", capNS),
+			WastedNS:          ns("util_wasted", capNS),
+			HandshakeUsefulNS: ns("util_handshake_useful", capNS),
+			HandshakeWastedNS: ns("util_handshake_wasted", capNS),
+			QueueAreaNS:       ns("queue_len", float64(s.Interval)),
+			LatencyP50:        num("latency_p50_ms") * 1e6,
+			LatencyP99:        num("latency_p99_ms") * 1e6,
+		})
+	}
+	if s.Interval <= 0 {
+		return nil, fmt.Errorf("timeseries.csv: no rows")
+	}
+	return s, nil
+}

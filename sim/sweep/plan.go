@@ -1,0 +1,227 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// PointSpec is one variant: a label and the overrides that make it.
+type PointSpec struct {
+	Label string   `json:"label"`
+	Sets  []string `json:"sets"`
+}
+
+// RunSpec is one run of the sweep.
+type RunSpec struct {
+	Index int    `json:"index"`
+	Point int    `json:"point"`
+	Rep   int    `json:"replication"`
+	Seed  uint64 `json:"seed"`
+}
+
+// Plan is a sweep, fully expanded.
+type Plan struct {
+	File        string      `json:"file"`
+	Name        string      `json:"name"`
+	BaseSets    []string    `json:"base_sets"`
+	Points      []PointSpec `json:"points"`
+	Seeds       int         `json:"seeds"`
+	Independent bool        `json:"independent_seeds"`
+	BaseSeed    uint64      `json:"base_seed"`
+	Baseline    int         `json:"baseline"`
+	// Varied names the fields varied, for chart legends.
+	Varied []string `json:"varied"`
+
+	data []byte
+}
+
+// Options of a plan that come from the command line.
+type PlanOptions struct {
+	Sets        []string // --set, applied to every point
+	Vary        []string // --vary path=v1,v2,... (replace the file's vary)
+	Seeds       int      // --seeds (0: the file's, or 5)
+	Independent bool     // --independent-seeds
+	Seed        *uint64  // --seed: the base seed
+}
+
+// NewPlan expands the sweep of the scenario in data (named file).
+func NewPlan(file string, data []byte, o PlanOptions) (*Plan, error) {
+	base, err := scenario.Parse(data, file, o.Sets)
+	if err != nil {
+		return nil, err
+	}
+	sw := base.Sweep
+	if sw == nil {
+		sw = &scenario.Sweep{Seeds: 5}
+	}
+	vary := sw.Vary
+	if len(o.Vary) > 0 {
+		vary = nil
+		for _, v := range o.Vary {
+			path, vals, ok := strings.Cut(v, "=")
+			path = strings.TrimSpace(path)
+			if !ok || path == "" || strings.TrimSpace(vals) == "" {
+				return nil, fmt.Errorf("--vary %q: expected path=v1,v2,..., e.g. clients.throttle.k=1.1,2,3", v)
+			}
+			var rv []scenario.RawValue
+			for _, x := range splitTop(vals) {
+				rv = append(rv, scenario.RawValue(strings.TrimSpace(x)))
+			}
+			vary = append(vary, scenario.Vary{Path: path, Values: rv})
+		}
+	}
+	p := &Plan{File: file, Name: base.Name, BaseSets: o.Sets, Seeds: sw.Seeds, Independent: sw.IndependentSeeds || o.Independent, BaseSeed: base.Seed, data: data}
+	if o.Seeds > 0 {
+		p.Seeds = o.Seeds
+	}
+	if o.Seed != nil {
+		p.BaseSeed = *o.Seed
+	}
+	for _, v := range vary {
+		p.Varied = append(p.Varied, v.Path)
+	}
+	// The grid: every combination, the first vary outermost.
+	grid := []PointSpec{{}}
+	for _, v := range vary {
+		var next []PointSpec
+		for _, g := range grid {
+			for _, val := range v.Values {
+				label := shortPath(v.Path) + "=" + string(val)
+				if g.Label != "" {
+					label = g.Label + ", " + label
+				}
+				next = append(next, PointSpec{Label: label, Sets: append(append([]string{}, g.Sets...), v.Path+"="+string(val))})
+			}
+		}
+		grid = next
+	}
+	if len(vary) > 0 {
+		p.Points = grid
+	}
+	for _, pt := range sw.Points {
+		p.Points = append(p.Points, PointSpec{Label: pt.Label, Sets: pt.Set})
+	}
+	if len(p.Points) == 0 {
+		return nil, fmt.Errorf("%s: nothing to sweep: add a sweep: block (vary: or points:) or --vary path=v1,v2,...", file)
+	}
+	seen := map[string]bool{}
+	for _, pt := range p.Points {
+		if seen[pt.Label] {
+			return nil, fmt.Errorf("%s: two sweep points are both labelled %q", file, pt.Label)
+		}
+		seen[pt.Label] = true
+	}
+	p.Baseline = 0
+	if sw.Baseline != "" {
+		p.Baseline = -1
+		for i, pt := range p.Points {
+			if pt.Label == sw.Baseline {
+				p.Baseline = i
+			}
+		}
+		if p.Baseline < 0 {
+			return nil, fmt.Errorf("%s: sweep.baseline %q is not the label of any point", file, sw.Baseline)
+		}
+	}
+	// Every point must resolve: report every bad path or value now, each
+	// naming the point.
+	var errs []error
+	for i := range p.Points {
+		if _, err := p.Resolve(i, 0); err != nil {
+			errs = append(errs, fmt.Errorf("sweep point %q:\n%w", p.Points[i].Label, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// splitTop splits on commas outside brackets and quotes.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	var quote rune
+	for i, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '"' || r == '\'':
+			quote = r
+		case r == '[' || r == '{':
+			depth++
+		case r == ']' || r == '}':
+			depth--
+		case r == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+func shortPath(p string) string {
+	if i := strings.LastIndex(p, "."); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// Runs lists every run: replications innermost.
+func (p *Plan) Runs() []RunSpec {
+	var rs []RunSpec
+	for pt := range p.Points {
+		for r := 0; r < p.Seeds; r++ {
+			rs = append(rs, RunSpec{Index: len(rs), Point: pt, Rep: r, Seed: p.seed(pt, r)})
+		}
+	}
+	return rs
+}
+
+// seed of replication r of point pt: with common random numbers the same
+// for every point (base + r), else mixed from (base, point, r).
+func (p *Plan) seed(pt, r int) uint64 {
+	if !p.Independent {
+		return p.BaseSeed + uint64(r)
+	}
+	return rng.Mix(rng.Mix(p.BaseSeed) ^ rng.Mix(uint64(pt)+1) ^ uint64(r)*0x9e3779b97f4a7c15)
+}
+
+// Resolve builds the scenario of a point with a seed.
+func (p *Plan) Resolve(point int, seed uint64) (*scenario.Scenario, error) {
+	sets := append(append([]string{}, p.BaseSets...), p.Points[point].Sets...)
+	sc, err := scenario.Parse(p.data, p.File, sets)
+	if err != nil {
+		return nil, err
+	}
+	sc.Seed = seed
+	sc.Sweep = nil
+	return sc, nil
+}
+
+// ModelVersion changes whenever the simulator's behaviour changes on
+// purpose; it is part of every run key, so resumed sweeps never mix runs of
+// two model versions.
+const ModelVersion = "2"
+
+// Key identifies a run's result: a hash of the resolved scenario (seed
+// included), the replication and the model version.
+func Key(sc *scenario.Scenario, rep int) string {
+	b, _ := json.Marshal(struct {
+		Scenario *scenario.Scenario `json:"scenario"`
+		Rep      int                `json:"replication"`
+		Model    string             `json:"model"`
+		Streams  string             `json:"streams"`
+	}{sc, rep, ModelVersion, rng.DerivationVersion})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:12])
+}
