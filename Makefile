@@ -44,19 +44,19 @@ clean: ## remove the binary and results/
 	rm -rf bin results
 
 # ---- experiments: each regenerates its figures and table in docs/experiments/ ----
-# splice DOC,TABLE: replace the lines between <!-- table:begin --> and
-# <!-- table:end --> in DOC with TABLE's contents.
+# splice DOC,TABLE,NAME: replace the lines between <!-- NAME:begin --> and
+# <!-- NAME:end --> in DOC with TABLE's contents.
 define splice
-	@grep -q '<!-- table:begin -->' $(1) && grep -q '<!-- table:end -->' $(1)
-	@awk -v table=$(2) '/<!-- table:begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
-		/<!-- table:end -->/ { skip = 0 } !skip { print }' $(1) > $(1).tmp && mv $(1).tmp $(1)
+	@grep -q '<!-- $(3):begin -->' $(1) && grep -q '<!-- $(3):end -->' $(1)
+	@awk -v table=$(2) '/<!-- $(3):begin -->/ { print; while ((getline l < table) > 0) print l; skip = 1; next } \
+		/<!-- $(3):end -->/ { skip = 0 } !skip { print }' $(1) > $(1).tmp && mv $(1).tmp $(1)
 endef
 
 RECONNECT_RUNS := reconnect-storm reconnect-storm-jitter reconnect-storm-backoff
 RECONNECT_DOC  := docs/experiments/reconnect-storm
 
-.PHONY: experiments experiment-reconnect
-experiments: experiment-reconnect ## regenerate every experiment's figures and tables
+.PHONY: experiments experiment-reconnect experiment-k-sweep
+experiments: experiment-reconnect experiment-k-sweep ## regenerate every experiment's figures and tables
 
 experiment-reconnect: build ## the reconnect-storm experiment (docs/experiments/reconnect-storm.md)
 	@mkdir -p $(RECONNECT_DOC)
@@ -66,5 +66,28 @@ experiment-reconnect: build ## the reconnect-storm experiment (docs/experiments/
 		cp results/experiments/$$s/recovery.png $(RECONNECT_DOC)/$$s-recovery.png; \
 	done
 	./$(BIN) summarize $(addprefix results/experiments/,$(RECONNECT_RUNS)) > results/experiments/reconnect-storm-table.md
-	$(call splice,$(RECONNECT_DOC).md,results/experiments/reconnect-storm-table.md)
+	$(call splice,$(RECONNECT_DOC).md,results/experiments/reconnect-storm-table.md,table)
 	@echo "updated $(RECONNECT_DOC).md and its figures"
+
+KSWEEP_DOC := docs/experiments/k-sweep
+KSWEEP_OUT := results/experiments/k-sweep
+
+experiment-k-sweep: build ## the K sweep (docs/experiments/k-sweep.md)
+	@mkdir -p $(KSWEEP_DOC)
+	./$(BIN) sweep -q scenarios/k-sweep.yaml --out $(KSWEEP_OUT)/outage
+	./$(BIN) sweep -q scenarios/k-sweep-overload.yaml --out $(KSWEEP_OUT)/overload
+	./$(BIN) sweep -q scenarios/outage.yaml --vary clients.throttle.window=30s,1m,2m,5m --seeds 10 \
+		--set faults.0.start=6m --set duration=14m --out $(KSWEEP_OUT)/window
+	@for s in outage overload window; do \
+		./$(BIN) summarize $(KSWEEP_OUT)/$$s > $(KSWEEP_OUT)/$$s-table.md || exit 1; \
+	done
+	@for f in compare_recovery compare_local_drops compare_goodput compare_server_load; do \
+		cp $(KSWEEP_OUT)/outage/$$f.png $(KSWEEP_DOC)/outage-$$f.png; done
+	@for f in compare_peak_load compare_server_load compare_success compare_amplification; do \
+		cp $(KSWEEP_OUT)/overload/$$f.png $(KSWEEP_DOC)/overload-$$f.png; done
+	@cp $(KSWEEP_OUT)/window/compare_recovery.png $(KSWEEP_DOC)/window-compare_recovery.png
+	@cp $(KSWEEP_OUT)/window/compare_local_drops.png $(KSWEEP_DOC)/window-compare_local_drops.png
+	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/outage-table.md,outage)
+	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/overload-table.md,overload)
+	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/window-table.md,window)
+	@echo "updated $(KSWEEP_DOC).md and its figures"

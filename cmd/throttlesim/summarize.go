@@ -112,13 +112,20 @@ func sweepTable(w io.Writer, dir, format string) error {
 			}
 			return strconv.FormatFloat(st.Mean, 'f', prec, 64) + unit + " ± " + strconv.FormatFloat(st.Hi-st.Mean, 'f', prec, 64)
 		}
-		rec := 0
+		rec, applicable := 0, 0
 		for _, r := range pt.Runs {
 			if r.Doc.Summary.Recovery.Recovered {
 				rec++
 			}
+			if r.Doc.Summary.Recovery.Applicable {
+				applicable++
+			}
 		}
-		rows = append(rows, []string{pt.Label, strconv.Itoa(len(pt.Runs)), fmt.Sprintf("%d of %d", rec, len(pt.Runs)),
+		recovered := fmt.Sprintf("%d of %d", rec, applicable)
+		if applicable == 0 {
+			recovered = "n/a (no fault)"
+		}
+		rows = append(rows, []string{pt.Label, strconv.Itoa(len(pt.Runs)), recovered,
 			cell("recovery_time_s", 1, 1, ""), cell("peak_received_over_capacity", 1, 2, ""), cell("wasted_work_fraction", 100, 2, "%"),
 			cell("success_ratio", 100, 1, "%"), cell("local_drop_rate", 100, 1, "%")})
 	}
