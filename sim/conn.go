@@ -76,8 +76,7 @@ func (m *model) handshakeOn(now int64, w, c, seq uint32) {
 func (m *model) startHandshake(now int64, w uint32, j job) bool {
 	c := j.slot &^ handshakeFlag
 	if m.cancel && !(m.cstate[c] == csConnecting && m.cseq[c] == j.token) {
-		m.row(now).Cancelled++
-		return false
+		return false // skipped: its client gave up (already counted as a connect timeout)
 	}
 	m.handshakeOn(now, w, c, j.token)
 	return true

@@ -62,10 +62,15 @@ func TestPoliciesLeaveArrivalsUnchanged(t *testing.T) {
 }
 
 func TestAccountingInvariants(t *testing.T) {
+	flood := withRetry(small(), 5, "none") // fills the accept backlog: unanswered attempts
+	flood.Clients.Arrival.TotalRate = 3000
+	flood.Backend.AcceptBacklog = 5
+	flood.Backend.RejectCost = dur(20 * time.Millisecond)
 	for _, sc := range []*scenario.Scenario{
 		small(),
 		withRetry(withThrottle(small(), 2), 3, "full"),
 		withRetry(withThrottle(small(), 1.5), 4, "none"),
+		flood,
 	} {
 		res := mustRun(t, sc)
 		s := res.Summary
@@ -79,8 +84,8 @@ func TestAccountingInvariants(t *testing.T) {
 		if s.Attempts != s.Received+s.FailedOutage {
 			t.Errorf("attempts %d != received %d + failed_outage %d", s.Attempts, s.Received, s.FailedOutage)
 		}
-		if s.Received != s.Accepted+s.Rejected {
-			t.Errorf("received %d != accepted %d + rejected %d", s.Received, s.Accepted, s.Rejected)
+		if s.Received != s.Accepted+s.Rejected+s.Unanswered {
+			t.Errorf("received %d != accepted %d + rejected %d + unanswered %d", s.Received, s.Accepted, s.Rejected, s.Unanswered)
 		}
 		// What was admitted was served, skipped, timed out in the queue,
 		// lost in an outage, or is still inside the backend at the end.
@@ -90,6 +95,9 @@ func TestAccountingInvariants(t *testing.T) {
 		}
 		if s.Succeeded > s.Served {
 			t.Errorf("succeeded %d > served %d", s.Succeeded, s.Served)
+		}
+		if sc == flood && s.Unanswered == 0 {
+			t.Error("the flood scenario left no attempt unanswered: the accept-backlog path is untested")
 		}
 	}
 }

@@ -575,7 +575,7 @@ func TestRunBadOut(t *testing.T) {
 
 	t.Chdir(dir)
 	r = runCLI(t, "run", "-q", file, "--out", ".")
-	if r.code != 1 || !strings.Contains(r.stderr, `"." cannot be a results folder`) {
+	if r.code != 1 || !strings.Contains(r.stderr, "--out .: cannot be a results folder") {
 		t.Errorf("--out .: got exit %d stderr %q, want 1 and \"cannot be a results folder\"", r.code, r.stderr)
 	}
 }

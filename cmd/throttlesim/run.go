@@ -29,6 +29,7 @@ type runOptions struct {
 	sets     []string
 	quiet    bool
 	noCharts bool
+	force    bool
 }
 
 // newRunCmd builds `throttlesim run`; runF replaces the run function in
@@ -43,8 +44,13 @@ func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cob
 		Short: "Run one scenario and write its results folder",
 		Long: `Run simulates the scenario in FILE and writes a results folder (default
 results/<scenario name>/) holding timeseries.csv, summary.json and the charts
-server_load.png, local_drops.png and recovery.png. The folder is replaced
-atomically: a failed or interrupted run never leaves it half-written.
+server_load.png, local_drops.png and recovery.png (and connections.png when
+clients hold connections). The folder is replaced atomically: a failed or
+interrupted run never leaves it half-written; an interrupted run's partial
+result goes to <folder>.incomplete/.
+
+A run whose estimated memory or time is above the limits (8 GiB, 1 hour)
+is refused before it starts, with the estimate; --force runs it anyway.
 
 A short summary goes to stdout; a progress bar goes to stderr when it is a
 terminal (never when piped, never with --quiet).`,
@@ -65,6 +71,7 @@ terminal (never when piped, never with --quiet).`,
 	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
 	f.BoolVar(&o.noCharts, "no-charts", false, "write timeseries.csv and summary.json only")
+	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
 	cmd.MarkFlagDirname("out")
 	return cmd
 }
@@ -110,6 +117,9 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	}
 	if o.seedSet {
 		sc.Seed = o.seed
+	}
+	if why := sim.EstimateCost(sc).TooBig(); why != "" && !o.force {
+		return fmt.Errorf("%s: %s; use --force to run it anyway", o.file, why)
 	}
 	out := o.out
 	if out == "" {
@@ -167,6 +177,9 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 // checkOut refuses, before any simulation, an output path that cannot
 // become a results folder.
 func checkOut(out string) error {
+	if b := filepath.Base(out); b == "." || b == ".." || b == string(filepath.Separator) {
+		return fmt.Errorf("--out %s: cannot be a results folder (it would replace the folder itself); name a new folder", out)
+	}
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 		return fmt.Errorf("--out %s: exists and is not a folder", out)
 	}

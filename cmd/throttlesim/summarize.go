@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,15 +136,10 @@ func sweepTable(w io.Writer, dir, format string) error {
 func writeTable(w io.Writer, header []string, rows [][]string, format string) error {
 	switch format {
 	case "csv":
-		fmt.Fprintln(w, strings.Join(header, ","))
-		for _, r := range rows {
-			for i := range r {
-				if strings.ContainsAny(r[i], ",\"") {
-					r[i] = strconv.Quote(r[i])
-				}
-			}
-			fmt.Fprintln(w, strings.Join(r, ","))
-		}
+		cw := csv.NewWriter(w)
+		cw.Write(header)
+		cw.WriteAll(rows)
+		return cw.Error()
 	case "text":
 		widths := make([]int, len(header))
 		for _, r := range append([][]string{header}, rows...) {
@@ -194,8 +190,19 @@ func summarizeRun(w io.Writer, dirs []string, format string) error {
 		header = append(header, "peak connects / capacity", "wasted handshake work", "99% reconnected (s)")
 	}
 	var rows [][]string
+	names := map[string]int{}
 	for _, d := range docs {
+		names[d.Scenario.Name]++
+	}
+	for di, d := range docs {
 		s := d.Summary
+		label := d.Scenario.Name
+		if names[label] > 1 {
+			label = filepath.Base(filepath.Clean(dirs[di])) // two runs of one scenario
+		}
+		if d.Run.Status != "complete" {
+			label += " (incomplete)"
+		}
 		rec := "n/a"
 		switch {
 		case s.Recovery.Recovered:
@@ -210,7 +217,7 @@ func summarizeRun(w io.Writer, dirs []string, format string) error {
 		if !s.Recovery.Applicable {
 			second = "n/a"
 		}
-		row := []string{d.Scenario.Name, pc(s.SuccessRatio), pc(s.LocalDropRate), f(s.Amplification, 3),
+		row := []string{label, pc(s.SuccessRatio), pc(s.LocalDropRate), f(s.Amplification, 3),
 			f(s.PeakReceivedOverCapacity, 2), pc(s.WastedWorkFraction), rec, second}
 		if conn {
 			if c := s.Connections; c != nil {

@@ -38,10 +38,18 @@ func (e Event) less(o Event) bool {
 
 // Queue is a 4-ary min-heap of events with a virtual clock. The zero value is
 // ready to use.
+//
+// Pop does not remove the event at once: it stays at the root until the
+// next call. If the handler of the popped event schedules a new one (most
+// do: the next arrival of the client, the next job of the worker), the new
+// event replaces the root and sifts down once, instead of a removal
+// (sift-down) plus an insertion (sift-up). The order of events is the same
+// either way: it is the total order on (At, Seq).
 type Queue struct {
-	h   []Event
-	seq uint64
-	now Time
+	h       []Event
+	seq     uint64
+	now     Time
+	pending bool // h[0] was popped and not yet removed
 }
 
 // NewQueue returns a queue whose backing array starts with room for n events.
@@ -51,7 +59,24 @@ func NewQueue(n int) *Queue { return &Queue{h: make([]Event, 0, n)} }
 func (q *Queue) Now() Time { return q.now }
 
 // Len is the number of pending events.
-func (q *Queue) Len() int { return len(q.h) }
+func (q *Queue) Len() int {
+	q.settle()
+	return len(q.h)
+}
+
+// settle removes a popped root that nothing replaced.
+func (q *Queue) settle() {
+	if !q.pending {
+		return
+	}
+	q.pending = false
+	n := len(q.h)
+	last := q.h[n-1]
+	q.h = q.h[:n-1]
+	if n > 1 {
+		q.down(last)
+	}
+}
 
 // Scheduled is the number of events ever scheduled.
 func (q *Queue) Scheduled() uint64 { return q.seq }
@@ -64,6 +89,11 @@ func (q *Queue) Schedule(at Time, kind uint8, id, aux uint32) {
 	}
 	e := Event{At: at, key: q.seq<<8 | uint64(kind), ID: id, Aux: aux}
 	q.seq++
+	if q.pending { // replace the popped root: one sift-down
+		q.pending = false
+		q.down(e)
+		return
+	}
 	q.h = append(q.h, e)
 	q.up(len(q.h) - 1)
 }
@@ -71,6 +101,7 @@ func (q *Queue) Schedule(at Time, kind uint8, id, aux uint32) {
 // Peek returns the next event without removing it. ok is false when the
 // queue is empty.
 func (q *Queue) Peek() (e Event, ok bool) {
+	q.settle()
 	if len(q.h) == 0 {
 		return Event{}, false
 	}
@@ -80,16 +111,12 @@ func (q *Queue) Peek() (e Event, ok bool) {
 // Pop removes the next event, advances the clock to its time and returns
 // it. ok is false when the queue is empty.
 func (q *Queue) Pop() (e Event, ok bool) {
-	n := len(q.h)
-	if n == 0 {
+	q.settle()
+	if len(q.h) == 0 {
 		return Event{}, false
 	}
 	e = q.h[0]
-	last := q.h[n-1]
-	q.h = q.h[:n-1]
-	if n > 1 {
-		q.down(last)
-	}
+	q.pending = true
 	q.now = e.At
 	return e, true
 }

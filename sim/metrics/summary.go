@@ -269,9 +269,9 @@ func recovery(s *Series, p Params) Recovery {
 	w := int(p.RecoveryWindow / iv)
 	n := len(g)
 	// win[j] is the mean goodput of rows j−w+1..j (the window ending at
-	// the end of row j); candidates are windows ending at or after the
-	// last fault's end.
-	startJ := max(w-1, int((last+iv-1)/iv)-1)
+	// the end of row j); candidates are the windows that start at or after
+	// the end of the last fault (its interval rounded up).
+	startJ := int((last+iv-1)/iv) + w - 1
 	if startJ >= n {
 		rec.Reason = "the run ends before a whole recovery window after the fault"
 		return rec

@@ -92,7 +92,8 @@ func (f *Fault) setDefaults() { *f = Fault{Mode: "refuse", Fraction: 0.5} }
 func (s *Step) setDefaults() { *s = Step{Multiplier: 1} }
 
 // SetDefaults fills a section that a scenario holds by pointer or in a list
-// (*Throttle, *Retry, *Fault, *Step) with its documented defaults, for
+// (*Throttle, *Retry, *Connection, *Sweep, *Fault, *Step) with its
+// documented defaults, for
 // scenarios built in code. Other values are left alone.
 func SetDefaults(v any) {
 	if d, ok := v.(defaulter); ok {

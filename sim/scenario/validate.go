@@ -61,7 +61,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(m.Interval <= s.Duration, "metrics.interval", "%s is longer than the run (%s)", m.Interval, s.Duration)
 		v.check(s.Duration%m.Interval == 0, "duration", "%s is not a whole number of metrics intervals (%s): every row of timeseries.csv must be a full interval", s.Duration, m.Interval)
 		n := int64(s.Duration) / int64(m.Interval)
-		v.check(n <= MaxIntervals, "metrics.interval", "%s over %s makes %d rows; at most %d (use a longer interval)", m.Interval, s.Duration, n, MaxIntervals)
+		v.check(n <= MaxIntervals, "metrics.interval", "%s over %s makes %d rows (about %.3g GB of memory); at most %d (use a longer interval)", m.Interval, s.Duration, n, float64(n)*400/1e9, MaxIntervals)
 		v.check(m.RecoveryWindow > 0 && m.RecoveryWindow%m.Interval == 0, "metrics.recovery_window", "must be a positive multiple of metrics.interval (%s), got %s", m.Interval, m.RecoveryWindow)
 		v.check(m.Baseline > 0 && m.Baseline%m.Interval == 0, "metrics.baseline", "must be a positive multiple of metrics.interval (%s), got %s", m.Interval, m.Baseline)
 	}
@@ -142,8 +142,9 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(r.JitterWindow >= 0, "clients.connection.reconnect.jitter_window", "must be >= 0, got %s", r.JitterWindow)
 		v.check(r.JitterWindow < s.Duration || s.Duration <= 0, "clients.connection.reconnect.jitter_window", "%s is not shorter than the run (%s)", r.JitterWindow, s.Duration)
 		rb := r.Backoff
+		v.check(rb.Base >= 0, "clients.connection.reconnect.backoff.base", "must be >= 0, got %s", rb.Base)
 		if r.Policy != "backoff" {
-			rb = Backoff{Base: 1, Cap: 1, Multiplier: 1} // not used: nothing to check
+			rb = Backoff{Base: 1, Cap: 1, Multiplier: 1} // only the sign matters when unused
 		}
 		v.check(rb.Base > 0, "clients.connection.reconnect.backoff.base", "must be > 0, got %s", rb.Base)
 		v.check(rb.Cap >= rb.Base, "clients.connection.reconnect.backoff.cap", "must be >= base (%s), got %s", rb.Base, rb.Cap)

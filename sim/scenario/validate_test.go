@@ -210,7 +210,7 @@ clients:
 		},
 		{
 			name: "too many rows", sets: []string{"duration=2h", "metrics.interval=500us", "faults=null"},
-			path: "metrics.interval", msg: []string{"makes 14400000 rows; at most 10000000"},
+			path: "metrics.interval", msg: []string{"makes 14400000 rows (about 5.76 GB of memory); at most 10000000"},
 		},
 		{
 			name: "recovery_window not a multiple of the interval", sets: []string{"metrics.recovery_window=1500ms"},
