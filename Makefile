@@ -91,3 +91,30 @@ experiment-k-sweep: build ## the K sweep (docs/experiments/k-sweep.md)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/overload-table.md,overload)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/window-table.md,window)
 	@echo "updated $(KSWEEP_DOC).md and its figures"
+
+# ---- performance against the peers (shared/bench/R1.md) ----
+SHARED ?= ../shared
+REPEAT ?= 3
+
+.PHONY: bench-peers
+bench-peers: build ## R1: throttlesim vs SimPy 3 at N=1k and 100k, throttlesim alone at 1M (median of REPEAT runs)
+	@/usr/bin/python3 -c 'import simpy' 2>/dev/null || { \
+		echo "bench-peers needs Debian's SimPy 3: apt-get install -y python3-simpy3"; exit 1; }
+	@printf '%-10s %-9s %14s %14s %8s\n' engine N events run_s events/s
+	@for n in 1000 100000 1000000; do \
+		for e in throttlesim simpy3; do \
+			[ $$e = simpy3 ] && [ $$n = 1000000 ] && continue; \
+			for i in $$(seq $(REPEAT)); do \
+				if [ $$e = throttlesim ]; then ./$(BIN) bench scenarios/bench-r1.yaml --set clients.count=$$n; \
+				else (cd $(SHARED)/bench && /usr/bin/python3 r1_simpy3.py --n $$n --t 600 --seed $$i); fi; \
+			done | awk -v e=$$e -v n=$$n ' \
+				{ match($$0, /"events": *[0-9]+/); ev = substr($$0, RSTART, RLENGTH); sub(/.*: */, "", ev); \
+				  match($$0, /"run_s": *[0-9.e+-]+/); rs = substr($$0, RSTART, RLENGTH); sub(/.*: */, "", rs); \
+				  r[NR] = ev / rs; evs[NR] = ev; rss[NR] = rs } \
+				END { m = NR; for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t } \
+				      printf "%-10s %-9d %14d %14.3f %8.0f\n", e, n, evs[1], rss[1], r[int((m + 1) / 2)] }'; \
+		done; \
+	done | tee results/bench-peers.txt
+	@awk '{ eps[$$1" "$$2] = $$5 } END { for (n in eps) ; \
+		split("1000 100000", ns, " "); for (i = 1; i <= 2; i++) { k = ns[i]; \
+		if (eps["simpy3 "k] > 0) printf "N=%-7s throttlesim / SimPy 3 = %.0fx\n", k, eps["throttlesim "k] / eps["simpy3 "k] } }' results/bench-peers.txt

@@ -168,7 +168,9 @@ type model struct {
 	ser      *metrics.Series
 	hist     metrics.Histogram // current interval
 	all      metrics.Histogram
-	histRow  int
+	histRow  int   // the row whose latency histogram is open
+	rowStart int64 // [rowStart, rowEnd) is histRow's time span, once known
+	rowEnd   int64
 	waitSum  float64
 	waitN    int64
 	nextRow  int64 // start of the row after the one being filled

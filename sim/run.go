@@ -22,6 +22,10 @@ type Options struct {
 	// Trace, when set, is called with every event before it is handled
 	// (for debugging and tests; it slows the run down).
 	Trace func(TraceEvent)
+	// Started, when set, is called once the model is built and the initial
+	// events are scheduled, just before the event loop (benchmarks use it to
+	// time set-up and loop apart).
+	Started func()
 }
 
 // TraceEvent is one event of the trajectory. ID and Aux depend on the kind:
@@ -72,6 +76,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 	}
 	m := newModel(&rs, rs.Seed)
 	m.start()
+	if opt.Started != nil {
+		opt.Started()
+	}
 	stopped, err := m.loop(ctx, opt.Progress, opt.Trace)
 	m.finish(stopped)
 	res := &Result{
@@ -265,9 +272,17 @@ func (m *model) finish(stop int64) {
 // row returns the metrics row of time t and closes the latency histogram
 // of earlier rows.
 func (m *model) row(t int64) *metrics.Row {
+	if t < m.rowEnd && t >= m.rowStart { // the common case: no division
+		return &m.ser.Rows[m.histRow]
+	}
 	i := m.ser.Index(t)
 	if i != m.histRow {
 		m.flushHist(i)
+	}
+	m.rowStart = int64(i) * m.ser.Interval
+	m.rowEnd = m.rowStart + m.ser.Interval
+	if i == len(m.ser.Rows)-1 {
+		m.rowEnd = math.MaxInt64
 	}
 	return &m.ser.Rows[i]
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the tests run the real program in a child process: the test
+// binary re-executes itself with THROTTLESIM_MAIN=1 and becomes throttlesim.
+func TestMain(m *testing.M) {
+	if os.Getenv("THROTTLESIM_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func child(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "THROTTLESIM_MAIN=1"), env...)
+	return cmd
+}
+
+// longScenario takes a few seconds: enough to be interrupted mid-run.
+const longScenario = `name: long
+duration: 4000s
+clients:
+  count: 100000
+  arrival: {total_rate: 3000/s}
+  timeout: 1s
+  throttle: {}
+backend: {workers: 200, queue: {limit: 100}}
+faults:
+  - {kind: outage, start: 100s, duration: 30s}
+`
+
+// SIGINT and SIGTERM stop a real run promptly: exit 130, the previous
+// results untouched, the partial result in <out>.incomplete marked so.
+func TestSignalStopsARun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			file := writeFile(t, dir, "long.yaml", longScenario)
+			out := filepath.Join(dir, "out")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, out, "summary.json", `{"previous": true}`)
+			cmd := child(t, nil, "run", file, "--out", out, "-q")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(700 * time.Millisecond)
+			sent := time.Now()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit: %v, want 130; stderr:\n%s", err, stderr.String())
+			}
+			if d := time.Since(sent); d > 5*time.Second {
+				t.Errorf("took %v to stop", d)
+			}
+			if got := string(readFile(t, filepath.Join(out, "summary.json"))); got != `{"previous": true}` {
+				t.Errorf("previous results changed: %q", got)
+			}
+			var doc struct {
+				Run struct{ Status string } `json:"run"`
+			}
+			if err := json.Unmarshal(readFile(t, filepath.Join(out+".incomplete", "summary.json")), &doc); err != nil || doc.Run.Status != "incomplete" {
+				t.Errorf("partial result: %v, status %q", err, doc.Run.Status)
+			}
+			if !strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("stderr: %q", stderr.String())
+			}
+		})
+	}
+}
+
+// SIGKILL at random moments never leaves a truncated file: the results
+// folder is either the previous one or a complete new one.
+func TestKillLeavesNoTruncatedFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", strings.Replace(tinyScenario, "count: 50", "count: 20000", 1))
+	out := filepath.Join(dir, "out")
+	if r := runCLI(t, "run", file, "-q", "--out", out); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	want := treeBytes(t, out)
+	r := rand.New(rand.NewPCG(7, 7))
+	for i := 0; i < 12; i++ {
+		cmd := child(t, nil, "run", file, "-q", "--out", out)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(r.IntN(200)) * time.Millisecond) // a run takes ~150 ms
+		cmd.Process.Kill()
+		cmd.Wait()
+		got := treeBytes(t, out)
+		// Same scenario and seed: a finished run writes the same bytes, an
+		// unfinished one must have left the old folder as it was.
+		sameTree(t, "after SIGKILL", want, got)
+	}
+	// Leftover temporary folders are hidden and never the results folder.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); n != "out" && n != "s.yaml" && !strings.HasPrefix(n, ".out.tmp-") {
+			t.Errorf("unexpected %s beside the results", n)
+		}
+	}
+}
+
+// The same bytes whatever GOMAXPROCS, and under the race detector's build
+// too when the test binary is one.
+func TestSameBytesWhateverGOMAXPROCS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	var trees []map[string][]byte
+	for _, procs := range []string{"1", "2"} {
+		out := filepath.Join(dir, "p"+procs)
+		cmd := child(t, []string{"GOMAXPROCS=" + procs}, "run", file, "-q", "--no-charts", "--out", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("GOMAXPROCS=%s: %v\n%s", procs, err, b)
+		}
+		trees = append(trees, treeBytes(t, out))
+	}
+	sameTree(t, "GOMAXPROCS 1 vs 2", trees[0], trees[1])
+	// A sweep spreads runs over goroutines: still the same bytes.
+	var sweeps []map[string][]byte
+	for _, procs := range []string{"1", "2"} {
+		out := filepath.Join(dir, "s"+procs)
+		cmd := child(t, []string{"GOMAXPROCS=" + procs}, "sweep", file, "-q", "--vary", "clients.throttle.k=1.5,3", "--seeds", "2", "--out", out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("sweep GOMAXPROCS=%s: %v\n%s", procs, err, b)
+		}
+		sweeps = append(sweeps, treeBytes(t, out))
+	}
+	sameTree(t, "sweep GOMAXPROCS 1 vs 2", sweeps[0], sweeps[1])
+}
