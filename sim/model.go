@@ -116,7 +116,7 @@ type model struct {
 	reqs       []request
 	freeSlots  []uint32
 	throttle   *policy.Window
-	k          float64
+	tform      policy.ThrottleForm
 	countLocal bool
 	groupSize  uint32
 	acceptMask uint8
@@ -204,7 +204,7 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		}
 		m.groupSize = uint32(gs)
 		m.throttle = policy.NewWindow((n+gs-1)/gs, int64(t.Window)/int64(t.Buckets), int64(t.Buckets))
-		m.k = t.K
+		m.tform = policy.ThrottleForm{K: t.K, Padding: t.Padding, Aggression: t.Aggression, MaxP: t.MaxProbability, MinRequests: uint32(t.MinRequests)}
 		m.countLocal = t.CountLocalRejects
 		m.acceptMask = outcomeMask(t.AcceptOutcomes)
 	}

@@ -355,7 +355,7 @@ func (m *model) attempt(now int64, slot uint32) {
 	}
 	if m.throttle != nil {
 		id := int(r.client / m.groupSize)
-		p := m.throttle.Probability(now, id, m.k, 1)
+		p := m.throttle.Probability(now, id, m.tform)
 		if m.countLocal {
 			m.throttle.RecordRequest(now, id)
 		}

@@ -1,5 +1,7 @@
 package policy
 
+import "math"
+
 // SREProbability is the probability with which the SRE adaptive throttle
 // rejects a new request locally (Google SRE book, "Handling Overload",
 // eq. 21-1):
@@ -18,6 +20,42 @@ func SREProbability(requests, accepts, k, padding float64) float64 {
 	p := (requests - k*accepts) / (requests + padding)
 	if p < 0 {
 		return 0
+	}
+	return p
+}
+
+// ThrottleForm generalises the SRE formula to the variants real clients
+// and proxies use:
+//
+//	p = min(MaxP, max(0, (requests − K·accepts) / (requests + Padding))^(1/Aggression))
+//
+// and p = 0 while requests < MinRequests. The SRE book: K 2, Padding 1,
+// Aggression 1, MaxP 1, MinRequests 0. grpc-go's RLS throttler: Padding 8.
+// Envoy admission control: K = 1/sr_threshold (0.95 → 1.053), Aggression,
+// MaxP max_rejection_probability (0.8), MinRequests from rps_threshold
+// times the window. failsafe-go: K = 1/0.9, MaxP 0.9.
+type ThrottleForm struct {
+	K, Padding, Aggression, MaxP float64
+	MinRequests                  uint32
+}
+
+// Probability is the form's local rejection probability.
+//
+//	requests accepts  form                          p
+//	10       0        K 2, padding 8 (gRPC RLS)     10/18 = 0.5556
+//	100      90       K 1/0.95, aggression 2        sqrt(5.263/101) = 0.2283
+//	100      0        max_p 0.8                     0.8
+//	5        0        min_requests 10               0
+func (f ThrottleForm) Probability(requests, accepts uint32) float64 {
+	if requests < f.MinRequests {
+		return 0
+	}
+	p := SREProbability(float64(requests), float64(accepts), f.K, f.Padding)
+	if p > 0 && f.Aggression != 1 && f.Aggression > 0 {
+		p = math.Pow(p, 1/f.Aggression)
+	}
+	if f.MaxP > 0 && p > f.MaxP {
+		p = f.MaxP
 	}
 	return p
 }
@@ -77,10 +115,10 @@ func (w *Window) Advance(now int64) {
 // latest Advance.
 func (w *Window) Counts(id int) (requests, accepts uint32) { return w.req[id], w.acc[id] }
 
-// Probability is SREProbability for throttle id at time now.
-func (w *Window) Probability(now int64, id int, k, padding float64) float64 {
+// Probability is the form's probability for throttle id at time now.
+func (w *Window) Probability(now int64, id int, f ThrottleForm) float64 {
 	w.Advance(now)
-	return SREProbability(float64(w.req[id]), float64(w.acc[id]), k, padding)
+	return f.Probability(w.req[id], w.acc[id])
 }
 
 // RecordRequest adds one request to throttle id at time now.

@@ -115,6 +115,29 @@ func TestWindowMatchesNaiveScan(t *testing.T) {
 	}
 }
 
+func TestThrottleForms(t *testing.T) {
+	sre := ThrottleForm{K: 2, Padding: 1, Aggression: 1, MaxP: 1}
+	tests := []struct {
+		name     string
+		f        ThrottleForm
+		req, acc uint32
+		want     float64
+	}{
+		{"SRE book", sre, 30, 10, 10.0 / 31},
+		{"gRPC RLS padding 8", ThrottleForm{K: 2, Padding: 8, Aggression: 1, MaxP: 1}, 10, 0, 10.0 / 18},
+		// Envoy: (100 − 90/0.95)/(101) = 5.2632/101, then ^(1/2).
+		{"Envoy sr 0.95, aggression 2", ThrottleForm{K: 1 / 0.95, Padding: 1, Aggression: 2, MaxP: 0.8}, 100, 90, math.Sqrt((100 - 90/0.95) / 101)},
+		{"Envoy cap 0.8", ThrottleForm{K: 1 / 0.95, Padding: 1, Aggression: 1, MaxP: 0.8}, 100, 0, 0.8},
+		{"below min_requests", ThrottleForm{K: 2, Padding: 1, Aggression: 1, MaxP: 1, MinRequests: 10}, 5, 0, 0},
+		{"at min_requests", ThrottleForm{K: 2, Padding: 1, Aggression: 1, MaxP: 1, MinRequests: 10}, 10, 0, 10.0 / 11},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Probability(tt.req, tt.acc); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func BenchmarkWindowRecordAndProbability(b *testing.B) {
 	w := NewWindow(1000, int64(1e9), 120)
 	b.ReportAllocs()
@@ -122,7 +145,7 @@ func BenchmarkWindowRecordAndProbability(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		now += 1e6 // 1000 events per simulated second
 		id := i % 1000
-		_ = w.Probability(now, id, 2, 1)
+		_ = w.Probability(now, id, ThrottleForm{K: 2, Padding: 1, Aggression: 1, MaxP: 1})
 		w.RecordRequest(now, id)
 		if i%3 != 0 {
 			w.RecordAccept(now, id)

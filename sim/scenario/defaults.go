@@ -47,6 +47,9 @@ func (t *Throttle) setDefaults() {
 		Scope:             "client",
 		GroupSize:         1,
 		AcceptOutcomes:    []string{"ok"},
+		Padding:           1,
+		Aggression:        1,
+		MaxProbability:    1,
 	}
 }
 

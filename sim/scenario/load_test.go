@@ -564,6 +564,9 @@ func TestDefaultsThrottle(t *testing.T) {
 		Scope:             "client",
 		GroupSize:         1,
 		AcceptOutcomes:    []string{"ok"},
+		Padding:           1,
+		Aggression:        1,
+		MaxProbability:    1,
 	}
 	for _, section := range []string{"throttle: {}", "throttle:\n    enabled: true"} {
 		t.Run(section, func(t *testing.T) {

@@ -155,6 +155,13 @@ type Throttle struct {
 	GroupSize int    `yaml:"group_size" json:"group_size"`
 	// AcceptOutcomes lists the backend outcomes that count as accepts.
 	AcceptOutcomes []string `yaml:"accept_outcomes" json:"accept_outcomes" enum:"ok,rejected,unavailable"`
+	// Variants of the formula (policy.ThrottleForm): p = min(max_probability,
+	// max(0, (requests − K·accepts)/(requests + padding))^(1/aggression)),
+	// and 0 while requests < min_requests.
+	Padding        float64 `yaml:"padding" json:"padding"`
+	Aggression     float64 `yaml:"aggression" json:"aggression"`
+	MaxProbability float64 `yaml:"max_probability" json:"max_probability"`
+	MinRequests    int     `yaml:"min_requests" json:"min_requests"`
 }
 
 // Retry is the per-request retry policy.

@@ -118,6 +118,10 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(t.GroupSize >= 1, "clients.throttle.group_size", "must be >= 1, got %d", t.GroupSize)
 		v.check(t.Scope == "group" || t.GroupSize == 1, "clients.throttle.group_size", "is %d but scope is %q: set scope: group to share a throttle", t.GroupSize, t.Scope)
 		v.check(len(t.AcceptOutcomes) > 0, "clients.throttle.accept_outcomes", "must name at least one outcome (usually [ok])")
+		v.check(t.Padding > 0, "clients.throttle.padding", "must be > 0 (the SRE book: 1, gRPC's RLS throttler: 8), got %g", t.Padding)
+		v.check(t.Aggression > 0, "clients.throttle.aggression", "must be > 0 (1: the SRE formula), got %g", t.Aggression)
+		v.check(t.MaxProbability > 0 && t.MaxProbability <= 1, "clients.throttle.max_probability", "must be in (0, 1], got %g", t.MaxProbability)
+		v.check(t.MinRequests >= 0, "clients.throttle.min_requests", "must be >= 0, got %d", t.MinRequests)
 	}
 	if r := c.Retry; r != nil {
 		v.check(r.MaxAttempts >= 1 && r.MaxAttempts <= MaxAttempts, "clients.retry.max_attempts", "must be in 1..%d, got %d", MaxAttempts, r.MaxAttempts)
