@@ -4,10 +4,113 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
+
+// docs/summary.schema.json is generated from the Go types of summary.json
+// (SummaryDoc): `go test ./sim -run Schema -update` rewrites it, and this
+// test fails when the file and the types disagree.
+func TestSchemaFileIsCurrent(t *testing.T) {
+	b, err := json.MarshalIndent(summarySchema(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	path := filepath.Join("..", "docs", "summary.schema.json")
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(old) != string(b) {
+		t.Errorf("%s is out of date with the Go types: run go test ./sim -run Schema -update", path)
+	}
+}
+
+func summarySchema() map[string]any {
+	s := schemaOf(reflect.TypeFor[SummaryDoc]())
+	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	s["$id"] = "https://github.com/throttlesim/throttlesim/docs/summary.schema.json"
+	s["title"] = "throttlesim summary.json, schema_version 1"
+	props := s["properties"].(map[string]any)
+	props["schema_version"] = map[string]any{"const": 1}
+	return s
+}
+
+var (
+	durationType = reflect.TypeFor[scenario.Duration]()
+	rateType     = reflect.TypeFor[scenario.Rate]()
+)
+
+// schemaOf is the JSON Schema of the JSON encoding of t (the subset this
+// project uses: type, enum, pattern, properties, required,
+// additionalProperties, items).
+func schemaOf(t reflect.Type) map[string]any {
+	switch t {
+	case durationType:
+		return map[string]any{"type": "string", "pattern": "^-?[0-9]+(ns|us|ms|s|m|h)$", "description": "a duration with a unit"}
+	case rateType:
+		return map[string]any{"type": "string", "pattern": "/s$", "description": "a rate per second, e.g. \"600/s\""}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		s := schemaOf(t.Elem())
+		s["type"] = []any{s["type"], "null"}
+		return s
+	case reflect.Struct:
+		props := map[string]any{}
+		var required []any
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			ps := schemaOf(f.Type)
+			if e := f.Tag.Get("enum"); e != "" {
+				var vals []any
+				for _, v := range strings.Split(e, ",") {
+					vals = append(vals, v)
+				}
+				if f.Type.Kind() == reflect.Slice {
+					ps["items"] = map[string]any{"enum": vals}
+				} else {
+					ps = map[string]any{"enum": vals}
+				}
+			}
+			props[name] = ps
+			if !strings.Contains(opts, "omitempty") {
+				required = append(required, name)
+			}
+		}
+		sort.Slice(required, func(i, j int) bool { return required[i].(string) < required[j].(string) })
+		return map[string]any{"type": "object", "additionalProperties": false, "properties": props, "required": required}
+	case reflect.Slice:
+		return map[string]any{"type": []any{"array", "null"}, "items": schemaOf(t.Elem())}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Uint32, reflect.Int32:
+		return map[string]any{"type": "integer"}
+	case reflect.Float64:
+		return map[string]any{"type": "number"}
+	}
+	panic("schemaOf: unsupported type " + t.String())
+}
 
 // summary.json must match docs/summary.schema.json: every key the document
 // has is declared, every required key is present, enums and patterns hold,

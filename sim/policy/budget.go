@@ -1,0 +1,437 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// BudgetKind names a retry budget: a per-client (or per-group) limit on how
+// many retries may be sent, as opposed to the per-request attempt cap.
+type BudgetKind uint8
+
+// Retry budgets. Each keeps state per instance (one per client or per
+// client group) and fails a refused retry at once: none of them blocks.
+const (
+	// BudgetSRE: retry only while retries/requests < Ratio over a sliding
+	// window (Google SRE book, "Handling Overload", "Deciding to Retry").
+	BudgetSRE BudgetKind = iota
+	// BudgetGRPC: gRPC retry throttling (gRFC A6): a token count, −1 per
+	// failed attempt, +TokenRatio per successful one, retries only while
+	// above MaxTokens/2.
+	BudgetGRPC
+	// BudgetFinagle: Finagle's RetryBudget: a leaky token bucket, deposits
+	// per request and withdrawals per retry expiring after a TTL, plus a
+	// standing reserve.
+	BudgetFinagle
+	// BudgetAWS: the AWS SDKs' standard-mode retry quota: a bucket of
+	// Capacity tokens, each retry costs tokens, successes give some back.
+	BudgetAWS
+)
+
+// ParseBudgetKind maps a scenario name to a BudgetKind.
+func ParseBudgetKind(s string) (BudgetKind, error) {
+	switch s {
+	case "sre":
+		return BudgetSRE, nil
+	case "grpc":
+		return BudgetGRPC, nil
+	case "finagle":
+		return BudgetFinagle, nil
+	case "aws":
+		return BudgetAWS, nil
+	}
+	return 0, fmt.Errorf("policy: unknown retry budget %q", s)
+}
+
+// RetryCause is why the attempt that wants a retry failed. Only BudgetAWS
+// prices causes differently; the other kinds ignore it.
+type RetryCause uint8
+
+// Retry causes, as the AWS SDKs classify them.
+const (
+	// CauseError: any other retryable failure (5xx, connection error).
+	CauseError RetryCause = iota
+	// CauseTimeout: the attempt timed out (botocore: ConnectTimeoutError or
+	// ReadTimeoutError; aws-sdk-go-v2: an error that IsErrorTimeout).
+	CauseTimeout
+	// CauseThrottle: the server throttled the attempt (429-like error codes
+	// such as Throttling, SlowDown; botocore ThrottlingErrorDetector).
+	CauseThrottle
+)
+
+// BudgetConfig is the configuration shared by every instance of a
+// BudgetSet. Only the fields of Kind are read; start from SREDefaults,
+// GRPCDefaults, FinagleDefaults, AWSStandardDefaults or AWS2026Defaults.
+type BudgetConfig struct {
+	Kind BudgetKind
+
+	// Buckets is the number of time buckets of the sliding window (SRE:
+	// Window/Buckets wide; Finagle: TTL/Buckets wide). A record made at t
+	// lives in bucket floor(t/width) and expires when bucket
+	// floor(t/width)+Buckets begins, i.e. after between (Buckets−1)·width
+	// and Buckets·width: the model's approximation of a sliding window.
+	Buckets int64
+
+	// SRE.
+	Ratio  float64 // a retry is allowed while retries/requests < Ratio (0.1)
+	Window int64   // ns; the book gives none for the retry ratio (2 min)
+	// FirstAttemptsOnly makes requests count only new application
+	// requests. By default (false) a granted retry counts as a request as
+	// well, so the ratio is the share of sent requests that are retries.
+	FirstAttemptsOnly bool
+
+	// gRPC. A6 has no defaults (both must be set); GRPCDefaults uses A6's
+	// example, 10 and 0.1.
+	MaxTokens  float64 // in (0, 1000]
+	TokenRatio float64 // > 0; kept to 3 decimals (rounded to the nearest 0.001)
+
+	// Finagle (RetryBudget.apply).
+	TTL              int64   // ns, deposits and withdrawals expire after it; [1 s, 60 s]
+	MinRetriesPerSec int     // reserve: this many retries per second of TTL; ≥ 0
+	PercentCanRetry  float64 // retries per request, as a fraction; [0, 1000]
+
+	// AWS (retry quota).
+	Capacity         int32 // tokens, and the initial balance (500)
+	RetryCost        int32 // a retry after CauseError (5; 2026: 14)
+	TimeoutCost      int32 // a retry after CauseTimeout (10; 2026: 14)
+	ThrottleCost     int32 // a retry after CauseThrottle (5; 2026: 5)
+	NoRetryIncrement int32 // returned by a success that needed no retry (1)
+}
+
+// SREDefaults is the SRE book's per-client retry budget: retries while
+// retries/requests < 10%. The book states no window for this ratio; we use
+// the two minutes it gives for adaptive throttling, in 1-second buckets.
+func SREDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetSRE, Ratio: 0.1, Window: 120e9, Buckets: 120}
+}
+
+// GRPCDefaults is gRPC retry throttling with the example of gRFC A6
+// ("maxTokens": 10, "tokenRatio": 0.1). A6 defines no defaults: a service
+// config must set both fields; these are our documented choice.
+func GRPCDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetGRPC, MaxTokens: 10, TokenRatio: 0.1}
+}
+
+// FinagleDefaults is Finagle's RetryBudget(): TTL 10 s, minRetriesPerSec 10,
+// percentCanRetry 0.2 (finagle-core RetryBudget.scala), with the 10 slices
+// of the WindowedAdder behind TokenBucket.newLeakyBucket (twitter/util).
+func FinagleDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetFinagle, TTL: 10e9, MinRetriesPerSec: 10, PercentCanRetry: 0.2, Buckets: 10}
+}
+
+// AWSStandardDefaults is the retry quota of the AWS SDKs' standard mode:
+// 500 tokens, retry cost 5, timeout cost 10, +1 on a success without
+// retries (aws-sdk-go-v2 aws/retry/standard.go DefaultRetryRateTokens,
+// DefaultRetryCost, DefaultRetryTimeoutCost, DefaultNoRetryIncrement;
+// botocore retries/quota.py INITIAL_CAPACITY and retries/standard.py
+// RetryQuotaChecker). Throttles cost the ordinary 5.
+func AWSStandardDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetAWS, Capacity: 500, RetryCost: 5, TimeoutCost: 10, ThrottleCost: 5, NoRetryIncrement: 1}
+}
+
+// AWS2026Defaults is the opt-in 2026 standard mode (AWS_NEW_RETRIES_2026;
+// botocore STANDARD_RETRY_MODE_VERSION "2.1", RetryQuotaChecker
+// _RETRY_COST_V2 = 14 and _THROTTLING_RETRY_COST = 5): a retry costs 14,
+// or 5 after a throttle; timeouts are not priced apart (botocore 2.1 checks
+// only for throttling). aws-sdk-go-v2 retry2026_test.go: 500 → 486 → 472
+// after two 5xx retries, back to 486 on success; 495 after a throttle.
+func AWS2026Defaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetAWS, Capacity: 500, RetryCost: 14, TimeoutCost: 14, ThrottleCost: 5, NoRetryIncrement: 1}
+}
+
+// Validate reports a configuration a BudgetSet cannot run with.
+func (c BudgetConfig) Validate() error {
+	switch c.Kind {
+	case BudgetSRE:
+		switch {
+		case !(c.Ratio > 0 && c.Ratio <= 1):
+			return errors.New("policy: SRE budget Ratio must be in (0, 1]")
+		case c.Buckets < 1:
+			return errors.New("policy: SRE budget Buckets must be at least 1")
+		case c.Window < c.Buckets:
+			return errors.New("policy: SRE budget Window must be at least Buckets ns")
+		}
+	case BudgetGRPC:
+		switch {
+		case !(c.MaxTokens > 0 && c.MaxTokens <= 1000):
+			return errors.New("policy: gRPC budget MaxTokens must be in (0, 1000]")
+		case !(c.TokenRatio > 0) || math.IsInf(c.TokenRatio, 1):
+			return errors.New("policy: gRPC budget TokenRatio must be positive")
+		case milli(c.TokenRatio) < 1:
+			return errors.New("policy: gRPC budget TokenRatio rounds to 0 at 3 decimals")
+		case milli(c.TokenRatio) > math.MaxInt32/2:
+			return errors.New("policy: gRPC budget TokenRatio too large")
+		}
+	case BudgetFinagle:
+		switch {
+		case c.TTL < 1e9 || c.TTL > 60e9:
+			return errors.New("policy: Finagle budget TTL must be in [1 s, 60 s]")
+		case c.MinRetriesPerSec < 0 || c.MinRetriesPerSec > 1e6:
+			return errors.New("policy: Finagle budget MinRetriesPerSec must be in [0, 1e6]")
+		case !(c.PercentCanRetry >= 0 && c.PercentCanRetry <= 1000):
+			return errors.New("policy: Finagle budget PercentCanRetry must be in [0, 1000]")
+		case c.Buckets < 1:
+			return errors.New("policy: Finagle budget Buckets must be at least 1")
+		case c.TTL < c.Buckets:
+			return errors.New("policy: Finagle budget TTL must be at least Buckets ns")
+		}
+	case BudgetAWS:
+		switch {
+		case c.Capacity < 0:
+			return errors.New("policy: AWS budget Capacity must not be negative")
+		case c.RetryCost < 1 || c.TimeoutCost < 1 || c.ThrottleCost < 1:
+			return errors.New("policy: AWS budget retry costs must be at least 1")
+		case c.NoRetryIncrement < 0:
+			return errors.New("policy: AWS budget NoRetryIncrement must not be negative")
+		}
+	default:
+		return fmt.Errorf("policy: unknown retry budget kind %d", c.Kind)
+	}
+	return nil
+}
+
+// milli is x in thousandths, rounded to the nearest (gRPC core keeps the
+// token count in milli-tokens; A6: "Up to 3 decimal places are supported").
+func milli(x float64) int64 { return int64(math.Round(x * 1000)) }
+
+// BudgetSet is n retry budgets of one kind and one configuration, kept as
+// flat slices (one element per instance), so a million clients cost a few
+// slices, not a million objects. Instance i is a client or a client group:
+// the caller maps clients to instances (scope per client, as the AWS SDKs
+// per client object, gRPC per channel and server name, Finagle per client
+// stack; or per group).
+//
+// The caller reports three events per instance:
+//
+//   - OnRequest when a new application request starts (its first attempt);
+//   - AllowRetry when an attempt failed and the caller wants to retry it:
+//     true means the retry is sent and has been charged;
+//   - OnResult when an attempt finishes, with the charge of the request's
+//     latest granted retry (0 if it was never retried).
+//
+// What each kind does with them:
+//
+//	kind     OnRequest        AllowRetry                          OnResult
+//	SRE      requests++       retries/requests < Ratio → retries++ —
+//	gRPC     —                tokens > MaxTokens/2 (no charge)    fail −1 (≥ 0), success +TokenRatio (≤ max)
+//	Finagle  deposit 1000     balance ≥ w → withdraw w            —
+//	AWS      —                quota ≥ cost → quota −= cost        success: +charge, or +1 if not retried (≤ Capacity)
+//
+// Time must not go backwards across the whole set (the windowed kinds
+// share one FIFO of records, see Window). No method allocates, except
+// that the windowed kinds' FIFO grows, amortised, until it holds one
+// window of records.
+type BudgetSet struct {
+	c BudgetConfig
+
+	tok []int32 // gRPC: milli-tokens; AWS: quota
+	win *Window // SRE: requests, retries; Finagle: deposits, withdrawals
+
+	maxMilli, ratioMilli int32 // gRPC
+	deposit, withdraw    int64 // Finagle, tokens per request and per retry
+	reserve              int64 // Finagle
+}
+
+// NewBudgetSet makes n budgets with configuration c, each at its initial
+// state: SRE and Finagle windows empty, gRPC at MaxTokens, AWS at Capacity.
+// It panics if c is invalid (see Validate) or n is negative or ≥ 2³¹.
+func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
+	if err := c.Validate(); err != nil {
+		panic(err)
+	}
+	if n < 0 || n >= 1<<31 {
+		panic("policy: BudgetSet size out of range")
+	}
+	b := &BudgetSet{c: c}
+	switch c.Kind {
+	case BudgetSRE:
+		b.win = NewWindow(n, c.Window/c.Buckets, c.Buckets)
+	case BudgetGRPC:
+		b.maxMilli, b.ratioMilli = int32(milli(c.MaxTokens)), int32(milli(c.TokenRatio))
+		b.tok = make([]int32, n)
+		for i := range b.tok {
+			b.tok[i] = b.maxMilli
+		}
+	case BudgetFinagle:
+		// RetryBudget.apply: with percentCanRetry 0 a request deposits
+		// nothing and a retry costs 1 (all credit comes from the reserve);
+		// otherwise deposit ScaleFactor = 1000 and withdraw
+		// (1000/percentCanRetry).toInt (truncated). The reserve scales
+		// minRetriesPerSec by ttl.inSeconds (whole seconds, truncated) and
+		// by the withdrawal. Both 0 is RetryBudget.Empty, which the same
+		// arithmetic gives: the balance never reaches the cost of 1.
+		b.deposit, b.withdraw = 0, 1
+		if c.PercentCanRetry > 0 {
+			b.deposit, b.withdraw = 1000, int64(1000/c.PercentCanRetry)
+		}
+		b.reserve = int64(c.MinRetriesPerSec) * (c.TTL / 1e9) * b.withdraw
+		b.win = NewWindow(n, c.TTL/c.Buckets, c.Buckets)
+	case BudgetAWS:
+		b.tok = make([]int32, n)
+		for i := range b.tok {
+			b.tok[i] = c.Capacity
+		}
+	}
+	return b
+}
+
+// Len is the number of instances.
+func (b *BudgetSet) Len() int {
+	if b.win != nil {
+		return len(b.win.req)
+	}
+	return len(b.tok)
+}
+
+// Config is the configuration the set was made with.
+func (b *BudgetSet) Config() BudgetConfig { return b.c }
+
+// OnRequest tells instance i that a new application request starts its
+// first attempt at now. SRE counts it in requests; Finagle deposits 1000
+// tokens (once per logical request, as RetryFilter.apply does); gRPC and
+// AWS ignore it.
+func (b *BudgetSet) OnRequest(i int, now int64) {
+	switch b.c.Kind {
+	case BudgetSRE, BudgetFinagle:
+		b.win.RecordRequest(now, i)
+	}
+}
+
+// AllowRetry reports whether instance i may send a retry at now of an
+// attempt that failed for cause. If ok, the retry is charged and charge
+// (≥ 1) is what it cost: the AWS quota cost of cause, 1 for the other
+// kinds. The caller keeps the charge of a request's latest granted retry
+// and passes it to OnResult (AWS refunds it on success: botocore keeps it
+// in the request context, aws-sdk-go-v2 in the retry token's release
+// function, so it is per request, not per client). If !ok nothing changes
+// and the retry must not be sent (every kind fails fast).
+//
+//   - SRE: allowed iff requests > 0 and retries/requests < Ratio, both
+//     counted in the window at now; a granted retry adds 1 to retries and,
+//     unless FirstAttemptsOnly, 1 to requests.
+//   - gRPC: allowed iff token_count > MaxTokens/2. Nothing is charged
+//     here: the retry's own failure or success will move the tokens.
+//   - Finagle: allowed iff balance ≥ w, where balance = reserve + 1000 ×
+//     deposits − w × withdrawals in the window and w = 1000/PercentCanRetry;
+//     then w is withdrawn (TokenBucket.newLeakyBucket tryGet).
+//   - AWS: allowed iff the quota holds the cost of cause; then the cost is
+//     taken (quota.py acquire).
+func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32, ok bool) {
+	switch b.c.Kind {
+	case BudgetSRE:
+		b.win.Advance(now)
+		req, ret := b.win.Counts(i)
+		// The division of exact integers is correctly rounded, so a ratio
+		// exactly at Ratio (1/10 against 0.1) compares equal: refused.
+		if req == 0 || float64(ret)/float64(req) >= b.c.Ratio {
+			return 0, false
+		}
+		if !b.c.FirstAttemptsOnly {
+			b.win.RecordRequest(now, i)
+		}
+		b.win.RecordAccept(now, i)
+		return 1, true
+	case BudgetGRPC:
+		if 2*int64(b.tok[i]) <= int64(b.maxMilli) {
+			return 0, false
+		}
+		return 1, true
+	case BudgetFinagle:
+		if b.finagleCount(i, now) < b.withdraw {
+			return 0, false
+		}
+		b.win.RecordAccept(now, i)
+		return 1, true
+	case BudgetAWS:
+		cost := b.c.RetryCost
+		switch cause {
+		case CauseTimeout:
+			cost = b.c.TimeoutCost
+		case CauseThrottle:
+			cost = b.c.ThrottleCost
+		}
+		if cost > b.tok[i] {
+			return 0, false
+		}
+		b.tok[i] -= cost
+		return cost, true
+	}
+	return 0, false
+}
+
+// OnResult tells instance i that an attempt finished at now. success is
+// whether it succeeded; charge is the charge of the request's latest
+// granted retry (from AllowRetry), 0 if the request has not been retried.
+//
+//   - gRPC: every attempt counts, first or retry: a failure takes 1 token
+//     (not below 0), a success adds TokenRatio (not above MaxTokens). A6
+//     counts as failures only the retryable (or non-fatal) status codes and
+//     "don't retry" pushback; the caller should not report other outcomes.
+//   - AWS: a success gives back charge if the request was retried, else
+//     NoRetryIncrement, never above Capacity; a failure gives nothing
+//     (botocore release_retry_quota on after-call, 2xx only).
+//   - SRE and Finagle ignore results.
+func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
+	switch b.c.Kind {
+	case BudgetGRPC:
+		t := b.tok[i]
+		if success {
+			t = min(t+b.ratioMilli, b.maxMilli)
+		} else {
+			t = max(t-1000, 0)
+		}
+		b.tok[i] = t
+	case BudgetAWS:
+		if !success {
+			return
+		}
+		inc := b.c.NoRetryIncrement
+		if charge > 0 {
+			inc = charge
+		}
+		b.tok[i] += min(inc, b.c.Capacity-b.tok[i])
+	}
+}
+
+// Level is instance i's budget state at now, for metrics and tests:
+//
+//	SRE      retries/requests in the window (0 with no requests)
+//	gRPC     token_count (thousandths exact)
+//	Finagle  tokens: reserve + 1000·deposits − w·withdrawals (a retry needs w)
+//	AWS      tokens left in the quota
+func (b *BudgetSet) Level(i int, now int64) float64 {
+	switch b.c.Kind {
+	case BudgetSRE:
+		b.win.Advance(now)
+		req, ret := b.win.Counts(i)
+		if req == 0 {
+			return 0
+		}
+		return float64(ret) / float64(req)
+	case BudgetGRPC:
+		return float64(b.tok[i]) / 1000
+	case BudgetFinagle:
+		return float64(b.finagleCount(i, now))
+	case BudgetAWS:
+		return float64(b.tok[i])
+	}
+	return 0
+}
+
+// WithdrawCost is the Finagle withdrawal per retry, w (0 for other kinds).
+func (b *BudgetSet) WithdrawCost() int64 {
+	if b.c.Kind != BudgetFinagle {
+		return 0
+	}
+	return b.withdraw
+}
+
+// finagleCount is TokenBucket.count: the windowed sum plus the reserve.
+// Withdrawals expire like deposits, so the sum can go negative (a retry
+// outliving the deposits that paid for it eats into the reserve).
+func (b *BudgetSet) finagleCount(i int, now int64) int64 {
+	b.win.Advance(now)
+	dep, wd := b.win.Counts(i)
+	return b.reserve + b.deposit*int64(dep) - b.withdraw*int64(wd)
+}
