@@ -20,6 +20,7 @@ const (
 	evFaultEnd                        // ID fault index
 	evConnect                         // ID client, Aux connection sequence: start a connection attempt
 	evConnectTimeout                  // ID client, Aux connection sequence: the client gives up a handshake
+	evDeadline                        // ID slot, Aux generation: the request's overall deadline
 )
 
 // Attempt outcomes as the client sees them.
@@ -62,6 +63,7 @@ type request struct {
 	ord       uint32 // the client's request ordinal: names its random draws
 	gen       uint32 // 24 bits used
 	attempt   uint8
+	bo        uint8 // backoffs since the start or the last pushback reset
 	state     uint8
 }
 
@@ -124,6 +126,8 @@ type model struct {
 	maxAtt     uint8
 	backoff    policy.Backoff
 	honorRA    bool
+	exactRA    bool  // gRPC pushback: retry after exactly the server's delay
+	deadline   int64 // overall per-request deadline, 0: none
 
 	// connections (nil slices without clients.connection)
 	conn        bool
@@ -152,7 +156,7 @@ type model struct {
 	overhead  int64 // rejection work items waiting for a worker
 	backlog   int64 // the most that may wait (backend.accept_backlog)
 	rejCost   int64
-	retryAft  int64
+	rejectRA  int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
 	cancel    bool
 	svcDist   uint8
 	svcMean   float64
@@ -214,6 +218,7 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		j, _ := policy.ParseJitter(r.Backoff.Jitter)
 		m.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j, Fraction: r.Backoff.JitterFraction}
 		m.honorRA = r.HonorRetryAfter
+		m.exactRA = r.RetryAfterMode == "exactly"
 	}
 	if cn := sc.Clients.Connection; cn != nil {
 		m.conn = true
@@ -251,7 +256,11 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	m.qtimeout = int64(b.Queue.Timeout)
 	m.rejCost = int64(b.RejectCost)
 	m.backlog = int64(b.AcceptBacklog)
-	m.retryAft = int64(b.RetryAfter)
+	m.rejectRA = int64(b.RetryAfter)
+	if b.DontRetry {
+		m.rejectRA = dontRetry
+	}
+	m.deadline = int64(sc.Clients.Deadline)
 	m.cancel = b.CancelTimedOut
 	m.svcMean = float64(b.Service.Mean)
 	switch b.Service.Dist {

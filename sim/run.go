@@ -41,6 +41,7 @@ type TraceEvent struct {
 var eventNames = [...]string{
 	evArrival: "arrival", evRetry: "retry", evTimeout: "timeout", evWorkerDone: "worker-done",
 	evFaultStart: "fault-start", evFaultEnd: "fault-end", evConnect: "connect", evConnectTimeout: "connect-timeout",
+	evDeadline: "deadline",
 }
 
 // Result is the outcome of one run.
@@ -219,6 +220,13 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			m.onFaultStart(e.At, m.sc.Faults[e.ID])
 		case evFaultEnd:
 			m.onFaultEnd(e.At, m.sc.Faults[e.ID])
+		case evDeadline:
+			if r := &m.reqs[e.ID]; r.gen == e.Aux && r.state != stFree {
+				row := m.row(e.At)
+				row.Failed++
+				row.DeadlineExceeded++
+				m.release(e.ID) // an attempt in flight is abandoned
+			}
 		case evConnect:
 			if m.cstate[e.ID] == csWaiting && m.cseq[e.ID] == e.Aux {
 				m.connect(e.At, e.ID)
@@ -319,7 +327,10 @@ func (m *model) onArrival(now int64, c uint32) {
 	m.row(now).Offered++
 	slot := m.alloc()
 	r := &m.reqs[slot]
-	r.arrival, r.prevSleep, r.client, r.ord, r.attempt = now, 0, c, n, 0
+	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo = now, 0, c, n, 0, 0
+	if m.deadline > 0 {
+		m.q.Schedule(now+m.deadline, evDeadline, slot, r.gen)
+	}
 	m.attempt(now, slot)
 }
 
@@ -394,20 +405,39 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		m.release(slot)
 		return
 	}
-	if m.retryMask&(1<<out) == 0 || r.attempt >= m.maxAtt {
+	if m.retryMask&(1<<out) == 0 || r.attempt >= m.maxAtt || retryAfter == dontRetry {
 		row.Failed++
 		m.release(slot)
 		return
 	}
-	u := rng.Float64(m.src.Key(rng.Backoff, uint64(r.client)), drawIndex(r.ord, r.attempt))
-	d := m.backoff.Delay(int(r.attempt), r.prevSleep, u)
-	r.prevSleep = d
-	if m.honorRA {
-		d = policy.HonorRetryAfter(d, retryAfter)
+	var d int64
+	if m.exactRA && retryAfter > 0 {
+		// gRPC pushback: retry after exactly the server's delay and start
+		// the backoff over.
+		d, r.bo, r.prevSleep = retryAfter, 0, 0
+	} else {
+		u := rng.Float64(m.src.Key(rng.Backoff, uint64(r.client)), drawIndex(r.ord, r.attempt))
+		d = m.backoff.Delay(int(r.bo)+1, r.prevSleep, u)
+		r.bo++
+		r.prevSleep = d
+		if m.honorRA {
+			d = policy.HonorRetryAfter(d, retryAfter)
+		}
+	}
+	if m.deadline > 0 && now+d >= r.arrival+m.deadline {
+		// The retry would start after the deadline: give up now.
+		row.Failed++
+		row.DeadlineExceeded++
+		m.release(slot)
+		return
 	}
 	r.state = stBackoff
 	m.q.Schedule(now+d, evRetry, slot, r.token())
 }
+
+// dontRetry, as the retry-after of an answer, is the server saying "do not
+// retry" (gRPC pushback with a negative delay).
+const dontRetry = -1
 
 // waiting reports whether the client still waits for this attempt.
 func (m *model) waiting(slot, token uint32) bool {
@@ -445,7 +475,7 @@ func (m *model) receive(now int64, slot, tok uint32) {
 		return
 	}
 	row.Rejected++
-	m.outcome(now, slot, outRejected, m.retryAft)
+	m.outcome(now, slot, outRejected, m.rejectRA)
 }
 
 func (m *model) takeWorker() uint32 {
@@ -539,7 +569,7 @@ func (m *model) dispatch(now int64, w uint32) {
 		if m.qtimeout > 0 && now-j.at > m.qtimeout {
 			m.row(now).QueueTimeouts++
 			if m.waiting(j.slot, j.token) {
-				m.outcome(now, j.slot, outRejected, m.retryAft)
+				m.outcome(now, j.slot, outRejected, m.rejectRA)
 			}
 			if m.rejCost > 0 {
 				m.rejectWork(now, w)

@@ -10,6 +10,8 @@ type Row struct {
 	Succeeded int64 // application requests completed successfully (goodput)
 	Failed    int64 // application requests that ended in failure after their last attempt
 
+	DeadlineExceeded int64 // of Failed: requests whose overall deadline passed
+
 	DropThrottle int64 // application requests dropped locally by the adaptive throttle
 	DropNoConn   int64 // application requests dropped locally because the client had no connection
 

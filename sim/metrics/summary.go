@@ -30,24 +30,25 @@ type Params struct {
 // zero, and figures that do not apply (recovery without a fault), are nil
 // and written as JSON null.
 type Summary struct {
-	Offered       int64 `json:"offered"`
-	Succeeded     int64 `json:"succeeded"`
-	Failed        int64 `json:"failed"`
-	DropThrottle  int64 `json:"dropped_throttle"`
-	DropNoConn    int64 `json:"dropped_no_connection"`
-	InFlight      int64 `json:"in_flight_at_end"`
-	Attempts      int64 `json:"attempts"`
-	Retries       int64 `json:"retries"`
-	Received      int64 `json:"backend_received"`
-	Accepted      int64 `json:"backend_accepted"`
-	Rejected      int64 `json:"backend_rejected"`
-	Unanswered    int64 `json:"backend_unanswered"`
-	QueueTimeouts int64 `json:"queue_timeouts"`
-	FailedOutage  int64 `json:"failed_outage"`
-	LostOutage    int64 `json:"lost_outage"`
-	TimedOut      int64 `json:"timed_out"`
-	Served        int64 `json:"served"`
-	Cancelled     int64 `json:"cancelled"`
+	Offered          int64 `json:"offered"`
+	Succeeded        int64 `json:"succeeded"`
+	Failed           int64 `json:"failed"`
+	DeadlineExceeded int64 `json:"deadline_exceeded"`
+	DropThrottle     int64 `json:"dropped_throttle"`
+	DropNoConn       int64 `json:"dropped_no_connection"`
+	InFlight         int64 `json:"in_flight_at_end"`
+	Attempts         int64 `json:"attempts"`
+	Retries          int64 `json:"retries"`
+	Received         int64 `json:"backend_received"`
+	Accepted         int64 `json:"backend_accepted"`
+	Rejected         int64 `json:"backend_rejected"`
+	Unanswered       int64 `json:"backend_unanswered"`
+	QueueTimeouts    int64 `json:"queue_timeouts"`
+	FailedOutage     int64 `json:"failed_outage"`
+	LostOutage       int64 `json:"lost_outage"`
+	TimedOut         int64 `json:"timed_out"`
+	Served           int64 `json:"served"`
+	Cancelled        int64 `json:"cancelled"`
 
 	SuccessRatio             *float64 `json:"success_ratio"`
 	LocalDropRate            *float64 `json:"local_drop_rate"`
@@ -132,6 +133,7 @@ func (s *Series) Totals() Row {
 		t.Succeeded += r.Succeeded
 		t.Failed += r.Failed
 		t.DropThrottle += r.DropThrottle
+		t.DeadlineExceeded += r.DeadlineExceeded
 		t.DropNoConn += r.DropNoConn
 		t.Disconnects += r.Disconnects
 		t.ConnectAttempts += r.ConnectAttempts
@@ -175,7 +177,7 @@ func (s *Series) Goodput() []float64 {
 func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64) Summary {
 	t := s.Totals()
 	sum := Summary{
-		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn,
+		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
 		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served,
 		Cancelled: t.Cancelled,

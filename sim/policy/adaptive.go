@@ -66,19 +66,21 @@ import (
 //     sets how full the bucket is when the first throttle enables it.
 //   - K: botocore recomputes K only on a throttle; Go before every Update
 //     (from the same W_max: the same number). Followed: on a throttle.
-//     Both take the cube root as x^(1/3) (math.Pow / **); math.Cbrt is
-//     used here (the same to within an ulp or two).
+//     Both take the cube root as x^(1/3) (** / math.Pow), and so does K
+//     here, to reproduce their numbers to the last bit (math.Cbrt differs
+//     by an ulp, which the cube amplifies to a few ulps of the rate).
 //   - The first rate bucket: both set last bucket = floor(creation time)
-//     in whole seconds, later buckets are multiples of 0.5 s. Followed (so
-//     a client created at 3.7 s closes its first bucket over 0.5 + 0.7 s).
+//     in whole seconds, later buckets are multiples of 0.5 s. Followed: a
+//     client created at 3.7 s whose first response comes at 3.9 s closes
+//     the bucket [3, 3.5): 1 response over 0.5 s; at 4.0 s: over 1 s.
 //   - Time: both use float seconds of the wall clock; here integer virtual
 //     nanoseconds, so bucket boundaries are exact.
 //   - Waits are rounded up to the whole nanosecond (never early).
 //
-// Not modelled here: the retry quota of standard mode (500 tokens, retry
-// cost 5, timeout cost 10, +1 on success) and the backoff, which adaptive
-// mode inherits; note aws/aws-sdk-go-v2#3550 (open): Go's adaptive mode
-// never returns the +1 on success, so its quota only drains. The Java
+// Not modelled here: the retry quota and the backoff of standard mode,
+// which adaptive mode inherits; note aws/aws-sdk-go-v2#3550 (open): Go's
+// adaptive mode never returns the NoRetryIncrement on success (its attempt
+// token's release only calls Update), so its quota only drains. The Java
 // SDK v2 deprecated ADAPTIVE in 2.25 (it lost its state across requests)
 // for ADAPTIVE_V2. Scope is one limiter per client instance (Reset starts
 // a fresh one).
@@ -89,7 +91,7 @@ type Adaptive struct {
 
 	enabled  []bool
 	measured []float64 // smoothed response rate, rps
-	count    []int64   // responses since lastBucket
+	count    []int64   // responses since lastBkt
 	lastBkt  []int64   // start of the last closed-out bucket, ns
 
 	wmax     []float64 // CUBIC W_max, rps
@@ -140,7 +142,7 @@ func (c AdaptiveConfig) Validate() error {
 // a throttle: ∛(wmax·(1−β)/C). wmax 10 → ∛7.5 = 1.9574338205844317;
 // wmax 8 → 1.8171205928321397 (botocore test_throttling.py).
 func (c AdaptiveConfig) K(wmax float64) float64 {
-	return math.Cbrt(wmax * (1 - c.Beta) / c.C)
+	return math.Pow(wmax*(1-c.Beta)/c.C, 1.0/3)
 }
 
 // Cubic is the CUBIC rate dt seconds after the last throttle:

@@ -65,6 +65,7 @@ func (r *Retry) setDefaults() {
 		},
 		RetryOn:         []string{"rejected", "timeout", "unavailable"},
 		HonorRetryAfter: true,
+		RetryAfterMode:  "at_least",
 	}
 }
 

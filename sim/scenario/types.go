@@ -77,7 +77,11 @@ type Clients struct {
 	Count   int     `yaml:"count" json:"count"`
 	Arrival Arrival `yaml:"arrival" json:"arrival"`
 	// Timeout is the per-attempt timeout; 0 means none.
-	Timeout  Duration  `yaml:"timeout" json:"timeout"`
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+	// Deadline is the overall deadline of an application request, covering
+	// every attempt and backoff (gRPC deadlines, Envoy's route timeout);
+	// 0 means none.
+	Deadline Duration  `yaml:"deadline" json:"deadline"`
 	Throttle *Throttle `yaml:"throttle" json:"throttle"`
 	Retry    *Retry    `yaml:"retry" json:"retry"`
 	// Startup spreads the clients' start times.
@@ -171,6 +175,10 @@ type Retry struct {
 	// RetryOn lists the attempt outcomes that are retried.
 	RetryOn         []string `yaml:"retry_on" json:"retry_on" enum:"rejected,timeout,unavailable"`
 	HonorRetryAfter bool     `yaml:"honor_retry_after" json:"honor_retry_after"`
+	// RetryAfterMode: "at_least" waits max(backoff, Retry-After) (HTTP
+	// clients); "exactly" waits exactly the server's delay and restarts the
+	// backoff (gRPC pushback, gRFC A6). Used when honor_retry_after is set.
+	RetryAfterMode string `yaml:"retry_after_mode" json:"retry_after_mode" enum:"at_least,exactly"`
 }
 
 // Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)
@@ -196,6 +204,9 @@ type Backend struct {
 	AcceptBacklog int `yaml:"accept_backlog" json:"accept_backlog"`
 	// RetryAfter, when > 0, is sent with every overload rejection.
 	RetryAfter Duration `yaml:"retry_after" json:"retry_after"`
+	// DontRetry makes overload rejections say "do not retry" (gRPC pushback
+	// with a negative delay): the client fails the request instead.
+	DontRetry bool `yaml:"dont_retry" json:"dont_retry"`
 	// CancelTimedOut skips queued work whose client has already timed out.
 	CancelTimedOut bool `yaml:"cancel_timed_out" json:"cancel_timed_out"`
 	// Connections is the backend's side of persistent connections (used when

@@ -105,6 +105,8 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		prev = st.At
 	}
 	v.check(c.Timeout >= 0, "clients.timeout", "must be >= 0 (0: no per-attempt timeout), got %s", c.Timeout)
+	v.check(c.Deadline >= 0, "clients.deadline", "must be >= 0 (0: no deadline), got %s", c.Deadline)
+	v.check(c.Deadline <= s.Duration, "clients.deadline", "%s is longer than the run (%s)", c.Deadline, s.Duration)
 
 	if t := c.Throttle; t != nil {
 		v.check(t.K > 0, "clients.throttle.k", "must be > 0, got %g", t.K)
