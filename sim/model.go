@@ -21,6 +21,7 @@ const (
 	evConnect                         // ID client, Aux connection sequence: start a connection attempt
 	evConnectTimeout                  // ID client, Aux connection sequence: the client gives up a handshake
 	evDeadline                        // ID slot, Aux generation: the request's overall deadline
+	evSend                            // ID slot, Aux token: the rate limiter lets a delayed attempt go
 )
 
 // Attempt outcomes as the client sees them.
@@ -51,6 +52,7 @@ const (
 	stFree uint8 = iota
 	stInFlight
 	stBackoff
+	stPacing // waiting for the rate limiter
 )
 
 // request is one application request, from arrival to success or failure.
@@ -110,24 +112,26 @@ type model struct {
 	end int64
 
 	// clients
-	ord        []uint32 // per client: application requests issued so far
-	lambda     float64  // per-client base rate, per second
-	constant   bool
-	prof       profile
-	timeout    int64
-	reqs       []request
-	freeSlots  []uint32
-	throttle   *policy.Window
-	tform      policy.ThrottleForm
-	countLocal bool
-	groupSize  uint32
-	acceptMask uint8
-	retryMask  uint8
-	maxAtt     uint8
-	backoff    policy.Backoff
-	honorRA    bool
-	exactRA    bool  // gRPC pushback: retry after exactly the server's delay
-	deadline   int64 // overall per-request deadline, 0: none
+	ord         []uint32 // per client: application requests issued so far
+	lambda      float64  // per-client base rate, per second
+	constant    bool
+	prof        profile
+	timeout     int64
+	reqs        []request
+	freeSlots   []uint32
+	throttle    *policy.Window
+	tform       policy.ThrottleForm
+	countLocal  bool
+	groupSize   uint32
+	acceptMask  uint8
+	retryMask   uint8
+	maxAtt      uint8
+	backoff     policy.Backoff
+	honorRA     bool
+	exactRA     bool // gRPC pushback: retry after exactly the server's delay
+	limiter     *policy.Adaptive
+	limiterMask uint8 // outcomes that count as throttles
+	deadline    int64 // overall per-request deadline, 0: none
 
 	// connections (nil slices without clients.connection)
 	conn        bool
@@ -219,6 +223,10 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		m.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j, Fraction: r.Backoff.JitterFraction}
 		m.honorRA = r.HonorRetryAfter
 		m.exactRA = r.RetryAfterMode == "exactly"
+	}
+	if rl := sc.Clients.RateLimiter; rl != nil {
+		m.limiter = policy.NewAdaptive(n, policy.AdaptiveConfig{Beta: rl.Beta, C: rl.C, Smoothing: rl.Smoothing, MinRate: float64(rl.MinRate), BucketInterval: int64(rl.BucketInterval)})
+		m.limiterMask = outcomeMask(rl.ThrottleOutcomes)
 	}
 	if cn := sc.Clients.Connection; cn != nil {
 		m.conn = true

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 // An overall deadline covers every attempt and backoff: during a
@@ -99,5 +101,38 @@ func TestDontRetryPushback(t *testing.T) {
 	sc.Backend.DontRetry = false
 	if s2 := mustRun(t, sc).Summary; s2.Retries == 0 {
 		t.Error("no retries even without dont_retry: the test shows nothing")
+	}
+}
+
+// The AWS adaptive rate limiter: nothing is delayed before the first
+// throttling response; under overload it paces the clients, so the backend
+// receives less than without it and rejects less.
+func TestAdaptiveRateLimiterPaces(t *testing.T) {
+	over := func(limit bool) *Result {
+		sc := withRetry(small(), 3, "full")
+		sc.Faults = nil
+		sc.Clients.Count = 20
+		sc.Clients.Arrival.TotalRate = 300 // 3x capacity
+		if limit {
+			rl := &scenario.RateLimiter{}
+			scenario.SetDefaults(rl)
+			sc.Clients.RateLimiter = rl
+		}
+		return mustRun(t, sc)
+	}
+	with, without := over(true).Summary, over(false).Summary
+	if with.Paced == 0 || with.MeanPacingWaitMS == nil {
+		t.Fatal("the limiter delayed nothing under 3x overload")
+	}
+	if with.Received >= without.Received || with.Rejected >= without.Rejected {
+		t.Errorf("received %d / rejected %d with the limiter, %d / %d without", with.Received, with.Rejected, without.Received, without.Rejected)
+	}
+	light := small()
+	light.Faults = nil
+	rl := &scenario.RateLimiter{}
+	scenario.SetDefaults(rl)
+	light.Clients.RateLimiter = rl
+	if s := mustRun(t, light).Summary; s.Paced != 0 || s.Rejected != 0 {
+		t.Errorf("at 60%% load: %d paced, %d rejected; want none before any throttle", s.Paced, s.Rejected)
 	}
 }

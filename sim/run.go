@@ -41,7 +41,7 @@ type TraceEvent struct {
 var eventNames = [...]string{
 	evArrival: "arrival", evRetry: "retry", evTimeout: "timeout", evWorkerDone: "worker-done",
 	evFaultStart: "fault-start", evFaultEnd: "fault-end", evConnect: "connect", evConnectTimeout: "connect-timeout",
-	evDeadline: "deadline",
+	evDeadline: "deadline", evSend: "send",
 }
 
 // Result is the outcome of one run.
@@ -207,6 +207,11 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			r := &m.reqs[e.ID]
 			if r.state == stBackoff && r.token() == e.Aux {
 				m.attempt(e.At, e.ID)
+			}
+		case evSend:
+			r := &m.reqs[e.ID]
+			if r.state == stPacing && r.token() == e.Aux {
+				m.send(e.At, e.ID)
 			}
 		case evTimeout:
 			r := &m.reqs[e.ID]
@@ -379,7 +384,23 @@ func (m *model) attempt(now int64, slot uint32) {
 			m.throttle.RecordRequest(now, id)
 		}
 	}
-	row.Attempts++
+	if m.limiter != nil {
+		// The AWS adaptive rate limiter delays the send, never drops it.
+		if wait := m.limiter.Acquire(int(r.client), now); wait > 0 {
+			row.Paced++
+			row.PacedWaitNS += wait
+			r.state = stPacing
+			m.q.Schedule(now+wait, evSend, slot, r.token())
+			return
+		}
+	}
+	m.send(now, slot)
+}
+
+// send puts the current attempt of slot on the wire.
+func (m *model) send(now int64, slot uint32) {
+	r := &m.reqs[slot]
+	m.row(now).Attempts++
 	r.state = stInFlight
 	tok := r.token()
 	m.receive(now, slot, tok)
@@ -395,6 +416,9 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	r := &m.reqs[slot]
 	if m.throttle != nil && m.acceptMask&(1<<out) != 0 {
 		m.throttle.RecordAccept(now, int(r.client/m.groupSize))
+	}
+	if m.limiter != nil {
+		m.limiter.Update(int(r.client), now, m.limiterMask&(1<<out) != 0)
 	}
 	row := m.row(now)
 	if out == outOK {

@@ -61,7 +61,7 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 			s.Interval = int64(math.Round(num("interval_s") * 1e9))
 		}
 		capNS := float64(s.Interval) * float64(workers)
-		ns := func(name string, scale float64) int64 {
+		ns := func(name string, scale float64) int64 { // a fraction or seconds column back to ns
 			v := num(name)
 			if math.IsNaN(v) {
 				return 0
@@ -70,7 +70,7 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 		}
 		s.Rows = append(s.Rows, Row{
 			Offered: cnt("offered"), Attempts: cnt("attempts"), Retries: cnt("retries"), Succeeded: cnt("succeeded"),
-			Failed: cnt("failed"), DeadlineExceeded: cnt("deadline_exceeded"), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"),
+			Failed: cnt("failed"), DeadlineExceeded: cnt("deadline_exceeded"), Paced: cnt("paced"), PacedWaitNS: ns("paced_wait_s", 1e9), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"),
 			Received: cnt("received"), Accepted: cnt("accepted"), Rejected: cnt("rejected"), Unanswered: cnt("unanswered"),
 			QueueTimeouts: cnt("queue_timeouts"), FailedOutage: cnt("failed_outage"), LostOutage: cnt("lost_outage"),
 			TimedOut: cnt("timed_out"), Served: cnt("served"), Cancelled: cnt("cancelled"),

@@ -11,6 +11,8 @@ type Row struct {
 	Failed    int64 // application requests that ended in failure after their last attempt
 
 	DeadlineExceeded int64 // of Failed: requests whose overall deadline passed
+	Paced            int64 // attempts the rate limiter delayed
+	PacedWaitNS      int64 // their total delay
 
 	DropThrottle int64 // application requests dropped locally by the adaptive throttle
 	DropNoConn   int64 // application requests dropped locally because the client had no connection

@@ -34,21 +34,25 @@ type Summary struct {
 	Succeeded        int64 `json:"succeeded"`
 	Failed           int64 `json:"failed"`
 	DeadlineExceeded int64 `json:"deadline_exceeded"`
-	DropThrottle     int64 `json:"dropped_throttle"`
-	DropNoConn       int64 `json:"dropped_no_connection"`
-	InFlight         int64 `json:"in_flight_at_end"`
-	Attempts         int64 `json:"attempts"`
-	Retries          int64 `json:"retries"`
-	Received         int64 `json:"backend_received"`
-	Accepted         int64 `json:"backend_accepted"`
-	Rejected         int64 `json:"backend_rejected"`
-	Unanswered       int64 `json:"backend_unanswered"`
-	QueueTimeouts    int64 `json:"queue_timeouts"`
-	FailedOutage     int64 `json:"failed_outage"`
-	LostOutage       int64 `json:"lost_outage"`
-	TimedOut         int64 `json:"timed_out"`
-	Served           int64 `json:"served"`
-	Cancelled        int64 `json:"cancelled"`
+	Paced            int64 `json:"paced"`
+	// MeanPacingWaitMS is the mean delay the rate limiter added to the
+	// attempts it delayed.
+	MeanPacingWaitMS *float64 `json:"mean_pacing_wait_ms"`
+	DropThrottle     int64    `json:"dropped_throttle"`
+	DropNoConn       int64    `json:"dropped_no_connection"`
+	InFlight         int64    `json:"in_flight_at_end"`
+	Attempts         int64    `json:"attempts"`
+	Retries          int64    `json:"retries"`
+	Received         int64    `json:"backend_received"`
+	Accepted         int64    `json:"backend_accepted"`
+	Rejected         int64    `json:"backend_rejected"`
+	Unanswered       int64    `json:"backend_unanswered"`
+	QueueTimeouts    int64    `json:"queue_timeouts"`
+	FailedOutage     int64    `json:"failed_outage"`
+	LostOutage       int64    `json:"lost_outage"`
+	TimedOut         int64    `json:"timed_out"`
+	Served           int64    `json:"served"`
+	Cancelled        int64    `json:"cancelled"`
 
 	SuccessRatio             *float64 `json:"success_ratio"`
 	LocalDropRate            *float64 `json:"local_drop_rate"`
@@ -134,6 +138,8 @@ func (s *Series) Totals() Row {
 		t.Failed += r.Failed
 		t.DropThrottle += r.DropThrottle
 		t.DeadlineExceeded += r.DeadlineExceeded
+		t.Paced += r.Paced
+		t.PacedWaitNS += r.PacedWaitNS
 		t.DropNoConn += r.DropNoConn
 		t.Disconnects += r.Disconnects
 		t.ConnectAttempts += r.ConnectAttempts
@@ -183,6 +189,10 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 		Cancelled: t.Cancelled,
 	}
 	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn
+	sum.Paced = t.Paced
+	if t.Paced > 0 {
+		sum.MeanPacingWaitMS = ptr(float64(t.PacedWaitNS) / float64(t.Paced) / 1e6)
+	}
 	sum.SuccessRatio = ratio(t.Succeeded, t.Offered)
 	sum.LocalDropRate = ratio(t.DropThrottle+t.DropNoConn, t.Offered)
 	sum.Amplification = ratio(t.Attempts, t.Offered)

@@ -71,6 +71,7 @@ type BudgetConfig struct {
 	// lives in bucket floor(t/width) and expires when bucket
 	// floor(t/width)+Buckets begins, i.e. after between (Buckets−1)·width
 	// and Buckets·width: the model's approximation of a sliding window.
+	// Buckets must be at least 1 ms wide.
 	Buckets int64
 
 	// SRE.
@@ -89,7 +90,7 @@ type BudgetConfig struct {
 	// Finagle (RetryBudget.apply).
 	TTL              int64   // ns, deposits and withdrawals expire after it; [1 s, 60 s]
 	MinRetriesPerSec int     // reserve: this many retries per second of TTL; ≥ 0
-	PercentCanRetry  float64 // retries per request, as a fraction; [0, 1000]
+	PercentCanRetry  float64 // retries per request, as a fraction; 0 or [1e-6, 1000]
 
 	// AWS (retry quota).
 	Capacity         int32 // tokens, and the initial balance (500)
@@ -116,6 +117,9 @@ func GRPCDefaults() BudgetConfig {
 // FinagleDefaults is Finagle's RetryBudget(): TTL 10 s, minRetriesPerSec 10,
 // percentCanRetry 0.2 (finagle-core RetryBudget.scala), with the 10 slices
 // of the WindowedAdder behind TokenBucket.newLeakyBucket (twitter/util).
+// Finagle rotates its slices lazily, TTL/10 after the previous rotation;
+// ours are aligned to multiples of TTL/Buckets from time 0. In both a
+// record lives between 9/10 and 10/10 of the TTL.
 func FinagleDefaults() BudgetConfig {
 	return BudgetConfig{Kind: BudgetFinagle, TTL: 10e9, MinRetriesPerSec: 10, PercentCanRetry: 0.2, Buckets: 10}
 }
@@ -149,13 +153,13 @@ func (c BudgetConfig) Validate() error {
 			return errors.New("policy: SRE budget Ratio must be in (0, 1]")
 		case c.Buckets < 1:
 			return errors.New("policy: SRE budget Buckets must be at least 1")
-		case c.Window < c.Buckets:
-			return errors.New("policy: SRE budget Window must be at least Buckets ns")
+		case c.Window/c.Buckets < minBudgetBucket:
+			return errors.New("policy: SRE budget buckets (Window/Buckets) must be at least 1 ms wide")
 		}
 	case BudgetGRPC:
 		switch {
-		case !(c.MaxTokens > 0 && c.MaxTokens <= 1000):
-			return errors.New("policy: gRPC budget MaxTokens must be in (0, 1000]")
+		case !(c.MaxTokens > 0 && c.MaxTokens <= 1000) || milli(c.MaxTokens) < 1:
+			return errors.New("policy: gRPC budget MaxTokens must be in [0.001, 1000]")
 		case !(c.TokenRatio > 0) || math.IsInf(c.TokenRatio, 1):
 			return errors.New("policy: gRPC budget TokenRatio must be positive")
 		case milli(c.TokenRatio) < 1:
@@ -169,12 +173,14 @@ func (c BudgetConfig) Validate() error {
 			return errors.New("policy: Finagle budget TTL must be in [1 s, 60 s]")
 		case c.MinRetriesPerSec < 0 || c.MinRetriesPerSec > 1e6:
 			return errors.New("policy: Finagle budget MinRetriesPerSec must be in [0, 1e6]")
-		case !(c.PercentCanRetry >= 0 && c.PercentCanRetry <= 1000):
-			return errors.New("policy: Finagle budget PercentCanRetry must be in [0, 1000]")
+		case !(c.PercentCanRetry == 0 || c.PercentCanRetry >= 1e-6 && c.PercentCanRetry <= 1000):
+			// Finagle allows (0, 1e-6) too; we refuse it so that
+			// 1000/PercentCanRetry and the reserve fit in int64.
+			return errors.New("policy: Finagle budget PercentCanRetry must be 0 or in [1e-6, 1000]")
 		case c.Buckets < 1:
 			return errors.New("policy: Finagle budget Buckets must be at least 1")
-		case c.TTL < c.Buckets:
-			return errors.New("policy: Finagle budget TTL must be at least Buckets ns")
+		case c.TTL/c.Buckets < minBudgetBucket:
+			return errors.New("policy: Finagle budget buckets (TTL/Buckets) must be at least 1 ms wide")
 		}
 	case BudgetAWS:
 		switch {
@@ -190,6 +196,10 @@ func (c BudgetConfig) Validate() error {
 	}
 	return nil
 }
+
+// minBudgetBucket is the narrowest bucket of the windowed kinds: Window
+// numbers buckets in 32 bits, which at 1 ms lasts 49 days of virtual time.
+const minBudgetBucket = 1e6
 
 // milli is x in thousandths, rounded to the nearest (gRPC core keeps the
 // token count in milli-tokens; A6: "Up to 3 decimal places are supported").
@@ -224,6 +234,7 @@ func milli(x float64) int64 { return int64(math.Round(x * 1000)) }
 // window of records.
 type BudgetSet struct {
 	c BudgetConfig
+	n int
 
 	tok []int32 // gRPC: milli-tokens; AWS: quota
 	win *Window // SRE: requests, retries; Finagle: deposits, withdrawals
@@ -243,7 +254,7 @@ func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
 	if n < 0 || n >= 1<<31 {
 		panic("policy: BudgetSet size out of range")
 	}
-	b := &BudgetSet{c: c}
+	b := &BudgetSet{c: c, n: n}
 	switch c.Kind {
 	case BudgetSRE:
 		b.win = NewWindow(n, c.Window/c.Buckets, c.Buckets)
@@ -277,12 +288,7 @@ func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
 }
 
 // Len is the number of instances.
-func (b *BudgetSet) Len() int {
-	if b.win != nil {
-		return len(b.win.req)
-	}
-	return len(b.tok)
-}
+func (b *BudgetSet) Len() int { return b.n }
 
 // Config is the configuration the set was made with.
 func (b *BudgetSet) Config() BudgetConfig { return b.c }

@@ -91,6 +91,12 @@ func (c *Connection) setDefaults() {
 
 func (s *Sweep) setDefaults() { *s = Sweep{Seeds: 5} }
 
+// The AWS SDKs' adaptive-mode constants.
+func (r *RateLimiter) setDefaults() {
+	*r = RateLimiter{Beta: 0.7, C: 0.4, Smoothing: 0.8, MinRate: 0.5, BucketInterval: Duration(500 * time.Millisecond),
+		ThrottleOutcomes: []string{"rejected"}}
+}
+
 func (f *Fault) setDefaults() { *f = Fault{Mode: "refuse", Fraction: 0.5} }
 
 func (s *Step) setDefaults() { *s = Step{Multiplier: 1} }

@@ -84,12 +84,27 @@ type Clients struct {
 	Deadline Duration  `yaml:"deadline" json:"deadline"`
 	Throttle *Throttle `yaml:"throttle" json:"throttle"`
 	Retry    *Retry    `yaml:"retry" json:"retry"`
+	// RateLimiter, when set, is the AWS SDK adaptive retry mode's client
+	// send-rate limiter (CUBIC), one per client: it delays sends.
+	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
 	// Startup spreads the clients' start times.
 	Startup Startup `yaml:"startup" json:"startup"`
 	// Connection, when set, makes every client hold a persistent
 	// connection: requests flow only while it is up, and losing it starts
 	// the reconnect policy.
 	Connection *Connection `yaml:"connection" json:"connection"`
+}
+
+// RateLimiter configures the AWS adaptive limiter (botocore
+// retries/adaptive.py, aws-sdk-go-v2 aws/retry/adaptive*.go).
+type RateLimiter struct {
+	Beta           float64  `yaml:"beta" json:"beta"`
+	C              float64  `yaml:"c" json:"c"`
+	Smoothing      float64  `yaml:"smoothing" json:"smoothing"`
+	MinRate        Rate     `yaml:"min_rate" json:"min_rate"`
+	BucketInterval Duration `yaml:"bucket_interval" json:"bucket_interval"`
+	// ThrottleOutcomes are the answers that count as throttling responses.
+	ThrottleOutcomes []string `yaml:"throttle_outcomes" json:"throttle_outcomes" enum:"rejected,unavailable,timeout"`
 }
 
 // Startup is when each client starts: "immediate" (all at 0), "uniform"

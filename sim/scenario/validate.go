@@ -134,6 +134,14 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(b.Jitter != "decorrelated" || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
 		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
 	}
+	if rl := c.RateLimiter; rl != nil {
+		v.check(rl.Beta > 0 && rl.Beta < 1, "clients.rate_limiter.beta", "must be in (0, 1), got %g", rl.Beta)
+		v.check(rl.C > 0, "clients.rate_limiter.c", "must be > 0, got %g", rl.C)
+		v.check(rl.Smoothing > 0 && rl.Smoothing <= 1, "clients.rate_limiter.smoothing", "must be in (0, 1], got %g", rl.Smoothing)
+		v.check(rl.MinRate > 0, "clients.rate_limiter.min_rate", "must be > 0, got %s", rl.MinRate)
+		v.check(rl.BucketInterval > 0, "clients.rate_limiter.bucket_interval", "must be > 0, got %s", rl.BucketInterval)
+		v.check(len(rl.ThrottleOutcomes) > 0, "clients.rate_limiter.throttle_outcomes", "must name at least one outcome (usually [rejected])")
+	}
 	bk := s.Backend
 	st := c.Startup
 	v.check(st.Window >= 0, "clients.startup.window", "must be >= 0, got %s", st.Window)
