@@ -30,10 +30,11 @@ const (
 	outRejected
 	outUnavailable
 	outTimeout
+	outError // the backend served the attempt and answered with an error
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"ok", "rejected", "unavailable", "timeout"}
+var outcomeNames = [numOutcomes]string{"ok", "rejected", "unavailable", "timeout", "error"}
 
 func outcomeMask(names []string) uint8 {
 	var m uint8
@@ -63,6 +64,7 @@ type request struct {
 	prevSleep int64 // last backoff (decorrelated jitter)
 	client    uint32
 	ord       uint32 // the client's request ordinal: names its random draws
+	charge    int32  // what the budget charged for the latest retry (AWS refunds it)
 	gen       uint32 // 24 bits used
 	attempt   uint8
 	bo        uint8 // backoffs since the start or the last pushback reset
@@ -129,6 +131,8 @@ type model struct {
 	backoff     policy.Backoff
 	honorRA     bool
 	exactRA     bool // gRPC pushback: retry after exactly the server's delay
+	budget      *policy.BudgetSet
+	budgetGroup uint32
 	limiter     *policy.Adaptive
 	limiterMask uint8 // outcomes that count as throttles
 	deadline    int64 // overall per-request deadline, 0: none
@@ -162,6 +166,7 @@ type model struct {
 	rejCost   int64
 	rejectRA  int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
 	cancel    bool
+	errRate   float64 // share of served attempts answered with an error
 	svcDist   uint8
 	svcMean   float64
 	svcMu     float64 // lognormal parameters
@@ -223,6 +228,10 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		m.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j, Fraction: r.Backoff.JitterFraction}
 		m.honorRA = r.HonorRetryAfter
 		m.exactRA = r.RetryAfterMode == "exactly"
+		if bg := r.Budget; bg != nil {
+			m.budgetGroup = uint32(bg.GroupSize)
+			m.budget = policy.NewBudgetSet(bg.BudgetConfig(), (n+bg.GroupSize-1)/bg.GroupSize)
+		}
 	}
 	if rl := sc.Clients.RateLimiter; rl != nil {
 		m.limiter = policy.NewAdaptive(n, policy.AdaptiveConfig{Beta: rl.Beta, C: rl.C, Smoothing: rl.Smoothing, MinRate: float64(rl.MinRate), BucketInterval: int64(rl.BucketInterval)})
@@ -270,6 +279,7 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	}
 	m.deadline = int64(sc.Clients.Deadline)
 	m.cancel = b.CancelTimedOut
+	m.errRate = b.ErrorRate
 	m.svcMean = float64(b.Service.Mean)
 	switch b.Service.Dist {
 	case "constant":

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -134,5 +135,89 @@ func TestAdaptiveRateLimiterPaces(t *testing.T) {
 	light.Clients.RateLimiter = rl
 	if s := mustRun(t, light).Summary; s.Paced != 0 || s.Rejected != 0 {
 		t.Errorf("at 60%% load: %d paced, %d rejected; want none before any throttle", s.Paced, s.Rejected)
+	}
+}
+
+// Plain retries against independent failures: with failure probability x
+// and up to N retries, a request makes 1 + x + ... + x^N attempts on
+// average and succeeds with probability 1 − x^(N+1). The backend has ample
+// capacity, so failures come only from error_rate.
+//
+// Tolerances: ~60,000 requests per case. The attempts per request have a
+// standard deviation of at most 1.05 (x = 0.5), so their mean is within
+// 0.0043 (1 sd); 1% of the amplification (≥ 0.0105) is at least 2.4 sd at
+// x = 0.05 and 4.4 sd at x = 0.5. Success is a binomial proportion with sd
+// at most sqrt(0.25/60000) = 0.002; the tolerance is 0.01 (5 sd).
+func TestRetryAmplificationClosedForm(t *testing.T) {
+	for _, x := range []float64{0.05, 0.1, 0.2, 0.5} {
+		sc := withRetry(small(), 4, "full")
+		sc.Faults = nil
+		sc.Duration = dur(1000 * time.Second)
+		sc.Clients.Arrival.TotalRate = 60
+		sc.Clients.Timeout = 0
+		sc.Clients.Retry.RetryOn = []string{"error"}
+		sc.Backend.Workers = 50
+		sc.Backend.ErrorRate = x
+		s := mustRun(t, sc).Summary
+		wantAmp := 1 + x + x*x + x*x*x
+		wantOK := 1 - x*x*x*x
+		done := float64(s.Succeeded + s.Failed)
+		amp := float64(s.Attempts) / float64(s.Offered)
+		ok := float64(s.Succeeded) / done
+		t.Logf("x=%.2f: amplification %.4f (theory %.4f), success %.4f (theory %.4f)", x, amp, wantAmp, ok, wantOK)
+		if math.Abs(amp-wantAmp)/wantAmp > 0.01 {
+			t.Errorf("x=%.2f: amplification %.4f, want %.4f", x, amp, wantAmp)
+		}
+		if math.Abs(ok-wantOK) > 0.01 {
+			t.Errorf("x=%.2f: success %.4f, want %.4f", x, ok, wantOK)
+		}
+	}
+}
+
+// Budgets cap what plain retries would do: with half the attempts failing,
+// 3 retries amplify load by 1.875; the SRE 10% budget holds retries to
+// about a tenth of the sent requests, gRPC's token bucket stops retrying
+// while failures outweigh successes ten to one, Finagle allows 10 retries
+// per second plus 20% of the 40 requests per second (18 of the 35 retries
+// per second plain retries would make), and AWS's quota runs dry. One busy
+// client, so Finagle's per-client floor of 10 retries/s does not cover it.
+func TestRetryBudgetsCapAmplification(t *testing.T) {
+	base := func() *scenario.Scenario {
+		sc := withRetry(small(), 4, "full")
+		sc.Faults = nil
+		sc.Duration = dur(300 * time.Second)
+		sc.Clients.Count = 1
+		sc.Clients.Arrival.TotalRate = 40
+		sc.Clients.Timeout = 0
+		sc.Clients.Retry.RetryOn = []string{"error"}
+		sc.Backend.Workers = 50
+		sc.Backend.ErrorRate = 0.5
+		return sc
+	}
+	plain := mustRun(t, base()).Summary
+	for _, kind := range []string{"sre", "grpc", "finagle", "aws"} {
+		t.Run(kind, func(t *testing.T) {
+			sc := base()
+			b := &scenario.Budget{}
+			scenario.SetDefaults(b)
+			b.Kind = kind
+			sc.Clients.Retry.Budget = b
+			s := mustRun(t, sc).Summary
+			amp := *s.Amplification
+			t.Logf("%s: amplification %.3f (plain %.3f), %d retries refused", kind, amp, *plain.Amplification, s.BudgetRefused)
+			if s.BudgetRefused == 0 || amp >= *plain.Amplification {
+				t.Errorf("budget %s refused %d retries, amplification %.3f vs %.3f without", kind, s.BudgetRefused, amp, *plain.Amplification)
+			}
+			if kind == "finagle" && math.Abs(amp-(40+10+0.2*40)/40.0) > 0.03 {
+				t.Errorf("Finagle: amplification %.3f, want (40 + 10 + 0.2·40)/40 = 1.45", amp)
+			}
+			if kind == "sre" {
+				// retries ≤ 10% of sent requests: amplification ≤ 1/0.9,
+				// plus one window's worth of slack at the start.
+				if amp > 1/0.9+0.01 {
+					t.Errorf("SRE budget: amplification %.3f above 1/0.9", amp)
+				}
+			}
+		})
 	}
 }

@@ -332,7 +332,10 @@ func (m *model) onArrival(now int64, c uint32) {
 	m.row(now).Offered++
 	slot := m.alloc()
 	r := &m.reqs[slot]
-	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo = now, 0, c, n, 0, 0
+	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, c, n, 0, 0, 0
+	if m.budget != nil {
+		m.budget.OnRequest(int(c/m.budgetGroup), now)
+	}
 	if m.deadline > 0 {
 		m.q.Schedule(now+m.deadline, evDeadline, slot, r.gen)
 	}
@@ -420,6 +423,9 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	if m.limiter != nil {
 		m.limiter.Update(int(r.client), now, m.limiterMask&(1<<out) != 0)
 	}
+	if m.budget != nil {
+		m.budget.OnResult(int(r.client/m.budgetGroup), now, out == outOK, r.charge)
+	}
 	row := m.row(now)
 	if out == outOK {
 		row.Succeeded++
@@ -433,6 +439,23 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		row.Failed++
 		m.release(slot)
 		return
+	}
+	if m.budget != nil {
+		cause := policy.CauseError
+		switch out {
+		case outTimeout:
+			cause = policy.CauseTimeout
+		case outRejected:
+			cause = policy.CauseThrottle // an overload rejection is throttling
+		}
+		charge, ok := m.budget.AllowRetry(int(r.client/m.budgetGroup), now, cause)
+		if !ok {
+			row.Failed++
+			row.BudgetRefused++
+			m.release(slot)
+			return
+		}
+		r.charge = charge
 	}
 	var d int64
 	if m.exactRA && retryAfter > 0 {
@@ -554,13 +577,26 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 	case wkHandshake:
 		m.handshakeDone(now, wk.slot, wk.token, wk.start)
 	default:
-		m.row(now).Served++
-		if m.waiting(wk.slot, wk.token) {
-			m.ser.AddUseful(wk.start, now)
-			m.outcome(now, wk.slot, outOK, 0)
-		} else {
+		row := m.row(now)
+		row.Served++
+		if !m.waiting(wk.slot, wk.token) {
 			m.ser.AddWasted(wk.start, now)
+			break
 		}
+		if m.errRate > 0 {
+			r := &m.reqs[wk.slot]
+			key := m.src.Key(rng.Service, uint64(r.client))
+			if rng.Float64(key, drawIndex(r.ord, r.attempt)|1<<62) < m.errRate {
+				// An independent backend failure: the work produced an
+				// error, not a result.
+				row.Errors++
+				m.ser.AddWasted(wk.start, now)
+				m.outcome(now, wk.slot, outError, 0)
+				break
+			}
+		}
+		m.ser.AddUseful(wk.start, now)
+		m.outcome(now, wk.slot, outOK, 0)
 	}
 	m.dispatch(now, w)
 }

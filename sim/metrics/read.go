@@ -70,10 +70,10 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 		}
 		s.Rows = append(s.Rows, Row{
 			Offered: cnt("offered"), Attempts: cnt("attempts"), Retries: cnt("retries"), Succeeded: cnt("succeeded"),
-			Failed: cnt("failed"), DeadlineExceeded: cnt("deadline_exceeded"), Paced: cnt("paced"), PacedWaitNS: ns("paced_wait_s", 1e9), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"),
+			Failed: cnt("failed"), DeadlineExceeded: cnt("deadline_exceeded"), BudgetRefused: cnt("budget_refused"), Paced: cnt("paced"), PacedWaitNS: ns("paced_wait_s", 1e9), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"),
 			Received: cnt("received"), Accepted: cnt("accepted"), Rejected: cnt("rejected"), Unanswered: cnt("unanswered"),
 			QueueTimeouts: cnt("queue_timeouts"), FailedOutage: cnt("failed_outage"), LostOutage: cnt("lost_outage"),
-			TimedOut: cnt("timed_out"), Served: cnt("served"), Cancelled: cnt("cancelled"),
+			TimedOut: cnt("timed_out"), Served: cnt("served"), Errors: cnt("errors"), Cancelled: cnt("cancelled"),
 			Connected: cnt("connected"), Disconnects: cnt("disconnects"), ConnectAttempts: cnt("connect_attempts"),
 			ConnectsRcvd: cnt("connects_received"), ConnectsOK: cnt("connects_ok"), ConnectsFailed: cnt("connects_failed"),
 			ConnectsUnanswered: cnt("connects_unanswered"), ConnectTimeouts: cnt("connect_timeouts"),

@@ -11,6 +11,7 @@ type Row struct {
 	Failed    int64 // application requests that ended in failure after their last attempt
 
 	DeadlineExceeded int64 // of Failed: requests whose overall deadline passed
+	BudgetRefused    int64 // of Failed: requests whose retry the retry budget refused
 	Paced            int64 // attempts the rate limiter delayed
 	PacedWaitNS      int64 // their total delay
 
@@ -26,6 +27,7 @@ type Row struct {
 	LostOutage    int64 // admitted attempts lost (queued or in service) when an outage began
 	TimedOut      int64 // attempts whose client gave up waiting
 	Served        int64 // attempts whose service completed
+	Errors        int64 // of Served: attempts answered with an error (backend.error_rate)
 	Cancelled     int64 // queued attempts skipped because their client had gone
 
 	Connected       int64 // clients connected at the end of the interval

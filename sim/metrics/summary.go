@@ -34,6 +34,7 @@ type Summary struct {
 	Succeeded        int64 `json:"succeeded"`
 	Failed           int64 `json:"failed"`
 	DeadlineExceeded int64 `json:"deadline_exceeded"`
+	BudgetRefused    int64 `json:"budget_refused"`
 	Paced            int64 `json:"paced"`
 	// MeanPacingWaitMS is the mean delay the rate limiter added to the
 	// attempts it delayed.
@@ -52,6 +53,7 @@ type Summary struct {
 	LostOutage       int64    `json:"lost_outage"`
 	TimedOut         int64    `json:"timed_out"`
 	Served           int64    `json:"served"`
+	Errors           int64    `json:"errors"`
 	Cancelled        int64    `json:"cancelled"`
 
 	SuccessRatio             *float64 `json:"success_ratio"`
@@ -138,6 +140,7 @@ func (s *Series) Totals() Row {
 		t.Failed += r.Failed
 		t.DropThrottle += r.DropThrottle
 		t.DeadlineExceeded += r.DeadlineExceeded
+		t.BudgetRefused += r.BudgetRefused
 		t.Paced += r.Paced
 		t.PacedWaitNS += r.PacedWaitNS
 		t.DropNoConn += r.DropNoConn
@@ -158,6 +161,7 @@ func (s *Series) Totals() Row {
 		t.LostOutage += r.LostOutage
 		t.TimedOut += r.TimedOut
 		t.Served += r.Served
+		t.Errors += r.Errors
 		t.Cancelled += r.Cancelled
 		t.UsefulNS += r.UsefulNS
 		t.WastedNS += r.WastedNS
@@ -183,9 +187,9 @@ func (s *Series) Goodput() []float64 {
 func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64) Summary {
 	t := s.Totals()
 	sum := Summary{
-		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn,
+		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
-		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served,
+		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served, Errors: t.Errors,
 		Cancelled: t.Cancelled,
 	}
 	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn

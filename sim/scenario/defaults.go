@@ -1,6 +1,10 @@
 package scenario
 
-import "time"
+import (
+	"time"
+
+	"github.com/throttlesim/throttlesim/sim/policy"
+)
 
 // Default returns a scenario with every default filled in. Loading decodes
 // the file on top of it, so a field the file leaves out keeps its default.
@@ -63,7 +67,7 @@ func (r *Retry) setDefaults() {
 			Jitter:         "full",
 			JitterFraction: 0.2,
 		},
-		RetryOn:         []string{"rejected", "timeout", "unavailable"},
+		RetryOn:         []string{"rejected", "timeout", "unavailable", "error"},
 		HonorRetryAfter: true,
 		RetryAfterMode:  "at_least",
 	}
@@ -95,6 +99,57 @@ func (s *Sweep) setDefaults() { *s = Sweep{Seeds: 5} }
 func (r *RateLimiter) setDefaults() {
 	*r = RateLimiter{Beta: 0.7, C: 0.4, Smoothing: 0.8, MinRate: 0.5, BucketInterval: Duration(500 * time.Millisecond),
 		ThrottleOutcomes: []string{"rejected"}}
+}
+
+func (b *Budget) setDefaults() { *b = Budget{Kind: "sre", GroupSize: 1} }
+
+// BudgetConfig is the policy configuration of b: its kind's defaults with
+// every non-zero field of b on top.
+func (b *Budget) BudgetConfig() policy.BudgetConfig {
+	var c policy.BudgetConfig
+	switch b.Kind {
+	case "grpc":
+		c = policy.GRPCDefaults()
+	case "finagle":
+		c = policy.FinagleDefaults()
+	case "aws":
+		c = policy.AWSStandardDefaults()
+	case "aws-2026":
+		c = policy.AWS2026Defaults()
+	default:
+		c = policy.SREDefaults()
+	}
+	setF := func(dst *float64, v float64) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	setI := func(dst *int32, v int) {
+		if v != 0 {
+			*dst = int32(v)
+		}
+	}
+	setF(&c.Ratio, b.Ratio)
+	if b.Window != 0 {
+		c.Window = int64(b.Window)
+		c.Buckets = max(1, min(120, int64(b.Window)/int64(time.Second)))
+	}
+	c.FirstAttemptsOnly = b.FirstAttemptsOnly
+	setF(&c.MaxTokens, b.MaxTokens)
+	setF(&c.TokenRatio, b.TokenRatio)
+	if b.TTL != 0 {
+		c.TTL = int64(b.TTL)
+	}
+	if b.MinRetriesPerSec != 0 {
+		c.MinRetriesPerSec = b.MinRetriesPerSec
+	}
+	setF(&c.PercentCanRetry, b.PercentCanRetry)
+	setI(&c.Capacity, b.Capacity)
+	setI(&c.RetryCost, b.RetryCost)
+	setI(&c.TimeoutCost, b.TimeoutCost)
+	setI(&c.ThrottleCost, b.ThrottleCost)
+	setI(&c.NoRetryIncrement, b.NoRetryIncrement)
+	return c
 }
 
 func (f *Fault) setDefaults() { *f = Fault{Mode: "refuse", Fraction: 0.5} }

@@ -607,7 +607,7 @@ func TestDefaultsRetry(t *testing.T) {
 		{"backoff.cap", r.Backoff.Cap, Duration(10 * time.Second)},
 		{"backoff.multiplier", r.Backoff.Multiplier, 2.0},
 		{"backoff.jitter", r.Backoff.Jitter, "full"},
-		{"retry_on", r.RetryOn, []string{"rejected", "timeout", "unavailable"}},
+		{"retry_on", r.RetryOn, []string{"rejected", "timeout", "unavailable", "error"}},
 		{"honor_retry_after", r.HonorRetryAfter, true},
 	}
 	for _, c := range checks {

@@ -104,7 +104,7 @@ type RateLimiter struct {
 	MinRate        Rate     `yaml:"min_rate" json:"min_rate"`
 	BucketInterval Duration `yaml:"bucket_interval" json:"bucket_interval"`
 	// ThrottleOutcomes are the answers that count as throttling responses.
-	ThrottleOutcomes []string `yaml:"throttle_outcomes" json:"throttle_outcomes" enum:"rejected,unavailable,timeout"`
+	ThrottleOutcomes []string `yaml:"throttle_outcomes" json:"throttle_outcomes" enum:"rejected,unavailable,timeout,error"`
 }
 
 // Startup is when each client starts: "immediate" (all at 0), "uniform"
@@ -173,7 +173,7 @@ type Throttle struct {
 	Scope     string `yaml:"scope" json:"scope" enum:"client,group"`
 	GroupSize int    `yaml:"group_size" json:"group_size"`
 	// AcceptOutcomes lists the backend outcomes that count as accepts.
-	AcceptOutcomes []string `yaml:"accept_outcomes" json:"accept_outcomes" enum:"ok,rejected,unavailable"`
+	AcceptOutcomes []string `yaml:"accept_outcomes" json:"accept_outcomes" enum:"ok,rejected,unavailable,error"`
 	// Variants of the formula (policy.ThrottleForm): p = min(max_probability,
 	// max(0, (requests − K·accepts)/(requests + padding))^(1/aggression)),
 	// and 0 while requests < min_requests.
@@ -188,12 +188,39 @@ type Retry struct {
 	MaxAttempts int     `yaml:"max_attempts" json:"max_attempts"`
 	Backoff     Backoff `yaml:"backoff" json:"backoff"`
 	// RetryOn lists the attempt outcomes that are retried.
-	RetryOn         []string `yaml:"retry_on" json:"retry_on" enum:"rejected,timeout,unavailable"`
+	RetryOn         []string `yaml:"retry_on" json:"retry_on" enum:"rejected,timeout,unavailable,error"`
 	HonorRetryAfter bool     `yaml:"honor_retry_after" json:"honor_retry_after"`
+	// Budget, when set, limits retries per client (or per group of
+	// clients); a retry it refuses fails the request.
+	Budget *Budget `yaml:"budget" json:"budget"`
 	// RetryAfterMode: "at_least" waits max(backoff, Retry-After) (HTTP
 	// clients); "exactly" waits exactly the server's delay and restarts the
 	// backoff (gRPC pushback, gRFC A6). Used when honor_retry_after is set.
 	RetryAfterMode string `yaml:"retry_after_mode" json:"retry_after_mode" enum:"at_least,exactly"`
+}
+
+// Budget is a retry budget (policy.BudgetSet). Fields left at 0 take the
+// kind's defaults: sre (ratio 0.1 over 2 m), grpc (max_tokens 10,
+// token_ratio 0.1), finagle (ttl 10 s, 10 retries/s, 20%), aws (500 tokens,
+// retry 5, timeout 10, throttle 5, +1 on success) and aws-2026 (14/14/5).
+type Budget struct {
+	Kind string `yaml:"kind" json:"kind" enum:"sre,grpc,finagle,aws,aws-2026"`
+	// GroupSize consecutive clients share one budget (1: one per client).
+	GroupSize int `yaml:"group_size" json:"group_size"`
+
+	Ratio             float64  `yaml:"ratio" json:"ratio"`
+	Window            Duration `yaml:"window" json:"window"`
+	FirstAttemptsOnly bool     `yaml:"first_attempts_only" json:"first_attempts_only"`
+	MaxTokens         float64  `yaml:"max_tokens" json:"max_tokens"`
+	TokenRatio        float64  `yaml:"token_ratio" json:"token_ratio"`
+	TTL               Duration `yaml:"ttl" json:"ttl"`
+	MinRetriesPerSec  int      `yaml:"min_retries_per_sec" json:"min_retries_per_sec"`
+	PercentCanRetry   float64  `yaml:"percent_can_retry" json:"percent_can_retry"`
+	Capacity          int      `yaml:"capacity" json:"capacity"`
+	RetryCost         int      `yaml:"retry_cost" json:"retry_cost"`
+	TimeoutCost       int      `yaml:"timeout_cost" json:"timeout_cost"`
+	ThrottleCost      int      `yaml:"throttle_cost" json:"throttle_cost"`
+	NoRetryIncrement  int      `yaml:"no_retry_increment" json:"no_retry_increment"`
 }
 
 // Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)
@@ -222,6 +249,9 @@ type Backend struct {
 	// DontRetry makes overload rejections say "do not retry" (gRPC pushback
 	// with a negative delay): the client fails the request instead.
 	DontRetry bool `yaml:"dont_retry" json:"dont_retry"`
+	// ErrorRate is the probability that a served attempt fails anyway
+	// (an independent backend error, answered as "error").
+	ErrorRate float64 `yaml:"error_rate" json:"error_rate"`
 	// CancelTimedOut skips queued work whose client has already timed out.
 	CancelTimedOut bool `yaml:"cancel_timed_out" json:"cancel_timed_out"`
 	// Connections is the backend's side of persistent connections (used when

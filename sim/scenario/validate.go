@@ -133,6 +133,12 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(b.Multiplier >= 1, "clients.retry.backoff.multiplier", "must be >= 1, got %g", b.Multiplier)
 		v.check(b.Jitter != "decorrelated" || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
 		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
+		if bg := r.Budget; bg != nil {
+			v.check(bg.GroupSize >= 1, "clients.retry.budget.group_size", "must be >= 1, got %d", bg.GroupSize)
+			if err := bg.BudgetConfig().Validate(); err != nil {
+				v.check(false, "clients.retry.budget", "%v", err)
+			}
+		}
 	}
 	if rl := c.RateLimiter; rl != nil {
 		v.check(rl.Beta > 0 && rl.Beta < 1, "clients.rate_limiter.beta", "must be in (0, 1), got %g", rl.Beta)
@@ -175,6 +181,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, "backend.queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
 	v.check(b.Queue.Timeout >= 0, "backend.queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
 	v.check(b.RejectCost >= 0, "backend.reject_cost", "must be >= 0, got %s", b.RejectCost)
+	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, "backend.error_rate", "must be in [0, 1), got %g", b.ErrorRate)
 	v.check(b.AcceptBacklog >= 0, "backend.accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)
 	v.check(b.RetryAfter >= 0, "backend.retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
 
