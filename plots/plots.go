@@ -282,7 +282,8 @@ func localDrops(in Input) (*plot.Plot, *plot.Legend, error) {
 	var ymax float64
 	for _, r := range s.Rows {
 		if r.Offered > 0 {
-			ymax = max(ymax, 100*float64(r.DropThrottle)/float64(r.Offered), 100*float64(r.DropNoConn)/float64(r.Offered), 100*float64(r.Failed)/float64(r.Offered))
+			ymax = max(ymax, 100*float64(r.DropThrottle)/float64(r.Offered), 100*float64(r.DropNoConn)/float64(r.Offered),
+				100*float64(r.DropBreaker)/float64(r.Offered), 100*float64(r.Failed)/float64(r.Offered))
 		}
 	}
 	ymax = min(max(niceMax(ymax), 5), 105)
@@ -297,6 +298,7 @@ func localDrops(in Input) (*plot.Plot, *plot.Legend, error) {
 		f      func(r *metrics.Row) float64
 	}{
 		{"dropped locally: throttle", Blue, nil, frac(func(r *metrics.Row) int64 { return r.DropThrottle })},
+		{"dropped locally: circuit breaker", Purple, nil, frac(func(r *metrics.Row) int64 { return r.DropBreaker })},
 		{"dropped locally: no connection", Orange, nil, frac(func(r *metrics.Row) int64 { return r.DropNoConn })},
 		{"failed after last attempt", Grey, []vg.Length{vg.Points(3), vg.Points(2)}, frac(func(r *metrics.Row) int64 { return r.Failed })},
 	} {

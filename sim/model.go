@@ -114,28 +114,31 @@ type model struct {
 	end int64
 
 	// clients
-	ord         []uint32 // per client: application requests issued so far
-	lambda      float64  // per-client base rate, per second
-	constant    bool
-	prof        profile
-	timeout     int64
-	reqs        []request
-	freeSlots   []uint32
-	throttle    *policy.Window
-	tform       policy.ThrottleForm
-	countLocal  bool
-	groupSize   uint32
-	acceptMask  uint8
-	retryMask   uint8
-	maxAtt      uint8
-	backoff     policy.Backoff
-	honorRA     bool
-	exactRA     bool // gRPC pushback: retry after exactly the server's delay
-	budget      *policy.BudgetSet
-	budgetGroup uint32
-	limiter     *policy.Adaptive
-	limiterMask uint8 // outcomes that count as throttles
-	deadline    int64 // overall per-request deadline, 0: none
+	ord          []uint32 // per client: application requests issued so far
+	lambda       float64  // per-client base rate, per second
+	constant     bool
+	prof         profile
+	timeout      int64
+	reqs         []request
+	freeSlots    []uint32
+	throttle     *policy.Window
+	tform        policy.ThrottleForm
+	countLocal   bool
+	groupSize    uint32
+	acceptMask   uint8
+	retryMask    uint8
+	maxAtt       uint8
+	backoff      policy.Backoff
+	honorRA      bool
+	exactRA      bool // gRPC pushback: retry after exactly the server's delay
+	breaker      *policy.BreakerSet
+	breakerGroup uint32
+	breakerMask  uint8 // outcomes that count as failures
+	budget       *policy.BudgetSet
+	budgetGroup  uint32
+	limiter      *policy.Adaptive
+	limiterMask  uint8 // outcomes that count as throttles
+	deadline     int64 // overall per-request deadline, 0: none
 
 	// connections (nil slices without clients.connection)
 	conn        bool
@@ -232,6 +235,11 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 			m.budgetGroup = uint32(bg.GroupSize)
 			m.budget = policy.NewBudgetSet(bg.BudgetConfig(), (n+bg.GroupSize-1)/bg.GroupSize)
 		}
+	}
+	if br := sc.Clients.Breaker; br != nil {
+		m.breakerGroup = uint32(br.GroupSize)
+		m.breaker, _ = policy.NewBreakerSet((n+br.GroupSize-1)/br.GroupSize, br.BreakerConfig()) // validated
+		m.breakerMask = outcomeMask(br.FailureOutcomes)
 	}
 	if rl := sc.Clients.RateLimiter; rl != nil {
 		m.limiter = policy.NewAdaptive(n, policy.AdaptiveConfig{Beta: rl.Beta, C: rl.C, Smoothing: rl.Smoothing, MinRate: float64(rl.MinRate), BucketInterval: int64(rl.BucketInterval)})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
@@ -219,5 +220,34 @@ func TestRetryBudgetsCapAmplification(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Circuit breakers (one per 20-client group, gobreaker defaults but 5 s
+// open): during the outage they open and refuse locally, so far fewer
+// attempts hit the dead backend; after it, half-open probes close them and
+// the service recovers.
+func TestBreakerShedsDuringOutage(t *testing.T) {
+	run := func(breaker bool) metrics.Summary {
+		sc := withRetry(small(), 3, "full")
+		if breaker {
+			b := &scenario.Breaker{}
+			scenario.SetDefaults(b)
+			b.GroupSize = 20
+			b.OpenDuration = dur(5 * time.Second)
+			sc.Clients.Breaker = b
+		}
+		return mustRun(t, sc).Summary
+	}
+	with, without := run(true), run(false)
+	t.Logf("sent into the outage: %d with breakers, %d without; %d refused by breakers", with.FailedOutage, without.FailedOutage, with.DropBreaker)
+	if with.DropBreaker == 0 {
+		t.Fatal("no breaker ever refused a call during a 10 s outage")
+	}
+	if 2*with.FailedOutage > without.FailedOutage {
+		t.Errorf("breakers let %d attempts into the outage, without them %d: want less than half", with.FailedOutage, without.FailedOutage)
+	}
+	if !with.Recovery.Recovered {
+		t.Errorf("with breakers the service did not recover: %+v", with.Recovery)
 	}
 }

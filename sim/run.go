@@ -372,6 +372,11 @@ func (m *model) attempt(now int64, slot uint32) {
 		m.release(slot)
 		return
 	}
+	if m.breaker != nil && !m.breaker.Allow(int(r.client/m.breakerGroup), now) {
+		row.DropBreaker++
+		m.release(slot)
+		return
+	}
 	if m.throttle != nil {
 		id := int(r.client / m.groupSize)
 		p := m.throttle.Probability(now, id, m.tform)
@@ -425,6 +430,10 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	}
 	if m.budget != nil {
 		m.budget.OnResult(int(r.client/m.budgetGroup), now, out == outOK, r.charge)
+	}
+	if m.breaker != nil {
+		u := rng.Float64(m.src.Key(rng.Breaker, uint64(r.client)), drawIndex(r.ord, r.attempt))
+		m.breaker.Record(int(r.client/m.breakerGroup), now, m.breakerMask&(1<<out) != 0, u)
 	}
 	row := m.row(now)
 	if out == outOK {

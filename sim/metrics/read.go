@@ -70,7 +70,7 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 		}
 		s.Rows = append(s.Rows, Row{
 			Offered: cnt("offered"), Attempts: cnt("attempts"), Retries: cnt("retries"), Succeeded: cnt("succeeded"),
-			Failed: cnt("failed"), DeadlineExceeded: cnt("deadline_exceeded"), BudgetRefused: cnt("budget_refused"), Paced: cnt("paced"), PacedWaitNS: ns("paced_wait_s", 1e9), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"),
+			Failed: cnt("failed"), DeadlineExceeded: cnt("deadline_exceeded"), BudgetRefused: cnt("budget_refused"), Paced: cnt("paced"), PacedWaitNS: ns("paced_wait_s", 1e9), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"), DropBreaker: cnt("drop_breaker"),
 			Received: cnt("received"), Accepted: cnt("accepted"), Rejected: cnt("rejected"), Unanswered: cnt("unanswered"),
 			QueueTimeouts: cnt("queue_timeouts"), FailedOutage: cnt("failed_outage"), LostOutage: cnt("lost_outage"),
 			TimedOut: cnt("timed_out"), Served: cnt("served"), Errors: cnt("errors"), Cancelled: cnt("cancelled"),

@@ -17,6 +17,7 @@ type Row struct {
 
 	DropThrottle int64 // application requests dropped locally by the adaptive throttle
 	DropNoConn   int64 // application requests dropped locally because the client had no connection
+	DropBreaker  int64 // application requests refused locally by an open circuit breaker
 
 	Received      int64 // attempts that reached the backend (including rejected)
 	Accepted      int64 // attempts the backend admitted (queued or served)

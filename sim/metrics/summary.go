@@ -41,6 +41,7 @@ type Summary struct {
 	MeanPacingWaitMS *float64 `json:"mean_pacing_wait_ms"`
 	DropThrottle     int64    `json:"dropped_throttle"`
 	DropNoConn       int64    `json:"dropped_no_connection"`
+	DropBreaker      int64    `json:"dropped_breaker"`
 	InFlight         int64    `json:"in_flight_at_end"`
 	Attempts         int64    `json:"attempts"`
 	Retries          int64    `json:"retries"`
@@ -144,6 +145,7 @@ func (s *Series) Totals() Row {
 		t.Paced += r.Paced
 		t.PacedWaitNS += r.PacedWaitNS
 		t.DropNoConn += r.DropNoConn
+		t.DropBreaker += r.DropBreaker
 		t.Disconnects += r.Disconnects
 		t.ConnectAttempts += r.ConnectAttempts
 		t.ConnectsOK += r.ConnectsOK
@@ -187,18 +189,18 @@ func (s *Series) Goodput() []float64 {
 func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64) Summary {
 	t := s.Totals()
 	sum := Summary{
-		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn,
+		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn, DropBreaker: t.DropBreaker,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
 		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served, Errors: t.Errors,
 		Cancelled: t.Cancelled,
 	}
-	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn
+	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn - t.DropBreaker
 	sum.Paced = t.Paced
 	if t.Paced > 0 {
 		sum.MeanPacingWaitMS = ptr(float64(t.PacedWaitNS) / float64(t.Paced) / 1e6)
 	}
 	sum.SuccessRatio = ratio(t.Succeeded, t.Offered)
-	sum.LocalDropRate = ratio(t.DropThrottle+t.DropNoConn, t.Offered)
+	sum.LocalDropRate = ratio(t.DropThrottle+t.DropNoConn+t.DropBreaker, t.Offered)
 	sum.Amplification = ratio(t.Attempts, t.Offered)
 	useful, wasted := t.UsefulNS+t.HandshakeUsefulNS, t.WastedNS+t.HandshakeWastedNS
 	sum.WastedWorkFraction = ratio(wasted, useful+wasted)

@@ -11,7 +11,7 @@ import (
 // be had by dividing by interval_s. Documented in docs/reading-results.md.
 var Columns = []string{
 	"t_s", "interval_s",
-	"offered", "attempts", "retries", "succeeded", "failed", "deadline_exceeded", "budget_refused", "paced", "paced_wait_s", "drop_throttle", "drop_no_connection",
+	"offered", "attempts", "retries", "succeeded", "failed", "deadline_exceeded", "budget_refused", "paced", "paced_wait_s", "drop_throttle", "drop_breaker", "drop_no_connection",
 	"received", "accepted", "rejected", "unanswered", "queue_timeouts", "failed_outage", "lost_outage", "timed_out", "served", "errors", "cancelled",
 	"capacity_workers", "util_useful", "util_wasted", "queue_len",
 	"connected", "disconnects", "connect_attempts", "connects_received", "connects_ok", "connects_failed", "connects_unanswered", "connect_timeouts",
@@ -46,7 +46,7 @@ func WriteCSV(w io.Writer, s *Series, workers int) error {
 		cap := iv * float64(workers)
 		cells = append(cells[:0],
 			FormatFloat(float64(int64(i)*s.Interval)/1e9), FormatFloat(iv/1e9),
-			itoa(r.Offered), itoa(r.Attempts), itoa(r.Retries), itoa(r.Succeeded), itoa(r.Failed), itoa(r.DeadlineExceeded), itoa(r.BudgetRefused), itoa(r.Paced), FormatFloat(float64(r.PacedWaitNS)/1e9), itoa(r.DropThrottle), itoa(r.DropNoConn),
+			itoa(r.Offered), itoa(r.Attempts), itoa(r.Retries), itoa(r.Succeeded), itoa(r.Failed), itoa(r.DeadlineExceeded), itoa(r.BudgetRefused), itoa(r.Paced), FormatFloat(float64(r.PacedWaitNS)/1e9), itoa(r.DropThrottle), itoa(r.DropBreaker), itoa(r.DropNoConn),
 			itoa(r.Received), itoa(r.Accepted), itoa(r.Rejected), itoa(r.Unanswered), itoa(r.QueueTimeouts), itoa(r.FailedOutage), itoa(r.LostOutage), itoa(r.TimedOut), itoa(r.Served), itoa(r.Errors), itoa(r.Cancelled),
 			FormatFloat(float64(r.CapacityNS)/iv),
 			FormatFloat(float64(r.UsefulNS)/cap), FormatFloat(float64(r.WastedNS)/cap),

@@ -101,6 +101,62 @@ func (r *RateLimiter) setDefaults() {
 		ThrottleOutcomes: []string{"rejected"}}
 }
 
+func (b *Breaker) setDefaults() {
+	*b = Breaker{Style: "gobreaker", FailureOutcomes: []string{"rejected", "timeout", "unavailable", "error"}, GroupSize: 1}
+}
+
+// BreakerConfig is the policy configuration of b: its style's defaults
+// with every non-zero field of b on top.
+func (b *Breaker) BreakerConfig() policy.BreakerConfig {
+	c := policy.GobreakerDefaults()
+	if b.Style == "resilience4j" {
+		c = policy.Resilience4jDefaults()
+	}
+	switch b.Trip {
+	case "consecutive":
+		c.Trip = policy.TripConsecutive
+	case "rate":
+		c.Trip = policy.TripRate
+	}
+	if c.Trip == policy.TripRate && c.FailureRate == 0 { // gobreaker style switched to a rate trip
+		r := policy.Resilience4jDefaults()
+		c.FailureRate, c.MinCalls, c.WindowCalls = r.FailureRate, r.MinCalls, r.WindowCalls
+	}
+	if b.ConsecutiveFailures != 0 {
+		c.ConsecutiveFailures = b.ConsecutiveFailures
+	}
+	if b.FailureRate != 0 {
+		c.FailureRate = b.FailureRate
+	}
+	if b.MinCalls != 0 {
+		c.MinCalls = b.MinCalls
+	}
+	if b.Window != 0 {
+		c.WindowDuration, c.WindowCalls = int64(b.Window), 0
+		c.WindowBuckets = max(b.WindowBuckets, 10)
+	} else if b.WindowCalls != 0 {
+		c.WindowCalls = b.WindowCalls
+	}
+	if b.OpenDuration != 0 {
+		c.OpenDuration = int64(b.OpenDuration)
+	}
+	if b.OpenBackoff != 0 {
+		c.OpenBackoff = b.OpenBackoff
+	}
+	c.MaxOpenDuration = int64(b.MaxOpenDuration)
+	c.OpenJitter = b.OpenJitter
+	if b.HalfOpenProbes != 0 {
+		c.HalfOpenProbes = b.HalfOpenProbes
+	}
+	switch b.HalfOpenRule {
+	case "all-succeed":
+		c.HalfOpen = policy.HalfOpenAllSucceed
+	case "rate":
+		c.HalfOpen = policy.HalfOpenRate
+	}
+	return c
+}
+
 func (b *Budget) setDefaults() { *b = Budget{Kind: "sre", GroupSize: 1} }
 
 // BudgetConfig is the policy configuration of b: its kind's defaults with

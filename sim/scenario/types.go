@@ -84,6 +84,8 @@ type Clients struct {
 	Deadline Duration  `yaml:"deadline" json:"deadline"`
 	Throttle *Throttle `yaml:"throttle" json:"throttle"`
 	Retry    *Retry    `yaml:"retry" json:"retry"`
+	// Breaker, when set, is a circuit breaker per client (or per group).
+	Breaker *Breaker `yaml:"breaker" json:"breaker"`
 	// RateLimiter, when set, is the AWS SDK adaptive retry mode's client
 	// send-rate limiter (CUBIC), one per client: it delays sends.
 	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
@@ -93,6 +95,32 @@ type Clients struct {
 	// connection: requests flow only while it is up, and losing it starts
 	// the reconnect policy.
 	Connection *Connection `yaml:"connection" json:"connection"`
+}
+
+// Breaker is a circuit breaker (policy.BreakerSet): closed, open,
+// half-open. Style picks the defaults of fields left at zero: "gobreaker"
+// (trip after 6 consecutive failures, open 60 s, 1 probe that must
+// succeed) or "resilience4j" (trip at a 50% failure rate over the last 100
+// calls once 100 were seen, open 60 s, 10 probes judged by the same rate).
+type Breaker struct {
+	Style               string   `yaml:"style" json:"style" enum:"gobreaker,resilience4j"`
+	Trip                string   `yaml:"trip" json:"trip" enum:"consecutive,rate"`
+	ConsecutiveFailures int      `yaml:"consecutive_failures" json:"consecutive_failures"`
+	FailureRate         float64  `yaml:"failure_rate" json:"failure_rate"`
+	MinCalls            int      `yaml:"min_calls" json:"min_calls"`
+	WindowCalls         int      `yaml:"window_calls" json:"window_calls"`
+	Window              Duration `yaml:"window" json:"window"`
+	WindowBuckets       int      `yaml:"window_buckets" json:"window_buckets"`
+	OpenDuration        Duration `yaml:"open_duration" json:"open_duration"`
+	OpenBackoff         float64  `yaml:"open_backoff" json:"open_backoff"`
+	MaxOpenDuration     Duration `yaml:"max_open_duration" json:"max_open_duration"`
+	OpenJitter          float64  `yaml:"open_jitter" json:"open_jitter"`
+	HalfOpenProbes      int      `yaml:"half_open_probes" json:"half_open_probes"`
+	HalfOpenRule        string   `yaml:"half_open_rule" json:"half_open_rule" enum:"all-succeed,rate"`
+	// FailureOutcomes are the answers that count as failures; any other
+	// answer counts as a success.
+	FailureOutcomes []string `yaml:"failure_outcomes" json:"failure_outcomes" enum:"rejected,timeout,unavailable,error"`
+	GroupSize       int      `yaml:"group_size" json:"group_size"`
 }
 
 // RateLimiter configures the AWS adaptive limiter (botocore

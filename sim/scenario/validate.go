@@ -140,6 +140,15 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			}
 		}
 	}
+	if br := c.Breaker; br != nil {
+		v.check(br.GroupSize >= 1, "clients.breaker.group_size", "must be >= 1, got %d", br.GroupSize)
+		v.check(len(br.FailureOutcomes) > 0, "clients.breaker.failure_outcomes", "must name at least one outcome")
+		if err := br.BreakerConfig().Validate(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				v.check(false, "clients.breaker", "%s", strings.TrimPrefix(line, "breaker: "))
+			}
+		}
+	}
 	if rl := c.RateLimiter; rl != nil {
 		v.check(rl.Beta > 0 && rl.Beta < 1, "clients.rate_limiter.beta", "must be in (0, 1), got %g", rl.Beta)
 		v.check(rl.C > 0, "clients.rate_limiter.c", "must be > 0, got %g", rl.C)

@@ -246,7 +246,7 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 				if r.Offered == 0 {
 					return math.NaN()
 				}
-				return 100 * float64(r.DropThrottle+r.DropNoConn) / float64(r.Offered)
+				return 100 * float64(r.DropThrottle+r.DropNoConn+r.DropBreaker) / float64(r.Offered)
 			}, false),
 		})
 	}
