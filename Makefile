@@ -118,3 +118,18 @@ bench-peers: build ## R1: throttlesim vs SimPy 3 at N=1k and 100k, throttlesim a
 	@awk '{ eps[$$1" "$$2] = $$5 } END { for (n in eps) ; \
 		split("1000 100000", ns, " "); for (i = 1; i <= 2; i++) { k = ns[i]; \
 		if (eps["simpy3 "k] > 0) printf "N=%-7s throttlesim / SimPy 3 = %.0fx\n", k, eps["throttlesim "k] / eps["simpy3 "k] } }' results/bench-peers.txt
+
+RB_DOC := docs/experiments/retry-budgets
+RB_OUT := results/experiments/retry-budgets
+
+.PHONY: experiment-retry-budgets
+experiments: experiment-retry-budgets
+experiment-retry-budgets: build ## retry budgets and breakers against independent failures (docs/experiments/retry-budgets.md)
+	@mkdir -p $(RB_OUT)
+	./$(BIN) sweep -q scenarios/retry-budgets.yaml --out $(RB_OUT)/budgets
+	./$(BIN) sweep -q scenarios/retry-breakers.yaml --out $(RB_OUT)/breakers
+	./$(BIN) summarize $(RB_OUT)/budgets --columns point,amplification,success > $(RB_OUT)/budgets-table.md
+	./$(BIN) summarize $(RB_OUT)/breakers --columns point,amplification,success,dropped\ locally > $(RB_OUT)/breakers-table.md
+	$(call splice,$(RB_DOC).md,$(RB_OUT)/budgets-table.md,budgets)
+	$(call splice,$(RB_DOC).md,$(RB_OUT)/breakers-table.md,breakers)
+	@echo "updated $(RB_DOC).md"

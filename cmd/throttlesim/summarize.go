@@ -19,6 +19,7 @@ import (
 
 func newSummarizeCmd(e *env) *cobra.Command {
 	var format string
+	var columns []string
 	cmd := &cobra.Command{
 		Use:   "summarize DIR...",
 		Short: "Print the headline figures of results folders as one table",
@@ -42,10 +43,11 @@ spreadsheets.`,
 			if format != "markdown" && format != "csv" {
 				return usageError{fmt.Errorf("--format %q: expected markdown or csv", format)}
 			}
-			return summarizeRun(e.stdout, args, format)
+			return summarizeRun(e.stdout, args, format, columns)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or csv")
+	cmd.Flags().StringSliceVar(&columns, "columns", nil, "only these columns, by header name, e.g. point,amplification,success")
 	return cmd
 }
 
@@ -80,7 +82,7 @@ func pc(p *float64) string {
 
 // sweepTable prints one row per point of a sweep folder: each figure's mean
 // and the half-width of its 95% confidence interval over the seeds.
-func sweepTable(w io.Writer, dir, format string) error {
+func sweepTable(w io.Writer, dir, format string, columns []string) error {
 	plan, err := sweep.ReadPlan(dir)
 	if err != nil {
 		return err
@@ -89,7 +91,7 @@ func sweepTable(w io.Writer, dir, format string) error {
 	if err != nil {
 		return err
 	}
-	header := []string{"point", "runs", "recovered", "recovery (s)", "peak load / capacity", "wasted work", "success", "dropped locally"}
+	header := []string{"point", "runs", "recovered", "recovery (s)", "peak load / capacity", "amplification", "wasted work", "success", "dropped locally"}
 	var rows [][]string
 	for _, pt := range pts {
 		cell := func(name string, scale float64, prec int, unit string) string {
@@ -127,8 +129,33 @@ func sweepTable(w io.Writer, dir, format string) error {
 			recovered = "n/a (no fault)"
 		}
 		rows = append(rows, []string{pt.Label, strconv.Itoa(len(pt.Runs)), recovered,
-			cell("recovery_time_s", 1, 1, ""), cell("peak_received_over_capacity", 1, 2, ""), cell("wasted_work_fraction", 100, 2, "%"),
+			cell("recovery_time_s", 1, 1, ""), cell("peak_received_over_capacity", 1, 2, ""), cell("amplification", 1, 3, ""), cell("wasted_work_fraction", 100, 2, "%"),
 			cell("success_ratio", 100, 1, "%"), cell("local_drop_rate", 100, 1, "%")})
+	}
+	if len(columns) > 0 {
+		var keep []int
+		for _, c := range columns {
+			found := false
+			for i, h := range header {
+				if h == c {
+					keep, found = append(keep, i), true
+				}
+			}
+			if !found {
+				return usageError{fmt.Errorf("--columns: no column %q; the columns are %s", c, strings.Join(header, ", "))}
+			}
+		}
+		pick := func(r []string) []string {
+			out := make([]string, len(keep))
+			for j, i := range keep {
+				out[j] = r[i]
+			}
+			return out
+		}
+		header = pick(header)
+		for i := range rows {
+			rows[i] = pick(rows[i])
+		}
 	}
 	return writeTable(w, header, rows, format)
 }
@@ -169,11 +196,14 @@ func writeTable(w io.Writer, header []string, rows [][]string, format string) er
 	return nil
 }
 
-func summarizeRun(w io.Writer, dirs []string, format string) error {
+func summarizeRun(w io.Writer, dirs []string, format string, columns []string) error {
 	if len(dirs) == 1 {
 		if _, err := os.Stat(filepath.Join(dirs[0], "sweep.json")); err == nil {
-			return sweepTable(w, dirs[0], format)
+			return sweepTable(w, dirs[0], format, columns)
 		}
+	}
+	if len(columns) > 0 {
+		return usageError{errors.New("--columns applies to one sweep folder")}
 	}
 	header := []string{"run", "success", "dropped locally", "amplification", "peak load / capacity", "wasted work", "recovery (s)", "second outage"}
 	var docs []*sim.SummaryDoc

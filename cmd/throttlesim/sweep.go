@@ -194,7 +194,7 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 			return nil
 		}
 		fmt.Fprintf(e.stdout, "%s: %d points x %d seeds = %d runs in %.1f s (%d jobs)\n", plan.Name, len(plan.Points), plan.Seeds, total, time.Since(start).Seconds(), o.jobs)
-		if err := sweepTable(e.stdout, out, "text"); err != nil {
+		if err := sweepTable(e.stdout, out, "text", nil); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
