@@ -133,3 +133,18 @@ experiment-retry-budgets: build ## retry budgets and breakers against independen
 	$(call splice,$(RB_DOC).md,$(RB_OUT)/budgets-table.md,budgets)
 	$(call splice,$(RB_DOC).md,$(RB_OUT)/breakers-table.md,breakers)
 	@echo "updated $(RB_DOC).md"
+
+POL_RUNS := none retries throttle budget breaker aws-adaptive grpc envoy-admission
+POL_OUT  := results/experiments/policies
+POL_DOC  := docs/experiments/policies
+
+.PHONY: experiment-policies
+experiments: experiment-policies
+experiment-policies: build ## one scenario per policy family on the same outage and spike (docs/experiments/policies.md)
+	@mkdir -p $(POL_DOC)
+	@for p in $(POL_RUNS); do ./$(BIN) run -q scenarios/policies-$$p.yaml --out $(POL_OUT)/$$p || exit 1; done
+	./$(BIN) compare $(addprefix $(POL_OUT)/,$(POL_RUNS)) --title "client policies on one outage and one spike" --out $(POL_OUT)-compare
+	./$(BIN) summarize $(addprefix $(POL_OUT)/,$(POL_RUNS)) > $(POL_OUT)-table.md
+	@for f in compare_goodput compare_server_load compare_local_drops; do cp $(POL_OUT)-compare/$$f.png $(POL_DOC)/$$f.png; done
+	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
+	@echo "updated $(POL_DOC).md"

@@ -15,7 +15,7 @@ import (
 )
 
 func newCompareCmd(e *env) *cobra.Command {
-	var out string
+	var out, title string
 	cmd := &cobra.Command{
 		Use:   "compare DIR...",
 		Short: "Overlay the results of several runs in one chart set",
@@ -34,14 +34,15 @@ compare_success.png, sweep.csv and runs.csv.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return compareRun(cmd.Context(), e, args, out)
+			return compareRun(cmd.Context(), e, args, out, title)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", filepath.Join("results", "compare"), "folder for the comparison")
+	cmd.Flags().StringVar(&title, "title", "", "chart title (default: the runs' names, or their number when more than two)")
 	return cmd
 }
 
-func compareRun(_ context.Context, e *env, dirs []string, out string) error {
+func compareRun(_ context.Context, e *env, dirs []string, out, title string) error {
 	out = filepath.Clean(out)
 	if err := checkOut(out); err != nil {
 		return err
@@ -72,7 +73,13 @@ func compareRun(_ context.Context, e *env, dirs []string, out string) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := sweep.Aggregate(tmp, strings.Join(names, " vs "), "", pts, -1, false); err != nil {
+	if title == "" {
+		title = strings.Join(names, " vs ")
+		if len(names) > 2 {
+			title = fmt.Sprintf("%d runs compared", len(names))
+		}
+	}
+	if err := sweep.Aggregate(tmp, title, "", pts, -1, false); err != nil {
 		return err
 	}
 	if err := resultdir.Replace(tmp, out); err != nil {
