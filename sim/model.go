@@ -106,6 +106,89 @@ const (
 	csConnected
 )
 
+// cpol is the request-policy stack of one client group: its clients are
+// [start, start+n) and policy instances are indexed from start.
+type cpol struct {
+	name         string
+	start, n     uint32
+	timeout      int64
+	deadline     int64 // overall per-request deadline, 0: none
+	maxAtt       uint8
+	throttle     *policy.Window
+	tform        policy.ThrottleForm
+	countLocal   bool
+	groupSize    uint32 // clients per throttle
+	acceptMask   uint8
+	retryMask    uint8
+	backoff      policy.Backoff
+	honorRA      bool
+	exactRA      bool // gRPC pushback: retry after exactly the server's delay
+	budget       *policy.BudgetSet
+	budgetGroup  uint32
+	breaker      *policy.BreakerSet
+	breakerGroup uint32
+	breakerMask  uint8 // outcomes that count as failures
+	limiter      *policy.Adaptive
+	limiterMask  uint8 // outcomes that count as throttles
+}
+
+func newCpol(g scenario.GroupSpec) cpol {
+	n := g.Count
+	pp := g.Policies
+	p := cpol{name: g.Name, start: uint32(g.Start), n: uint32(n), timeout: int64(pp.Timeout), deadline: int64(pp.Deadline), maxAtt: 1}
+	if t := pp.Throttle; t != nil && t.Enabled {
+		gs := 1
+		if t.Scope == "group" {
+			gs = t.GroupSize
+		}
+		p.groupSize = uint32(gs)
+		p.throttle = policy.NewWindow((n+gs-1)/gs, int64(t.Window)/int64(t.Buckets), int64(t.Buckets))
+		p.tform = policy.ThrottleForm{K: t.K, Padding: t.Padding, Aggression: t.Aggression, MaxP: t.MaxProbability, MinRequests: uint32(t.MinRequests)}
+		p.countLocal = t.CountLocalRejects
+		p.acceptMask = outcomeMask(t.AcceptOutcomes)
+	}
+	if r := pp.Retry; r != nil {
+		p.maxAtt = uint8(r.MaxAttempts)
+		p.retryMask = outcomeMask(r.RetryOn)
+		j, _ := policy.ParseJitter(r.Backoff.Jitter)
+		p.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j, Fraction: r.Backoff.JitterFraction}
+		p.honorRA = r.HonorRetryAfter
+		p.exactRA = r.RetryAfterMode == "exactly"
+		if bg := r.Budget; bg != nil {
+			p.budgetGroup = uint32(bg.GroupSize)
+			p.budget = policy.NewBudgetSet(bg.BudgetConfig(), (n+bg.GroupSize-1)/bg.GroupSize)
+		}
+	}
+	if br := pp.Breaker; br != nil {
+		p.breakerGroup = uint32(br.GroupSize)
+		p.breaker, _ = policy.NewBreakerSet((n+br.GroupSize-1)/br.GroupSize, br.BreakerConfig()) // validated
+		p.breakerMask = outcomeMask(br.FailureOutcomes)
+	}
+	if rl := pp.RateLimiter; rl != nil {
+		p.limiter = policy.NewAdaptive(n, policy.AdaptiveConfig{Beta: rl.Beta, C: rl.C, Smoothing: rl.Smoothing, MinRate: float64(rl.MinRate), BucketInterval: int64(rl.BucketInterval)})
+		p.limiterMask = outcomeMask(rl.ThrottleOutcomes)
+	}
+	return p
+}
+
+// grow is the per-group metrics row of client c at time t (a scratch row
+// when the fleet is one group).
+func (m *model) grow(t int64, c uint32) *metrics.Row {
+	if m.gser == nil {
+		return &m.sink
+	}
+	s := m.gser[m.cgroup[c]]
+	return &s.Rows[s.Index(t)]
+}
+
+// pol is the policy stack of client c.
+func (m *model) pol(c uint32) *cpol {
+	if m.cgroup == nil {
+		return &m.pols[0]
+	}
+	return &m.pols[m.cgroup[c]]
+}
+
 // model is the whole simulated world of one run.
 type model struct {
 	q   *engine.Queue
@@ -114,31 +197,16 @@ type model struct {
 	end int64
 
 	// clients
-	ord          []uint32 // per client: application requests issued so far
-	lambda       float64  // per-client base rate, per second
-	constant     bool
-	prof         profile
-	timeout      int64
-	reqs         []request
-	freeSlots    []uint32
-	throttle     *policy.Window
-	tform        policy.ThrottleForm
-	countLocal   bool
-	groupSize    uint32
-	acceptMask   uint8
-	retryMask    uint8
-	maxAtt       uint8
-	backoff      policy.Backoff
-	honorRA      bool
-	exactRA      bool // gRPC pushback: retry after exactly the server's delay
-	breaker      *policy.BreakerSet
-	breakerGroup uint32
-	breakerMask  uint8 // outcomes that count as failures
-	budget       *policy.BudgetSet
-	budgetGroup  uint32
-	limiter      *policy.Adaptive
-	limiterMask  uint8 // outcomes that count as throttles
-	deadline     int64 // overall per-request deadline, 0: none
+	ord       []uint32 // per client: application requests issued so far
+	lambda    float64  // per-client base rate, per second
+	constant  bool
+	prof      profile
+	reqs      []request
+	freeSlots []uint32
+	pols      []cpol            // request policies, one per client group
+	cgroup    []uint8           // client → group, when there is more than one
+	gser      []*metrics.Series // per-group client-side counters (more than one group)
+	sink      metrics.Row       // where grow writes when the fleet is one group
 
 	// connections (nil slices without clients.connection)
 	conn        bool
@@ -211,39 +279,19 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	m.lambda = sc.PerClientRate()
 	m.constant = sc.Clients.Arrival.Process == "constant"
 	m.prof = newProfile(sc.Clients.Arrival.Profile)
-	m.timeout = int64(sc.Clients.Timeout)
-	m.maxAtt = 1
-	if t := sc.Clients.Throttle; t != nil && t.Enabled {
-		gs := 1
-		if t.Scope == "group" {
-			gs = t.GroupSize
+	for _, g := range sc.Clients.ResolvedGroups() {
+		m.pols = append(m.pols, newCpol(g))
+	}
+	if len(m.pols) > 1 {
+		for range m.pols {
+			m.gser = append(m.gser, metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals()))
 		}
-		m.groupSize = uint32(gs)
-		m.throttle = policy.NewWindow((n+gs-1)/gs, int64(t.Window)/int64(t.Buckets), int64(t.Buckets))
-		m.tform = policy.ThrottleForm{K: t.K, Padding: t.Padding, Aggression: t.Aggression, MaxP: t.MaxProbability, MinRequests: uint32(t.MinRequests)}
-		m.countLocal = t.CountLocalRejects
-		m.acceptMask = outcomeMask(t.AcceptOutcomes)
-	}
-	if r := sc.Clients.Retry; r != nil {
-		m.maxAtt = uint8(r.MaxAttempts)
-		m.retryMask = outcomeMask(r.RetryOn)
-		j, _ := policy.ParseJitter(r.Backoff.Jitter)
-		m.backoff = policy.Backoff{Base: int64(r.Backoff.Base), Cap: int64(r.Backoff.Cap), Multiplier: r.Backoff.Multiplier, Jitter: j, Fraction: r.Backoff.JitterFraction}
-		m.honorRA = r.HonorRetryAfter
-		m.exactRA = r.RetryAfterMode == "exactly"
-		if bg := r.Budget; bg != nil {
-			m.budgetGroup = uint32(bg.GroupSize)
-			m.budget = policy.NewBudgetSet(bg.BudgetConfig(), (n+bg.GroupSize-1)/bg.GroupSize)
+		m.cgroup = make([]uint8, n)
+		for gi, p := range m.pols {
+			for c := p.start; c < p.start+p.n; c++ {
+				m.cgroup[c] = uint8(gi)
+			}
 		}
-	}
-	if br := sc.Clients.Breaker; br != nil {
-		m.breakerGroup = uint32(br.GroupSize)
-		m.breaker, _ = policy.NewBreakerSet((n+br.GroupSize-1)/br.GroupSize, br.BreakerConfig()) // validated
-		m.breakerMask = outcomeMask(br.FailureOutcomes)
-	}
-	if rl := sc.Clients.RateLimiter; rl != nil {
-		m.limiter = policy.NewAdaptive(n, policy.AdaptiveConfig{Beta: rl.Beta, C: rl.C, Smoothing: rl.Smoothing, MinRate: float64(rl.MinRate), BucketInterval: int64(rl.BucketInterval)})
-		m.limiterMask = outcomeMask(rl.ThrottleOutcomes)
 	}
 	if cn := sc.Clients.Connection; cn != nil {
 		m.conn = true
@@ -285,7 +333,6 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	if b.DontRetry {
 		m.rejectRA = dontRetry
 	}
-	m.deadline = int64(sc.Clients.Deadline)
 	m.cancel = b.CancelTimedOut
 	m.errRate = b.ErrorRate
 	m.svcMean = float64(b.Service.Mean)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"testing"
@@ -249,5 +250,73 @@ func TestBreakerShedsDuringOutage(t *testing.T) {
 	}
 	if !with.Recovery.Recovered {
 		t.Errorf("with breakers the service did not recover: %+v", with.Recovery)
+	}
+}
+
+// Client groups: each group runs its own policies, the group sizes follow
+// the shares, and the per-group figures add up to the fleet's.
+func TestClientGroups(t *testing.T) {
+	res := mustRun(t, loadScenario(t, "mixed-fleet.yaml"))
+	if len(res.Groups) != 2 {
+		t.Fatalf("%d groups", len(res.Groups))
+	}
+	cur, old := res.Groups[0].Summary, res.Groups[1].Summary
+	if cur.Clients != 8000 || old.Clients != 2000 {
+		t.Errorf("group sizes %d and %d, want 8000 and 2000", cur.Clients, old.Clients)
+	}
+	s := res.Summary
+	if cur.Offered+old.Offered != s.Offered || cur.Succeeded+old.Succeeded != s.Succeeded ||
+		cur.Failed+old.Failed != s.Failed || cur.Attempts+old.Attempts != s.Attempts ||
+		cur.DropThrottle+old.DropThrottle != s.DropThrottle || cur.BudgetRefused+old.BudgetRefused != s.BudgetRefused {
+		t.Errorf("groups do not add up to the fleet: %+v + %+v vs %+v", cur, old, s)
+	}
+	// The old clients retry at once and never throttle: more attempts per
+	// request, and no local drops; the current ones are held by their
+	// throttle and budget.
+	if *old.Amplification <= *cur.Amplification || old.DropThrottle != 0 || cur.DropThrottle == 0 {
+		t.Errorf("old apps amplification %.3f (drops %d), current %.3f (drops %d)", *old.Amplification, old.DropThrottle, *cur.Amplification, cur.DropThrottle)
+	}
+	// Per interval too.
+	for i := range res.Series.Rows {
+		if a, b, c := res.Groups[0].Series.Rows[i].Attempts, res.Groups[1].Series.Rows[i].Attempts, res.Series.Rows[i].Attempts; a+b != c {
+			t.Fatalf("interval %d: attempts %d + %d != %d", i, a, b, c)
+		}
+	}
+	if csv := res.GroupsCSV(); len(bytes.Split(bytes.TrimSpace(csv), []byte("\n"))) != 1+2*len(res.Series.Rows) {
+		t.Error("groups.csv does not have one row per interval and group")
+	}
+	// A scenario without groups has no group breakdown.
+	if r := mustRun(t, small()); len(r.Groups) != 0 || r.GroupsCSV() != nil {
+		t.Error("group output without groups")
+	}
+}
+
+// A half-open probe the throttle drops would never get a result and would
+// keep the breaker half-open (refusing everything) for the rest of the run;
+// the breaker therefore comes after the throttle, and a call abandoned at
+// its deadline counts as a timeout. Regression test for both: from 30 s
+// after the outage on, no breaker may still be refusing calls.
+func TestBreakerNeverStuckHalfOpen(t *testing.T) {
+	for _, deadline := range []time.Duration{0, 1500 * time.Millisecond} {
+		sc := withRetry(withThrottle(small(), 2), 3, "full")
+		sc.Clients.Count = 20
+		sc.Clients.Throttle.Window = dur(10 * time.Second)
+		sc.Clients.Throttle.Buckets = 10
+		sc.Clients.Deadline = dur(deadline)
+		sc.Duration = dur(240 * time.Second)
+		sc.Faults[0].Duration = dur(30 * time.Second)
+		b := &scenario.Breaker{}
+		scenario.SetDefaults(b)
+		b.OpenDuration = dur(5 * time.Second)
+		sc.Clients.Breaker = b
+		res := mustRun(t, sc)
+		var refused, ok int64
+		for _, r := range res.Series.Rows[80:] { // the outage ended at 50 s
+			refused += r.DropBreaker
+			ok += r.Succeeded
+		}
+		if refused > 0 || ok == 0 {
+			t.Errorf("deadline %v: after the outage breakers refused %d calls and %d succeeded", deadline, refused, ok)
+		}
 	}
 }

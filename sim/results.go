@@ -40,6 +40,8 @@ type SummaryDoc struct {
 	Run           RunInfo            `json:"run"`
 	Scenario      *scenario.Scenario `json:"scenario"`
 	Summary       metrics.Summary    `json:"summary"`
+	// Groups is each client group's figures; empty without groups.
+	Groups []GroupSummary `json:"groups"`
 }
 
 // Build identifies the binary; the CLI fills it from its link-time flags.
@@ -66,7 +68,39 @@ func (r *Result) Doc(b Build) SummaryDoc {
 		},
 		Scenario: r.Scenario,
 		Summary:  r.Summary,
+		Groups:   r.groupSummaries(),
 	}
+}
+
+func (r *Result) groupSummaries() []GroupSummary {
+	out := []GroupSummary{}
+	for _, g := range r.Groups {
+		out = append(out, g.Summary)
+	}
+	return out
+}
+
+// GroupsCSV is groups.csv: per interval and group (long format), the
+// client-side counts; nil without groups.
+func (r *Result) GroupsCSV() []byte {
+	if len(r.Groups) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("t_s,group,offered,attempts,retries,succeeded,failed,deadline_exceeded,budget_refused,paced,drop_throttle,drop_breaker,drop_no_connection\n")
+	iv := r.Series.Interval
+	for i := range r.Series.Rows {
+		for _, g := range r.Groups {
+			if i >= len(g.Series.Rows) {
+				continue
+			}
+			w := g.Series.Rows[i]
+			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", metrics.FormatFloat(float64(int64(i)*iv)/1e9), g.Name,
+				w.Offered, w.Attempts, w.Retries, w.Succeeded, w.Failed, w.DeadlineExceeded, w.BudgetRefused, w.Paced,
+				w.DropThrottle, w.DropBreaker, w.DropNoConn)
+		}
+	}
+	return b.Bytes()
 }
 
 // SummaryJSON is summary.json's bytes: indented, with a final newline.

@@ -55,6 +55,10 @@ type Result struct {
 	// ArrivalHash is an order-independent hash over every (client, arrival
 	// time): equal across policies, because arrivals never depend on them.
 	ArrivalHash uint64
+	// Groups, when the scenario has client groups, holds each group's name,
+	// client-side series (offered, attempts, retries, succeeded, failed,
+	// local drops) and summary.
+	Groups []GroupResult
 	// Complete is false when the run was interrupted; Series then holds the
 	// rows up to StoppedAt.
 	Complete  bool
@@ -93,7 +97,56 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		StoppedAt:   stopped,
 	}
 	res.Summary = metrics.Summarise(m.ser, m.params(), &m.all, m.waitSum, m.waitN)
+	for gi, gs := range m.gser {
+		if len(m.ser.Rows) < len(gs.Rows) {
+			gs.Rows = gs.Rows[:len(m.ser.Rows)]
+		}
+		t := gs.Totals()
+		p := m.pols[gi]
+		res.Groups = append(res.Groups, GroupResult{Name: p.name, Series: gs, Summary: GroupSummary{
+			Name: p.name, Clients: int(p.n), Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed,
+			DropThrottle: t.DropThrottle, DropBreaker: t.DropBreaker, DropNoConn: t.DropNoConn,
+			Attempts: t.Attempts, Retries: t.Retries, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused,
+			SuccessRatio:  ratio(t.Succeeded, t.Offered),
+			LocalDropRate: ratio(t.DropThrottle+t.DropBreaker+t.DropNoConn, t.Offered),
+			Amplification: ratio(t.Attempts, t.Offered),
+		}})
+	}
 	return res, err
+}
+
+// GroupResult is one client group's share of a run.
+type GroupResult struct {
+	Name    string
+	Series  *metrics.Series // client-side columns only
+	Summary GroupSummary
+}
+
+// GroupSummary is a client group's headline figures (summary.json groups).
+type GroupSummary struct {
+	Name             string   `json:"name"`
+	Clients          int      `json:"clients"`
+	Offered          int64    `json:"offered"`
+	Succeeded        int64    `json:"succeeded"`
+	Failed           int64    `json:"failed"`
+	DropThrottle     int64    `json:"dropped_throttle"`
+	DropBreaker      int64    `json:"dropped_breaker"`
+	DropNoConn       int64    `json:"dropped_no_connection"`
+	Attempts         int64    `json:"attempts"`
+	Retries          int64    `json:"retries"`
+	DeadlineExceeded int64    `json:"deadline_exceeded"`
+	BudgetRefused    int64    `json:"budget_refused"`
+	SuccessRatio     *float64 `json:"success_ratio"`
+	LocalDropRate    *float64 `json:"local_drop_rate"`
+	Amplification    *float64 `json:"amplification"`
+}
+
+func ratio(a, b int64) *float64 {
+	if b == 0 {
+		return nil
+	}
+	x := float64(a) / float64(b)
+	return &x
 }
 
 func (m *model) params() metrics.Params {
@@ -146,6 +199,9 @@ func (m *model) start() {
 		m.ord[c] = n
 		if t < m.end {
 			m.q.Schedule(t, evArrival, uint32(c), 0)
+		}
+		if p := m.pol(uint32(c)); p.limiter != nil && at > 0 {
+			p.limiter.Reset(int(uint32(c)-p.start), at) // its limiter is created when it starts
 		}
 		if m.conn && at < m.end {
 			m.cstate[c] = csWaiting
@@ -227,9 +283,14 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			m.onFaultEnd(e.At, m.sc.Faults[e.ID])
 		case evDeadline:
 			if r := &m.reqs[e.ID]; r.gen == e.Aux && r.state != stFree {
+				if r.state == stInFlight || r.state == stPacing {
+					m.breakerResult(e.At, r, outTimeout) // the client gave up the call
+				}
 				row := m.row(e.At)
 				row.Failed++
+				m.grow(e.At, r.client).Failed++
 				row.DeadlineExceeded++
+				m.grow(e.At, r.client).DeadlineExceeded++
 				m.release(e.ID) // an attempt in flight is abandoned
 			}
 		case evConnect:
@@ -330,14 +391,16 @@ func (m *model) onArrival(now int64, c uint32) {
 		m.q.Schedule(next, evArrival, c, 0)
 	}
 	m.row(now).Offered++
+	m.grow(now, c).Offered++
 	slot := m.alloc()
 	r := &m.reqs[slot]
 	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, c, n, 0, 0, 0
-	if m.budget != nil {
-		m.budget.OnRequest(int(c/m.budgetGroup), now)
+	p := m.pol(c)
+	if p.budget != nil {
+		p.budget.OnRequest(int((c-p.start)/p.budgetGroup), now)
 	}
-	if m.deadline > 0 {
-		m.q.Schedule(now+m.deadline, evDeadline, slot, r.gen)
+	if p.deadline > 0 {
+		m.q.Schedule(now+p.deadline, evDeadline, slot, r.gen)
 	}
 	m.attempt(now, slot)
 }
@@ -366,36 +429,46 @@ func (m *model) attempt(now int64, slot uint32) {
 	row := m.row(now)
 	if r.attempt > 1 {
 		row.Retries++
+		m.grow(now, r.client).Retries++
 	}
 	if m.conn && m.cstate[r.client] != csConnected {
 		row.DropNoConn++
+		m.grow(now, r.client).DropNoConn++
 		m.release(slot)
 		return
 	}
-	if m.breaker != nil && !m.breaker.Allow(int(r.client/m.breakerGroup), now) {
-		row.DropBreaker++
-		m.release(slot)
-		return
-	}
-	if m.throttle != nil {
-		id := int(r.client / m.groupSize)
-		p := m.throttle.Probability(now, id, m.tform)
-		if m.countLocal {
-			m.throttle.RecordRequest(now, id)
+	pl := m.pol(r.client)
+	local := r.client - pl.start
+	if pl.throttle != nil {
+		id := int(local / pl.groupSize)
+		p := pl.throttle.Probability(now, id, pl.tform)
+		if pl.countLocal {
+			pl.throttle.RecordRequest(now, id)
 		}
 		if p > 0 && rng.Float64(m.src.Key(rng.Throttle, uint64(r.client)), drawIndex(r.ord, r.attempt)) < p {
 			row.DropThrottle++
+			m.grow(now, r.client).DropThrottle++
 			m.release(slot)
 			return
 		}
-		if !m.countLocal {
-			m.throttle.RecordRequest(now, id)
+		if !pl.countLocal {
+			pl.throttle.RecordRequest(now, id)
 		}
 	}
-	if m.limiter != nil {
+	// The breaker comes last among the gates that may drop the attempt: a
+	// call it admits (possibly a half-open probe) is always sent, so it
+	// always gets a result back (an answer, a timeout, or the deadline).
+	if pl.breaker != nil && !pl.breaker.Allow(int(local/pl.breakerGroup), now) {
+		row.DropBreaker++
+		m.grow(now, r.client).DropBreaker++
+		m.release(slot)
+		return
+	}
+	if pl.limiter != nil {
 		// The AWS adaptive rate limiter delays the send, never drops it.
-		if wait := m.limiter.Acquire(int(r.client), now); wait > 0 {
+		if wait := pl.limiter.Acquire(int(local), now); wait > 0 {
 			row.Paced++
+			m.grow(now, r.client).Paced++
 			row.PacedWaitNS += wait
 			r.state = stPacing
 			m.q.Schedule(now+wait, evSend, slot, r.token())
@@ -409,47 +482,51 @@ func (m *model) attempt(now int64, slot uint32) {
 func (m *model) send(now int64, slot uint32) {
 	r := &m.reqs[slot]
 	m.row(now).Attempts++
+	m.grow(now, r.client).Attempts++
 	r.state = stInFlight
 	tok := r.token()
 	m.receive(now, slot, tok)
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.
-	if m.timeout > 0 && m.waiting(slot, tok) {
-		m.q.Schedule(now+m.timeout, evTimeout, slot, tok)
+	if to := m.pol(r.client).timeout; to > 0 && m.waiting(slot, tok) {
+		m.q.Schedule(now+to, evTimeout, slot, tok)
 	}
 }
 
 // outcome handles the answer (or timeout) of the current attempt of slot.
 func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	r := &m.reqs[slot]
-	if m.throttle != nil && m.acceptMask&(1<<out) != 0 {
-		m.throttle.RecordAccept(now, int(r.client/m.groupSize))
+	pl := m.pol(r.client)
+	local := r.client - pl.start
+	if pl.throttle != nil && pl.acceptMask&(1<<out) != 0 {
+		pl.throttle.RecordAccept(now, int(local/pl.groupSize))
 	}
-	if m.limiter != nil {
-		m.limiter.Update(int(r.client), now, m.limiterMask&(1<<out) != 0)
+	if pl.limiter != nil {
+		pl.limiter.Update(int(local), now, pl.limiterMask&(1<<out) != 0)
 	}
-	if m.budget != nil {
-		m.budget.OnResult(int(r.client/m.budgetGroup), now, out == outOK, r.charge)
+	if pl.budget != nil && (out == outOK || pl.retryMask&(1<<out) != 0) {
+		// Only successes and retryable failures count (gRFC A6: "only
+		// retryable or non-fatal codes count as failures").
+		pl.budget.OnResult(int(local/pl.budgetGroup), now, out == outOK, r.charge)
 	}
-	if m.breaker != nil {
-		u := rng.Float64(m.src.Key(rng.Breaker, uint64(r.client)), drawIndex(r.ord, r.attempt))
-		m.breaker.Record(int(r.client/m.breakerGroup), now, m.breakerMask&(1<<out) != 0, u)
-	}
+	m.breakerResult(now, r, out)
 	row := m.row(now)
 	if out == outOK {
 		row.Succeeded++
+		m.grow(now, r.client).Succeeded++
 		lat := now - r.arrival
 		m.hist.Add(lat)
 		m.all.Add(lat)
 		m.release(slot)
 		return
 	}
-	if m.retryMask&(1<<out) == 0 || r.attempt >= m.maxAtt || retryAfter == dontRetry {
+	if pl.retryMask&(1<<out) == 0 || r.attempt >= pl.maxAtt || retryAfter == dontRetry {
 		row.Failed++
+		m.grow(now, r.client).Failed++
 		m.release(slot)
 		return
 	}
-	if m.budget != nil {
+	if pl.budget != nil {
 		cause := policy.CauseError
 		switch out {
 		case outTimeout:
@@ -457,33 +534,37 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		case outRejected:
 			cause = policy.CauseThrottle // an overload rejection is throttling
 		}
-		charge, ok := m.budget.AllowRetry(int(r.client/m.budgetGroup), now, cause)
+		charge, ok := pl.budget.AllowRetry(int(local/pl.budgetGroup), now, cause)
 		if !ok {
 			row.Failed++
+			m.grow(now, r.client).Failed++
 			row.BudgetRefused++
+			m.grow(now, r.client).BudgetRefused++
 			m.release(slot)
 			return
 		}
 		r.charge = charge
 	}
 	var d int64
-	if m.exactRA && retryAfter > 0 {
+	if pl.honorRA && pl.exactRA && retryAfter > 0 {
 		// gRPC pushback: retry after exactly the server's delay and start
 		// the backoff over.
 		d, r.bo, r.prevSleep = retryAfter, 0, 0
 	} else {
 		u := rng.Float64(m.src.Key(rng.Backoff, uint64(r.client)), drawIndex(r.ord, r.attempt))
-		d = m.backoff.Delay(int(r.bo)+1, r.prevSleep, u)
+		d = pl.backoff.Delay(int(r.bo)+1, r.prevSleep, u)
 		r.bo++
 		r.prevSleep = d
-		if m.honorRA {
+		if pl.honorRA {
 			d = policy.HonorRetryAfter(d, retryAfter)
 		}
 	}
-	if m.deadline > 0 && now+d >= r.arrival+m.deadline {
+	if pl.deadline > 0 && now+d >= r.arrival+pl.deadline {
 		// The retry would start after the deadline: give up now.
 		row.Failed++
+		m.grow(now, r.client).Failed++
 		row.DeadlineExceeded++
+		m.grow(now, r.client).DeadlineExceeded++
 		m.release(slot)
 		return
 	}
@@ -494,6 +575,17 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 // dontRetry, as the retry-after of an answer, is the server saying "do not
 // retry" (gRPC pushback with a negative delay).
 const dontRetry = -1
+
+// breakerResult gives the breaker of r's client the result of r's current
+// attempt.
+func (m *model) breakerResult(now int64, r *request, out uint8) {
+	pl := m.pol(r.client)
+	if pl.breaker == nil {
+		return
+	}
+	u := rng.Float64(m.src.Key(rng.Breaker, uint64(r.client)), drawIndex(r.ord, r.attempt))
+	pl.breaker.Record(int((r.client-pl.start)/pl.breakerGroup), now, pl.breakerMask&(1<<out) != 0, u)
+}
 
 // waiting reports whether the client still waits for this attempt.
 func (m *model) waiting(slot, token uint32) bool {

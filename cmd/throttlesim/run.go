@@ -212,6 +212,9 @@ func resultFiles(res *sim.Result, charts bool) ([]resultdir.File, error) {
 		return nil, err
 	}
 	files := []resultdir.File{{Name: "timeseries.csv", Data: csv}}
+	if g := res.GroupsCSV(); g != nil {
+		files = append(files, resultdir.File{Name: "groups.csv", Data: g})
+	}
 	if charts && len(res.Series.Rows) > 0 {
 		cs, err := plots.All(chartInput(res))
 		if err != nil {

@@ -25,6 +25,7 @@ func Default() *Scenario {
 			Arrival: Arrival{Process: "poisson", Profile: []Step{}},
 			Timeout: Duration(2 * time.Second),
 			Startup: Startup{Mode: "immediate", Batches: 10},
+			Groups:  []Group{},
 		},
 		Backend: Backend{
 			Workers:       100,
@@ -133,7 +134,10 @@ func (b *Breaker) BreakerConfig() policy.BreakerConfig {
 	}
 	if b.Window != 0 {
 		c.WindowDuration, c.WindowCalls = int64(b.Window), 0
-		c.WindowBuckets = max(b.WindowBuckets, 10)
+		c.WindowBuckets = 10
+		if b.WindowBuckets > 0 {
+			c.WindowBuckets = b.WindowBuckets
+		}
 	} else if b.WindowCalls != 0 {
 		c.WindowCalls = b.WindowCalls
 	}

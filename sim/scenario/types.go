@@ -95,6 +95,81 @@ type Clients struct {
 	// connection: requests flow only while it is up, and losing it starts
 	// the reconnect policy.
 	Connection *Connection `yaml:"connection" json:"connection"`
+	// Groups split the fleet into groups with their own request policies
+	// (e.g. 80% well-behaved apps, 20% old clients that retry at once).
+	// Without groups every client runs the policies above.
+	Groups []Group `yaml:"groups" json:"groups"`
+}
+
+// Group is a share of the fleet with its own request policies. A group's
+// policy sections replace the fleet's (a group without a retry section
+// makes one attempt); timeout and deadline, when not given, are the
+// fleet's. Clients are assigned to groups in order: the first share of the
+// client ids to the first group, and so on.
+type Group struct {
+	Name        string       `yaml:"name" json:"name"`
+	Share       float64      `yaml:"share" json:"share"`
+	Timeout     *Duration    `yaml:"timeout" json:"timeout"`
+	Deadline    *Duration    `yaml:"deadline" json:"deadline"`
+	Throttle    *Throttle    `yaml:"throttle" json:"throttle"`
+	Retry       *Retry       `yaml:"retry" json:"retry"`
+	Breaker     *Breaker     `yaml:"breaker" json:"breaker"`
+	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
+}
+
+// Policies is the request-policy part of a fleet or a group.
+type Policies struct {
+	Timeout, Deadline Duration
+	Throttle          *Throttle
+	Retry             *Retry
+	Breaker           *Breaker
+	RateLimiter       *RateLimiter
+}
+
+// GroupSpec is a resolved group: its name, its clients [Start, Start+Count)
+// and its policies.
+type GroupSpec struct {
+	Name         string
+	Start, Count int
+	Policies     Policies
+}
+
+// ResolvedGroups splits the fleet into its groups (one, named "all", when
+// the scenario has none). The counts are the shares rounded so that they
+// add up to the fleet (largest remainders).
+func (c *Clients) ResolvedGroups() []GroupSpec {
+	fleet := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter}
+	if len(c.Groups) == 0 {
+		return []GroupSpec{{Name: "all", Count: c.Count, Policies: fleet}}
+	}
+	var total float64
+	for _, g := range c.Groups {
+		total += g.Share
+	}
+	counts := make([]int, len(c.Groups))
+	rest := c.Count
+	for i, g := range c.Groups {
+		counts[i] = int(float64(c.Count) * g.Share / total)
+		rest -= counts[i]
+	}
+	for i := 0; rest > 0; i = (i + 1) % len(counts) { // hand out the remainder in order
+		counts[i]++
+		rest--
+	}
+	out := make([]GroupSpec, len(c.Groups))
+	start := 0
+	for i, g := range c.Groups {
+		p := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: g.Throttle, Retry: g.Retry, Breaker: g.Breaker, RateLimiter: g.RateLimiter}
+		if g.Timeout != nil {
+			p.Timeout = *g.Timeout
+		}
+		if g.Deadline != nil {
+			p.Deadline = *g.Deadline
+		}
+		out[i] = GroupSpec{Name: g.Name, Start: start, Count: counts[i], Policies: p}
+		start += counts[i]
+	}
+	return out
 }
 
 // Breaker is a circuit breaker (policy.BreakerSet): closed, open,

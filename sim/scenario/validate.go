@@ -140,6 +140,34 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			}
 		}
 	}
+	for i, g := range c.Groups {
+		p := fmt.Sprintf("clients.groups.%d", i)
+		v.check(g.Name != "", p+".name", "is required: it names the group in the results")
+		v.check(g.Share > 0, p+".share", "must be > 0 (a share of the fleet, e.g. 0.8), got %g", g.Share)
+		for j := 0; j < i; j++ {
+			v.check(c.Groups[j].Name != g.Name, p+".name", "%q is also the name of clients.groups.%d", g.Name, j)
+		}
+		if g.Timeout != nil {
+			v.check(*g.Timeout >= 0, p+".timeout", "must be >= 0, got %s", *g.Timeout)
+		}
+		if g.Deadline != nil {
+			v.check(*g.Deadline >= 0, p+".deadline", "must be >= 0, got %s", *g.Deadline)
+		}
+		// A group's sections get the same checks as the fleet's.
+		sub := *s
+		sub.Clients.Groups = nil
+		sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter = g.Throttle, g.Retry, g.Breaker, g.RateLimiter
+		for _, e := range sub.validate(v.file, nil) {
+			if strings.HasPrefix(e.Path, "clients.throttle") || strings.HasPrefix(e.Path, "clients.retry") ||
+				strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") {
+				v.check(false, p+strings.TrimPrefix(e.Path, "clients"), "%s", e.Msg)
+			}
+		}
+	}
+	if len(c.Groups) > 0 {
+		v.check(len(c.Groups) <= 255, "clients.groups", "at most 255 groups, got %d", len(c.Groups))
+		v.check(c.Count >= len(c.Groups), "clients.count", "%d clients cannot make %d groups", c.Count, len(c.Groups))
+	}
 	if br := c.Breaker; br != nil {
 		v.check(br.GroupSize >= 1, "clients.breaker.group_size", "must be >= 1, got %d", br.GroupSize)
 		v.check(len(br.FailureOutcomes) > 0, "clients.breaker.failure_outcomes", "must name at least one outcome")
