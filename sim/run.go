@@ -288,9 +288,13 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 				}
 				row := m.row(e.At)
 				row.Failed++
-				m.grow(e.At, r.client).Failed++
+				if m.gser != nil {
+					m.grow(e.At, r.client).Failed++
+				}
 				row.DeadlineExceeded++
-				m.grow(e.At, r.client).DeadlineExceeded++
+				if m.gser != nil {
+					m.grow(e.At, r.client).DeadlineExceeded++
+				}
 				m.release(e.ID) // an attempt in flight is abandoned
 			}
 		case evConnect:
@@ -391,7 +395,9 @@ func (m *model) onArrival(now int64, c uint32) {
 		m.q.Schedule(next, evArrival, c, 0)
 	}
 	m.row(now).Offered++
-	m.grow(now, c).Offered++
+	if m.gser != nil {
+		m.grow(now, c).Offered++
+	}
 	slot := m.alloc()
 	r := &m.reqs[slot]
 	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, c, n, 0, 0, 0
@@ -429,11 +435,15 @@ func (m *model) attempt(now int64, slot uint32) {
 	row := m.row(now)
 	if r.attempt > 1 {
 		row.Retries++
-		m.grow(now, r.client).Retries++
+		if m.gser != nil {
+			m.grow(now, r.client).Retries++
+		}
 	}
 	if m.conn && m.cstate[r.client] != csConnected {
 		row.DropNoConn++
-		m.grow(now, r.client).DropNoConn++
+		if m.gser != nil {
+			m.grow(now, r.client).DropNoConn++
+		}
 		m.release(slot)
 		return
 	}
@@ -447,7 +457,9 @@ func (m *model) attempt(now int64, slot uint32) {
 		}
 		if p > 0 && rng.Float64(m.src.Key(rng.Throttle, uint64(r.client)), drawIndex(r.ord, r.attempt)) < p {
 			row.DropThrottle++
-			m.grow(now, r.client).DropThrottle++
+			if m.gser != nil {
+				m.grow(now, r.client).DropThrottle++
+			}
 			m.release(slot)
 			return
 		}
@@ -460,7 +472,9 @@ func (m *model) attempt(now int64, slot uint32) {
 	// always gets a result back (an answer, a timeout, or the deadline).
 	if pl.breaker != nil && !pl.breaker.Allow(int(local/pl.breakerGroup), now) {
 		row.DropBreaker++
-		m.grow(now, r.client).DropBreaker++
+		if m.gser != nil {
+			m.grow(now, r.client).DropBreaker++
+		}
 		m.release(slot)
 		return
 	}
@@ -468,7 +482,9 @@ func (m *model) attempt(now int64, slot uint32) {
 		// The AWS adaptive rate limiter delays the send, never drops it.
 		if wait := pl.limiter.Acquire(int(local), now); wait > 0 {
 			row.Paced++
-			m.grow(now, r.client).Paced++
+			if m.gser != nil {
+				m.grow(now, r.client).Paced++
+			}
 			row.PacedWaitNS += wait
 			r.state = stPacing
 			m.q.Schedule(now+wait, evSend, slot, r.token())
@@ -482,7 +498,9 @@ func (m *model) attempt(now int64, slot uint32) {
 func (m *model) send(now int64, slot uint32) {
 	r := &m.reqs[slot]
 	m.row(now).Attempts++
-	m.grow(now, r.client).Attempts++
+	if m.gser != nil {
+		m.grow(now, r.client).Attempts++
+	}
 	r.state = stInFlight
 	tok := r.token()
 	m.receive(now, slot, tok)
@@ -513,7 +531,9 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	row := m.row(now)
 	if out == outOK {
 		row.Succeeded++
-		m.grow(now, r.client).Succeeded++
+		if m.gser != nil {
+			m.grow(now, r.client).Succeeded++
+		}
 		lat := now - r.arrival
 		m.hist.Add(lat)
 		m.all.Add(lat)
@@ -522,7 +542,9 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	}
 	if pl.retryMask&(1<<out) == 0 || r.attempt >= pl.maxAtt || retryAfter == dontRetry {
 		row.Failed++
-		m.grow(now, r.client).Failed++
+		if m.gser != nil {
+			m.grow(now, r.client).Failed++
+		}
 		m.release(slot)
 		return
 	}
@@ -537,9 +559,13 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		charge, ok := pl.budget.AllowRetry(int(local/pl.budgetGroup), now, cause)
 		if !ok {
 			row.Failed++
-			m.grow(now, r.client).Failed++
+			if m.gser != nil {
+				m.grow(now, r.client).Failed++
+			}
 			row.BudgetRefused++
-			m.grow(now, r.client).BudgetRefused++
+			if m.gser != nil {
+				m.grow(now, r.client).BudgetRefused++
+			}
 			m.release(slot)
 			return
 		}
@@ -562,9 +588,13 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	if pl.deadline > 0 && now+d >= r.arrival+pl.deadline {
 		// The retry would start after the deadline: give up now.
 		row.Failed++
-		m.grow(now, r.client).Failed++
+		if m.gser != nil {
+			m.grow(now, r.client).Failed++
+		}
 		row.DeadlineExceeded++
-		m.grow(now, r.client).DeadlineExceeded++
+		if m.gser != nil {
+			m.grow(now, r.client).DeadlineExceeded++
+		}
 		m.release(slot)
 		return
 	}
