@@ -144,6 +144,27 @@ func NewLegend() *plot.Legend {
 	return &l
 }
 
+// stepSeries is one step line of a chart and its legend entry.
+type stepSeries struct {
+	name   string
+	c      color.Color
+	dashes []vg.Length
+	f      func(r *metrics.Row) float64
+}
+
+// addSteps adds each series to the plot and the legend.
+func addSteps(p *plot.Plot, l *plot.Legend, s *metrics.Series, series []stepSeries) error {
+	for _, sr := range series {
+		ln, err := StepLine(s, sr.c, sr.dashes, sr.f)
+		if err != nil {
+			return err
+		}
+		p.Add(ln)
+		l.Add(sr.name, ln)
+	}
+	return nil
+}
+
 // StepLine is a per-interval series drawn as steps from each interval's
 // start to its end.
 func StepLine(s *metrics.Series, c color.Color, dashes []vg.Length, value func(r *metrics.Row) float64) (*plotter.Line, error) {
@@ -234,12 +255,7 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 		return nil, nil, err
 	}
 	l := NewLegend()
-	series := []struct {
-		name   string
-		c      color.Color
-		dashes []vg.Length
-		f      func(r *metrics.Row) float64
-	}{
+	series := []stepSeries{
 		{"received", Blue, nil, func(r *metrics.Row) float64 { return float64(r.Received) / sec }},
 		{"accepted", Green, nil, func(r *metrics.Row) float64 { return float64(r.Accepted) / sec }},
 		{"rejected (overload)", Vermillion, nil, func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts) / sec }},
@@ -249,20 +265,11 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 		}},
 	}
 	if in.Clients > 0 { // persistent connections: handshakes are load too
-		series = append(series[:4:4], append([]struct {
-			name   string
-			c      color.Color
-			dashes []vg.Length
-			f      func(r *metrics.Row) float64
-		}{{"handshakes received", Orange, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) / sec }}}, series[4:]...)...)
+		hs := stepSeries{"handshakes received", Orange, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) / sec }}
+		series = append(series[:4:4], append([]stepSeries{hs}, series[4:]...)...)
 	}
-	for _, sr := range series {
-		ln, err := StepLine(s, sr.c, sr.dashes, sr.f)
-		if err != nil {
-			return nil, nil, err
-		}
-		p.Add(ln)
-		l.Add(sr.name, ln)
+	if err := addSteps(p, l, s, series); err != nil {
+		return nil, nil, err
 	}
 	SetYRange(p, ymax)
 	return p, l, nil
@@ -291,23 +298,13 @@ func localDrops(in Input) (*plot.Plot, *plot.Legend, error) {
 		return nil, nil, err
 	}
 	l := NewLegend()
-	for _, sr := range []struct {
-		name   string
-		c      color.Color
-		dashes []vg.Length
-		f      func(r *metrics.Row) float64
-	}{
+	if err := addSteps(p, l, s, []stepSeries{
 		{"dropped locally: throttle", Blue, nil, frac(func(r *metrics.Row) int64 { return r.DropThrottle })},
 		{"dropped locally: circuit breaker", Purple, nil, frac(func(r *metrics.Row) int64 { return r.DropBreaker })},
 		{"dropped locally: no connection", Orange, nil, frac(func(r *metrics.Row) int64 { return r.DropNoConn })},
 		{"failed after last attempt", Grey, []vg.Length{vg.Points(3), vg.Points(2)}, frac(func(r *metrics.Row) int64 { return r.Failed })},
-	} {
-		ln, err := StepLine(s, sr.c, sr.dashes, sr.f)
-		if err != nil {
-			return nil, nil, err
-		}
-		p.Add(ln)
-		l.Add(sr.name, ln)
+	}); err != nil {
+		return nil, nil, err
 	}
 	SetYRange(p, ymax)
 	return p, l, nil

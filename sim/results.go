@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
@@ -119,4 +121,20 @@ func (r *Result) TimeseriesCSV() ([]byte, error) {
 	var buf bytes.Buffer
 	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.Backend.Workers)
 	return buf.Bytes(), err
+}
+
+// ReadSummary reads dir/summary.json, checking its schema version.
+func ReadSummary(dir string) (*SummaryDoc, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a results folder: %w", dir, err)
+	}
+	var d SummaryDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s/summary.json: %w", dir, err)
+	}
+	if d.SchemaVersion != scenario.SchemaVersion {
+		return nil, fmt.Errorf("%s/summary.json: schema_version %d, this throttlesim reads %d", dir, d.SchemaVersion, scenario.SchemaVersion)
+	}
+	return &d, nil
 }

@@ -107,9 +107,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 			Name: p.name, Clients: int(p.n), Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed,
 			DropThrottle: t.DropThrottle, DropBreaker: t.DropBreaker, DropNoConn: t.DropNoConn,
 			Attempts: t.Attempts, Retries: t.Retries, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused,
-			SuccessRatio:  ratio(t.Succeeded, t.Offered),
-			LocalDropRate: ratio(t.DropThrottle+t.DropBreaker+t.DropNoConn, t.Offered),
-			Amplification: ratio(t.Attempts, t.Offered),
+			SuccessRatio:  metrics.Ratio(t.Succeeded, t.Offered),
+			LocalDropRate: metrics.Ratio(t.DropThrottle+t.DropBreaker+t.DropNoConn, t.Offered),
+			Amplification: metrics.Ratio(t.Attempts, t.Offered),
 		}})
 	}
 	return res, err
@@ -139,14 +139,6 @@ type GroupSummary struct {
 	SuccessRatio     *float64 `json:"success_ratio"`
 	LocalDropRate    *float64 `json:"local_drop_rate"`
 	Amplification    *float64 `json:"amplification"`
-}
-
-func ratio(a, b int64) *float64 {
-	if b == 0 {
-		return nil
-	}
-	x := float64(a) / float64(b)
-	return &x
 }
 
 func (m *model) params() metrics.Params {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,21 +48,6 @@ spreadsheets.`,
 	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or csv")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "only these columns, by header name, e.g. point,amplification,success")
 	return cmd
-}
-
-func readSummary(dir string) (*sim.SummaryDoc, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a results folder: %w", dir, err)
-	}
-	var d sim.SummaryDoc
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("%s/summary.json: %w", dir, err)
-	}
-	if d.SchemaVersion != 1 {
-		return nil, fmt.Errorf("%s/summary.json: schema_version %d, this throttlesim reads 1", dir, d.SchemaVersion)
-	}
-	return &d, nil
 }
 
 func f(p *float64, prec int) string {
@@ -209,7 +193,7 @@ func summarizeRun(w io.Writer, dirs []string, format string, columns []string) e
 	var docs []*sim.SummaryDoc
 	conn := false
 	for _, d := range dirs {
-		doc, err := readSummary(d)
+		doc, err := sim.ReadSummary(d)
 		if err != nil {
 			return err
 		}

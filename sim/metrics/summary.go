@@ -122,6 +122,9 @@ func ptr(x float64) *float64 {
 	return &x
 }
 
+// Ratio is a/b, or nil (JSON null) when b is 0.
+func Ratio(a, b int64) *float64 { return ratio(a, b) }
+
 func ratio(a, b int64) *float64 {
 	if b == 0 {
 		return nil

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -118,13 +117,9 @@ func LoadRuns(dir string, p *Plan) ([]PointData, error) {
 
 // ReadRun reads a run results folder (summary.json and timeseries.csv).
 func ReadRun(dir string) (*RunData, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	doc, err := sim.ReadSummary(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a results folder: %w", dir, err)
-	}
-	var doc sim.SummaryDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s/summary.json: %w", dir, err)
+		return nil, err
 	}
 	f, err := os.Open(filepath.Join(dir, "timeseries.csv"))
 	if err != nil {
@@ -135,7 +130,7 @@ func ReadRun(dir string) (*RunData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s/%w", dir, err)
 	}
-	return &RunData{Doc: &doc, Series: ser}, nil
+	return &RunData{Doc: doc, Series: ser}, nil
 }
 
 func ff(x float64) string { return metrics.FormatFloat(x) }
