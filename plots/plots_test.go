@@ -1,0 +1,83 @@
+package plots
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/metrics"
+)
+
+func series() *metrics.Series {
+	s := metrics.NewSeries(1e9, 60)
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		r.Offered, r.Received, r.Accepted, r.Succeeded = 100, 110, 100, 95
+		r.CapacityNS = 10 * 1e9
+		r.LatencyP50, r.LatencyP99 = math.NaN(), math.NaN()
+		if i >= 20 && i < 30 {
+			r.Succeeded, r.FailedOutage, r.Received, r.Accepted, r.DropThrottle, r.Connected = 0, 120, 0, 0, 30, 0
+		}
+	}
+	return s
+}
+
+// Every chart renders to a decodable PNG of the documented size with real
+// content (many colours), with and without connections and faults.
+func TestChartsRender(t *testing.T) {
+	base := Input{Name: "t", Series: series(), CapacityRPS: 100, Workers: 10, RecoveryWindow: 5e9, RecoverFraction: 0.95, StayFraction: 0.9,
+		Faults: []Fault{{Start: 20e9, End: 30e9, Label: "outage", Outage: true}}}
+	conn := base
+	conn.Clients, conn.ConnectCapacityRPS = 1000, 500
+	for name, in := range map[string]Input{"plain": base, "connections": conn, "no faults": {Name: "t", Series: series(), CapacityRPS: 100, Workers: 10}} {
+		charts, err := All(in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := 3
+		if in.Clients > 0 {
+			want = 4
+		}
+		if len(charts) != want {
+			t.Errorf("%s: %d charts, want %d", name, len(charts), want)
+		}
+		for _, c := range charts {
+			img, err := png.Decode(bytes.NewReader(c.PNG))
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, c.File, err)
+			}
+			colours := map[[4]uint32]bool{}
+			b := img.Bounds()
+			for y := b.Min.Y; y < b.Max.Y; y += 3 {
+				for x := b.Min.X; x < b.Max.X; x += 3 {
+					r, g, bl, a := img.At(x, y).RGBA()
+					colours[[4]uint32{r, g, bl, a}] = true
+				}
+			}
+			if b.Dx() < 800 || len(colours) < 10 {
+				t.Errorf("%s %s: %dx%d, %d colours", name, c.File, b.Dx(), b.Dy(), len(colours))
+			}
+		}
+	}
+}
+
+func TestCompareRenders(t *testing.T) {
+	band := Band{Mean: []float64{1, 2, math.NaN()}, Lo: []float64{0, 1, math.NaN()}, Hi: []float64{2, 3, math.NaN()}}
+	in := CompareInput{Name: "c", Varied: "k", Seeds: 3, Interval: 1e9, Capacity: 2,
+		Points: []ComparePoint{{Label: "a", Received: band, Drops: band, Goodput: band}, {Label: "b", Received: band, Drops: band, Goodput: band}},
+		Figures: []Figure{{File: "f.png", Title: "x", YLabel: "y", MissingText: "did not recover",
+			Values: []Estimate{{Mean: 1, Lo: 0.5, Hi: 1.5, N: 3}, {Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Missing: 3}}}}}
+	charts, err := Compare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 4 {
+		t.Fatalf("%d charts", len(charts))
+	}
+	for _, c := range charts {
+		if _, err := png.Decode(bytes.NewReader(c.PNG)); err != nil {
+			t.Errorf("%s: %v", c.File, err)
+		}
+	}
+}
