@@ -148,3 +148,10 @@ experiment-policies: build ## one scenario per policy family on the same outage 
 	@for f in compare_goodput compare_server_load compare_local_drops; do cp $(POL_OUT)-compare/$$f.png $(POL_DOC)/$$f.png; done
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
 	@echo "updated $(POL_DOC).md"
+
+VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|ErlangB|Coverage
+
+.PHONY: validate
+validate: ## check the simulator against theory and write docs/validation.md
+	$(GO) test ./sim -count=1 -run '$(VALIDATION_TESTS)' -args -report $(CURDIR)/docs/validation.md
+	@echo "wrote docs/validation.md"

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -167,6 +168,8 @@ func TestRetryAmplificationClosedForm(t *testing.T) {
 		amp := float64(s.Attempts) / float64(s.Offered)
 		ok := float64(s.Succeeded) / done
 		t.Logf("x=%.2f: amplification %.4f (theory %.4f), success %.4f (theory %.4f)", x, amp, wantAmp, ok, wantOK)
+		record(fmt.Sprintf("3 retries, independent failures x=%.2f: amplification", x), fmt.Sprintf("%.4f (1+x+x²+x³)", wantAmp), fmt.Sprintf("%.4f", amp), "1%", math.Abs(amp-wantAmp)/wantAmp <= 0.01)
+		record(fmt.Sprintf("3 retries, x=%.2f: success", x), fmt.Sprintf("%.4f (1−x⁴)", wantOK), fmt.Sprintf("%.4f", ok), "0.01", math.Abs(ok-wantOK) <= 0.01)
 		if math.Abs(amp-wantAmp)/wantAmp > 0.01 {
 			t.Errorf("x=%.2f: amplification %.4f, want %.4f", x, amp, wantAmp)
 		}

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
 	"time"
 
+	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/queueing"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -69,8 +71,14 @@ func TestBackendMatchesMMc(t *testing.T) {
 			sc.Backend.Service = scenario.Service{Dist: "exponential", Mean: dur(100 * time.Millisecond)}
 			sc.Backend.Queue.Limit = 100_000_000
 			res := mustRun(t, sc)
-			rows := res.Series.Rows[20:] // drop the 200 s warm-up
 			iv := float64(res.Series.Interval)
+			// Warm-up: MSER-5 on the per-interval queue length.
+			all := make([]float64, len(res.Series.Rows))
+			for i, r := range res.Series.Rows {
+				all[i] = float64(r.QueueAreaNS) / iv
+			}
+			cut := metrics.MSER5(all)
+			rows := res.Series.Rows[cut:]
 			q := make([]float64, len(rows))
 			u := make([]float64, len(rows))
 			for i, r := range rows {
@@ -79,8 +87,13 @@ func TestBackendMatchesMMc(t *testing.T) {
 			}
 			lq, lqSE := batchMeans(q, 20)
 			rho, rhoSE := batchMeans(u, 20)
-			t.Logf("Lq %.4f ± %.4f (theory %.4f), utilisation %.4f ± %.4f (theory %.4f), mean wait %.4f s (theory %.4f)",
-				lq, lqSE, th.Lq, rho, rhoSE, th.Utilisation, *res.Summary.MeanQueueWaitMS/1000, th.Wq)
+			t.Logf("Lq %.4f ± %.4f (theory %.4f), utilisation %.4f ± %.4f (theory %.4f), mean wait %.4f s (theory %.4f), warm-up cut %d s",
+				lq, lqSE, th.Lq, rho, rhoSE, th.Utilisation, *res.Summary.MeanQueueWaitMS/1000, th.Wq, cut*10)
+			name := fmt.Sprintf("M/M/%d ρ=%.2f", tc.c, th.Utilisation)
+			record(name+": mean queue length (Erlang C)", fmt.Sprintf("%.4f", th.Lq), fmt.Sprintf("%.4f ± %.4f (1 SE, 20 batch means; MSER-5 cut %d s)", lq, lqSE, cut*10), "4 SE", math.Abs(lq-th.Lq) <= 4*lqSE)
+			record(name+": utilisation", fmt.Sprintf("%.4f", th.Utilisation), fmt.Sprintf("%.4f ± %.4f", rho, rhoSE), "4 SE", math.Abs(rho-th.Utilisation) <= 4*rhoSE)
+			wq := *res.Summary.MeanQueueWaitMS / 1000
+			record(name+": mean wait in queue, s", fmt.Sprintf("%.4f", th.Wq), fmt.Sprintf("%.4f", wq), "4 SE of Lq / λ", math.Abs(wq-th.Wq) <= 4*lqSE/tc.lambda)
 			if lqSE > 0.03*th.Lq {
 				t.Fatalf("standard error %.4f is too large for a meaningful check", lqSE)
 			}
@@ -92,7 +105,6 @@ func TestBackendMatchesMMc(t *testing.T) {
 			}
 			// Mean wait per customer against Erlang C's Wq, within the same
 			// relative tolerance as the queue length (Little: Wq = Lq/λ).
-			wq := *res.Summary.MeanQueueWaitMS / 1000
 			if math.Abs(wq-th.Wq) > 4*lqSE/tc.lambda {
 				t.Errorf("mean wait %.4f s, theory %.4f s", wq, th.Wq)
 			}
@@ -117,6 +129,7 @@ func TestLittlesLaw(t *testing.T) {
 	lq := float64(tot.QueueAreaNS) / float64(sc.Duration)
 	lambda := float64(tot.Accepted) / sc.Duration.Seconds()
 	wq := *res.Summary.MeanQueueWaitMS / 1000
+	record("Little's law, M/M/10 ρ=0.9", "L = λ·W", fmt.Sprintf("L %.4f, λW %.4f", lq, lambda*wq), "1%", math.Abs(lq-lambda*wq)/lq <= 0.01)
 	if math.Abs(lq-lambda*wq)/lq > 0.01 {
 		t.Errorf("L = %.4f, λW = %.4f × %.4f = %.4f", lq, lambda, wq, lambda*wq)
 	}
@@ -165,10 +178,13 @@ func TestThrottleSteadyStateCountingLocalRejects(t *testing.T) {
 			res := mustRun(t, throttleOverload(k, true))
 			rcv, acc, off, drop := steady(res)
 			t.Logf("received/accepted %.4f, local drop rate %.4f", rcv/acc, drop/off)
+			capacity := acc / off * 5 // accepted per offered, times D/C
+			record(fmt.Sprintf("SRE throttle K=%g, local drops counted, D=5C: received ÷ accepted", k), fmt.Sprintf("%g", k), fmt.Sprintf("%.4f", rcv/acc), "2%", math.Abs(rcv/acc-k)/k <= 0.02)
+			record(fmt.Sprintf("SRE throttle K=%g, counted: local drop rate", k), fmt.Sprintf("%.4f (1 − K·C/D)", 1-k*capacity/5), fmt.Sprintf("%.4f", drop/off), "2%", math.Abs(drop/off-(1-k*capacity/5)) <= 0.02*(1-k*capacity/5))
 			if got := rcv / acc; math.Abs(got-k)/k > 0.02 {
 				t.Errorf("received/accepted %.3f, want K = %g", got, k)
 			}
-			capacity := acc / off * 5 // accepted per offered, times D/C
+			// capacity is accepted per offered, times D/C
 			want := 1 - k*capacity/5
 			if got := drop / off; math.Abs(got-want) > 0.02*want {
 				t.Errorf("local drop rate %.3f, want 1 − K·C/D = %.3f", got, want)
@@ -190,6 +206,7 @@ func TestThrottleSteadyStateNotCountingLocalRejects(t *testing.T) {
 			c := acc / 360 // accepted per second
 			d := off / 360
 			t.Logf("received %.1f/s (sqrt(KCD) = %.1f), local drop rate %.4f (1 − sqrt(KC/D) = %.4f)", rcv/360, math.Sqrt(k*c*d), drop/off, 1-math.Sqrt(k*c/d))
+			record(fmt.Sprintf("SRE throttle K=%g, drops not counted: received/s", k), fmt.Sprintf("%.1f (√(K·C·D))", math.Sqrt(k*c*d)), fmt.Sprintf("%.1f", rcv/360), "2%", math.Abs(rcv/360-math.Sqrt(k*c*d))/math.Sqrt(k*c*d) <= 0.02)
 			if got, want := rcv/360, math.Sqrt(k*c*d); math.Abs(got-want)/want > 0.02 {
 				t.Errorf("received %.1f/s, want sqrt(K·C·D) = %.1f/s", got, want)
 			}
@@ -216,5 +233,84 @@ func TestThrottleIdleWhenBackendHasRoom(t *testing.T) {
 	}
 	if res.Summary.Rejected != 0 {
 		t.Errorf("%d rejections at 10%% load", res.Summary.Rejected)
+	}
+}
+
+// M/M/c/c (no waiting room): the share of arrivals blocked is Erlang B
+// (Poisson arrivals see time averages). c = 10, a = 8 erlangs: B = 0.1217.
+// Tolerance: 4 standard errors of the per-interval blocked fraction from
+// 20 batch means (the run is seeded, so this is a fixed outcome).
+func TestBlockingMatchesErlangB(t *testing.T) {
+	sc := scenario.Default()
+	sc.Name = "erlangb"
+	sc.Duration = dur(4000 * time.Second)
+	sc.Metrics.Interval = dur(10 * time.Second)
+	sc.Clients.Count = 100
+	sc.Clients.Arrival.TotalRate = 80
+	sc.Clients.Timeout = 0
+	sc.Backend.Workers = 10
+	sc.Backend.Queue.Limit = 0
+	res := mustRun(t, sc)
+	fr := make([]float64, len(res.Series.Rows))
+	for i, r := range res.Series.Rows {
+		fr[i] = float64(r.Rejected) / float64(r.Received)
+	}
+	b, se := batchMeans(fr, 20)
+	want := queueing.ErlangB(10, 8)
+	pass := math.Abs(b-want) <= 4*se
+	record("M/M/10/10, a=8 erlangs: blocking (Erlang B)", fmt.Sprintf("%.4f", want), fmt.Sprintf("%.4f ± %.4f (1 SE)", b, se), "4 SE", pass)
+	if !pass {
+		t.Errorf("blocking %.4f ± %.4f, Erlang B %.4f", b, se, want)
+	}
+}
+
+// The confidence intervals themselves: over 1,000 macro-replications of an
+// M/M/1 queue (ρ = 0.5, 2,000 s each, seeds 1..1000), the nominal 95%
+// Student-t interval from 20 batch means of the queue length must cover
+// the theoretical Lq = ρ²/(1−ρ) = 0.5 between 93% and 97% of the time.
+// With 1,000 replications the coverage's standard deviation is 0.7%, so
+// the band is ±2.9 sd around 95%; 100-s batches are ~80 relaxation times
+// of this queue, long enough for batch means to be nearly independent.
+func TestConfidenceIntervalCoverage(t *testing.T) {
+	reps := 1000
+	if testing.Short() {
+		reps = 200
+	}
+	sc := scenario.Default()
+	sc.Name = "coverage"
+	sc.Duration = dur(2000 * time.Second)
+	sc.Metrics.Interval = dur(10 * time.Second)
+	sc.Clients.Count = 10
+	sc.Clients.Arrival.TotalRate = 5
+	sc.Clients.Timeout = 0
+	sc.Backend.Workers = 1
+	sc.Backend.Queue.Limit = 1_000_000
+	const want = 0.5
+	tq := 2.093024 // Student t, 19 degrees of freedom, 0.975
+	covered := 0
+	for r := 1; r <= reps; r++ {
+		seed := uint64(r)
+		res, err := Run(context.Background(), sc, Options{Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := make([]float64, len(res.Series.Rows))
+		for i, row := range res.Series.Rows {
+			q[i] = float64(row.QueueAreaNS) / float64(res.Series.Interval)
+		}
+		m, se := batchMeans(q, 20)
+		if math.Abs(m-want) <= tq*se {
+			covered++
+		}
+	}
+	cov := float64(covered) / float64(reps)
+	lo, hi := 0.93, 0.97
+	if testing.Short() { // 200 replications: sd 1.5%, band ±3 sd
+		lo, hi = 0.905, 0.995
+	}
+	pass := cov >= lo && cov <= hi
+	record(fmt.Sprintf("95%% CI coverage, M/M/1 ρ=0.5, %d replications", reps), "0.95", fmt.Sprintf("%.3f", cov), fmt.Sprintf("%.3f–%.3f", lo, hi), pass)
+	if !pass {
+		t.Errorf("the nominal 95%% interval covered Lq in %.1f%% of %d replications, want %.1f–%.1f%%", 100*cov, reps, 100*lo, 100*hi)
 	}
 }

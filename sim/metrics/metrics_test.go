@@ -190,3 +190,26 @@ func TestCSVRoundTrip(t *testing.T) {
 		t.Errorf("row 1: %+v", got.Rows[1])
 	}
 }
+
+// MSER-5 cuts an initial transient and nothing from a stationary series.
+func TestMSER5(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	flat := make([]float64, 1000)
+	for i := range flat {
+		flat[i] = 10 + r.NormFloat64()
+	}
+	if cut := MSER5(flat); cut > 100 {
+		t.Errorf("stationary series: cut %d, want near 0", cut)
+	}
+	// A transient from 0 up to the level 10 over the first 200 points.
+	ramp := append([]float64(nil), flat...)
+	for i := 0; i < 200; i++ {
+		ramp[i] = 10 * float64(i) / 200
+	}
+	if cut := MSER5(ramp); cut < 100 || cut > 300 {
+		t.Errorf("200-point transient: cut %d, want about 150..250", cut)
+	}
+	if MSER5([]float64{1, 2, 3}) != 0 {
+		t.Error("a series too short to batch must not be cut")
+	}
+}
