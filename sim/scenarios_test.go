@@ -109,3 +109,26 @@ func TestNoPolicyWastesMoreThanThrottled(t *testing.T) {
 		t.Errorf("the backend received %d attempts without a policy and %d with the throttle", none.Received, throttled.Received)
 	}
 }
+
+// The resolved scenario in summary.json loads back as a scenario file (JSON
+// is YAML) and resolves to the same thing: it states every effective value.
+func TestResolvedScenarioLoadsBack(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "scenarios", "*.yaml"))
+	for _, f := range files {
+		sc := loadScenario(t, filepath.Base(f))
+		sc.Sweep = nil
+		b, err := json.Marshal(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := scenario.Parse(b, filepath.Base(f)+" (resolved)", nil)
+		if err != nil {
+			t.Errorf("%s: the resolved scenario does not load: %v", filepath.Base(f), err)
+			continue
+		}
+		b2, _ := json.Marshal(again)
+		if string(b) != string(b2) {
+			t.Errorf("%s: resolving twice changes it:\n%s\n%s", filepath.Base(f), b, b2)
+		}
+	}
+}

@@ -182,6 +182,8 @@ func checkOut(out string) error {
 	}
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 		return fmt.Errorf("--out %s: exists and is not a folder", out)
+	} else if err == nil && !isResultsFolder(out) {
+		return fmt.Errorf("--out %s: exists and is not a throttlesim results folder (no summary.json or sweep.json); refusing to replace it", out)
 	}
 	parent := filepath.Dir(out)
 	for p := parent; ; p = filepath.Dir(p) {
@@ -197,6 +199,21 @@ func checkOut(out string) error {
 		}
 	}
 	return nil
+}
+
+// isResultsFolder reports whether dir can be replaced by new results: it is
+// empty, or it holds what throttlesim writes.
+func isResultsFolder(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return err == nil
+	}
+	for _, marker := range []string{"summary.json", "sweep.json", "shard.json"} {
+		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func build() sim.Build { return sim.Build{Version: version, Commit: commit} }

@@ -225,3 +225,45 @@ func SetDefaults(v any) {
 		d.setDefaults()
 	}
 }
+
+// resolve writes the effective values of every policy section back into
+// the scenario (a breaker's or budget's zero fields take their style's or
+// kind's defaults), so that the resolved scenario in summary.json states
+// them and loads again as it is.
+func (s *Scenario) resolve() {
+	resolveBreaker := func(b *Breaker) {
+		if b == nil {
+			return
+		}
+		c := b.BreakerConfig()
+		b.Trip = "consecutive"
+		if c.Trip == policy.TripRate {
+			b.Trip = "rate"
+		}
+		b.HalfOpenRule = "all-succeed"
+		if c.HalfOpen == policy.HalfOpenRate {
+			b.HalfOpenRule = "rate"
+		}
+		b.ConsecutiveFailures, b.FailureRate, b.MinCalls = c.ConsecutiveFailures, c.FailureRate, c.MinCalls
+		b.WindowCalls, b.Window, b.WindowBuckets = c.WindowCalls, Duration(c.WindowDuration), c.WindowBuckets
+		b.OpenDuration, b.OpenBackoff, b.MaxOpenDuration, b.OpenJitter = Duration(c.OpenDuration), c.OpenBackoff, Duration(c.MaxOpenDuration), c.OpenJitter
+		b.HalfOpenProbes = c.HalfOpenProbes
+	}
+	resolveBudget := func(r *Retry) {
+		if r == nil || r.Budget == nil {
+			return
+		}
+		b := r.Budget
+		c := b.BudgetConfig()
+		b.Ratio, b.Window, b.MaxTokens, b.TokenRatio = c.Ratio, Duration(c.Window), c.MaxTokens, c.TokenRatio
+		b.TTL, b.MinRetriesPerSec, b.PercentCanRetry = Duration(c.TTL), c.MinRetriesPerSec, c.PercentCanRetry
+		b.Capacity, b.RetryCost, b.TimeoutCost = int(c.Capacity), int(c.RetryCost), int(c.TimeoutCost)
+		b.ThrottleCost, b.NoRetryIncrement = int(c.ThrottleCost), int(c.NoRetryIncrement)
+	}
+	resolveBreaker(s.Clients.Breaker)
+	resolveBudget(s.Clients.Retry)
+	for i := range s.Clients.Groups {
+		resolveBreaker(s.Clients.Groups[i].Breaker)
+		resolveBudget(s.Clients.Groups[i].Retry)
+	}
+}

@@ -53,6 +53,9 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 		return nil, d.errs
 	}
 	d.decode(&root, reflect.ValueOf(sc).Elem(), "", "")
+	if len(d.errs) == 0 {
+		sc.resolve()
+	}
 	// Validate even when decoding failed, so that one pass reports every
 	// problem; a field that failed to decode kept its default, and any
 	// further complaint about that same field is left out.

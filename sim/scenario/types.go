@@ -135,8 +135,8 @@ type GroupSpec struct {
 }
 
 // ResolvedGroups splits the fleet into its groups (one, named "all", when
-// the scenario has none). The counts are the shares rounded so that they
-// add up to the fleet (largest remainders).
+// the scenario has none). Each group gets its share of the clients rounded
+// down; the clients left over go one each to the groups in list order.
 func (c *Clients) ResolvedGroups() []GroupSpec {
 	fleet := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter}
 	if len(c.Groups) == 0 {

@@ -152,6 +152,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		}
 		if g.Deadline != nil {
 			v.check(*g.Deadline >= 0, p+".deadline", "must be >= 0, got %s", *g.Deadline)
+			v.check(*g.Deadline <= s.Duration, p+".deadline", "%s is longer than the run (%s)", *g.Deadline, s.Duration)
 		}
 		// A group's sections get the same checks as the fleet's.
 		sub := *s
@@ -166,7 +167,15 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	}
 	if len(c.Groups) > 0 {
 		v.check(len(c.Groups) <= 255, "clients.groups", "at most 255 groups, got %d", len(c.Groups))
-		v.check(c.Count >= len(c.Groups), "clients.count", "%d clients cannot make %d groups", c.Count, len(c.Groups))
+		sharesOK := true
+		for _, g := range c.Groups {
+			sharesOK = sharesOK && g.Share > 0
+		}
+		if sharesOK && c.Count >= 1 {
+			for i, g := range c.ResolvedGroups() {
+				v.check(g.Count >= 1, fmt.Sprintf("clients.groups.%d.share", i), "gives group %q no client out of %d; raise its share or clients.count", g.Name, c.Count)
+			}
+		}
 	}
 	if br := c.Breaker; br != nil {
 		v.check(br.GroupSize >= 1, "clients.breaker.group_size", "must be >= 1, got %d", br.GroupSize)
