@@ -138,3 +138,24 @@ func checkPNG(t *testing.T, path string) {
 		t.Errorf("%s: %dx%d with %d colours: not a chart", path, b.Dx(), b.Dy(), colours(img))
 	}
 }
+
+// A folder that is not a results folder is never replaced, by run or sweep.
+func TestOutRefusesAForeignFolder(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	foreign := filepath.Join(dir, "mine")
+	os.MkdirAll(foreign, 0o755)
+	writeFile(t, foreign, "notes.txt", "keep me")
+	for _, args := range [][]string{
+		{"run", file, "-q", "--out", foreign},
+		{"sweep", file, "-q", "--vary", "clients.throttle.k=2,3", "--seeds", "1", "--out", foreign},
+	} {
+		r := runCLI(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "not a throttlesim results folder") {
+			t.Errorf("%q: exit %d, %q", args, r.code, r.stderr)
+		}
+		if got := string(readFile(t, filepath.Join(foreign, "notes.txt"))); got != "keep me" {
+			t.Fatalf("%q replaced the folder", args)
+		}
+	}
+}
