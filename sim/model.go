@@ -78,6 +78,7 @@ func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
 type job struct {
 	slot, token uint32
 	at, svc     int64 // enqueued at; its service time
+	group       uint8 // the client group of the attempt, for per-group metrics
 }
 
 const handshakeFlag = 1 << 31
@@ -96,6 +97,7 @@ type worker struct {
 	gen         uint32
 	kind        uint8
 	busy        bool
+	group       uint8 // the client group of the attempt being served
 }
 
 // Connection states of a client.
@@ -179,6 +181,32 @@ func (m *model) grow(t int64, c uint32) *metrics.Row {
 	}
 	s := m.gser[m.cgroup[c]]
 	return &s.Rows[s.Index(t)]
+}
+
+// growG is group g's metrics row at time t, or nil when the fleet is one
+// group.
+func (m *model) growG(t int64, g uint8) *metrics.Row {
+	if m.gser == nil {
+		return nil
+	}
+	s := m.gser[g]
+	return &s.Rows[s.Index(t)]
+}
+
+// gseries is group g's series, or nil when the fleet is one group.
+func (m *model) gseries(g uint8) *metrics.Series {
+	if m.gser == nil {
+		return nil
+	}
+	return m.gser[g]
+}
+
+// groupOf is the group of client c (0 when the fleet is one group).
+func (m *model) groupOf(c uint32) uint8 {
+	if m.cgroup == nil {
+		return 0
+	}
+	return m.cgroup[c]
 }
 
 // pol is the policy stack of client c.

@@ -279,6 +279,11 @@ func TestClientGroups(t *testing.T) {
 	if *old.Amplification <= *cur.Amplification || old.DropThrottle != 0 || cur.DropThrottle == 0 {
 		t.Errorf("old apps amplification %.3f (drops %d), current %.3f (drops %d)", *old.Amplification, old.DropThrottle, *cur.Amplification, cur.DropThrottle)
 	}
+	// The backend's counts of each group's attempts add up too.
+	if cur.Received+old.Received != s.Received || cur.Served+old.Served != s.Served || cur.TimedOut+old.TimedOut != s.TimedOut ||
+		cur.Rejected+old.Rejected != s.Rejected+s.QueueTimeouts || cur.FailedOutage+old.FailedOutage != s.FailedOutage {
+		t.Errorf("backend counts by group do not add up: %+v + %+v vs %+v", cur, old, s)
+	}
 	// Per interval too.
 	for i := range res.Series.Rows {
 		if a, b, c := res.Groups[0].Series.Rows[i].Attempts, res.Groups[1].Series.Rows[i].Attempts, res.Series.Rows[i].Attempts; a+b != c {

@@ -83,23 +83,28 @@ func (r *Result) groupSummaries() []GroupSummary {
 }
 
 // GroupsCSV is groups.csv: per interval and group (long format), the
-// client-side counts; nil without groups.
+// client-side counts and the backend's counts of the group's attempts and
+// the worker time spent serving them; nil without groups.
 func (r *Result) GroupsCSV() []byte {
 	if len(r.Groups) == 0 {
 		return nil
 	}
 	var b bytes.Buffer
-	b.WriteString("t_s,group,offered,attempts,retries,succeeded,failed,deadline_exceeded,budget_refused,paced,drop_throttle,drop_breaker,drop_no_connection\n")
 	iv := r.Series.Interval
+	b.WriteString("t_s,group,offered,attempts,retries,succeeded,failed,deadline_exceeded,budget_refused,paced,drop_throttle,drop_breaker,drop_no_connection," +
+		"received,accepted,rejected,unanswered,queue_timeouts,failed_outage,lost_outage,timed_out,served,errors,cancelled,util_useful,util_wasted\n")
+	capNS := float64(iv) * float64(r.Scenario.Backend.Workers)
 	for i := range r.Series.Rows {
 		for _, g := range r.Groups {
 			if i >= len(g.Series.Rows) {
 				continue
 			}
 			w := g.Series.Rows[i]
-			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", metrics.FormatFloat(float64(int64(i)*iv)/1e9), g.Name,
+			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s\n", metrics.FormatFloat(float64(int64(i)*iv)/1e9), g.Name,
 				w.Offered, w.Attempts, w.Retries, w.Succeeded, w.Failed, w.DeadlineExceeded, w.BudgetRefused, w.Paced,
-				w.DropThrottle, w.DropBreaker, w.DropNoConn)
+				w.DropThrottle, w.DropBreaker, w.DropNoConn,
+				w.Received, w.Accepted, w.Rejected, w.Unanswered, w.QueueTimeouts, w.FailedOutage, w.LostOutage, w.TimedOut, w.Served, w.Errors, w.Cancelled,
+				metrics.FormatFloat(float64(w.UsefulNS)/capNS), metrics.FormatFloat(float64(w.WastedNS)/capNS))
 		}
 	}
 	return b.Bytes()

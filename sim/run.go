@@ -56,8 +56,8 @@ type Result struct {
 	// time): equal across policies, because arrivals never depend on them.
 	ArrivalHash uint64
 	// Groups, when the scenario has client groups, holds each group's name,
-	// client-side series (offered, attempts, retries, succeeded, failed,
-	// local drops) and summary.
+	// series (client-side counts, the backend's counts of its attempts and
+	// their service time) and summary.
 	Groups []GroupResult
 	// Complete is false when the run was interrupted; Series then holds the
 	// rows up to StoppedAt.
@@ -107,9 +107,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 			Name: p.name, Clients: int(p.n), Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed,
 			DropThrottle: t.DropThrottle, DropBreaker: t.DropBreaker, DropNoConn: t.DropNoConn,
 			Attempts: t.Attempts, Retries: t.Retries, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused,
-			SuccessRatio:  metrics.Ratio(t.Succeeded, t.Offered),
-			LocalDropRate: metrics.Ratio(t.DropThrottle+t.DropBreaker+t.DropNoConn, t.Offered),
-			Amplification: metrics.Ratio(t.Attempts, t.Offered),
+			Received: t.Received, Rejected: t.Rejected + t.QueueTimeouts, Unanswered: t.Unanswered,
+			FailedOutage: t.FailedOutage, TimedOut: t.TimedOut, Served: t.Served, Errors: t.Errors,
+			WastedWorkFraction: metrics.Ratio(t.WastedNS, t.UsefulNS+t.WastedNS),
+			SuccessRatio:       metrics.Ratio(t.Succeeded, t.Offered),
+			LocalDropRate:      metrics.Ratio(t.DropThrottle+t.DropBreaker+t.DropNoConn, t.Offered),
+			Amplification:      metrics.Ratio(t.Attempts, t.Offered),
 		}})
 	}
 	return res, err
@@ -118,27 +121,38 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 // GroupResult is one client group's share of a run.
 type GroupResult struct {
 	Name    string
-	Series  *metrics.Series // client-side columns only
+	Series  *metrics.Series // client-side counts, backend counts of its attempts, their worker time
 	Summary GroupSummary
 }
 
 // GroupSummary is a client group's headline figures (summary.json groups).
 type GroupSummary struct {
-	Name             string   `json:"name"`
-	Clients          int      `json:"clients"`
-	Offered          int64    `json:"offered"`
-	Succeeded        int64    `json:"succeeded"`
-	Failed           int64    `json:"failed"`
-	DropThrottle     int64    `json:"dropped_throttle"`
-	DropBreaker      int64    `json:"dropped_breaker"`
-	DropNoConn       int64    `json:"dropped_no_connection"`
-	Attempts         int64    `json:"attempts"`
-	Retries          int64    `json:"retries"`
-	DeadlineExceeded int64    `json:"deadline_exceeded"`
-	BudgetRefused    int64    `json:"budget_refused"`
-	SuccessRatio     *float64 `json:"success_ratio"`
-	LocalDropRate    *float64 `json:"local_drop_rate"`
-	Amplification    *float64 `json:"amplification"`
+	Name             string `json:"name"`
+	Clients          int    `json:"clients"`
+	Offered          int64  `json:"offered"`
+	Succeeded        int64  `json:"succeeded"`
+	Failed           int64  `json:"failed"`
+	DropThrottle     int64  `json:"dropped_throttle"`
+	DropBreaker      int64  `json:"dropped_breaker"`
+	DropNoConn       int64  `json:"dropped_no_connection"`
+	Attempts         int64  `json:"attempts"`
+	Retries          int64  `json:"retries"`
+	DeadlineExceeded int64  `json:"deadline_exceeded"`
+	BudgetRefused    int64  `json:"budget_refused"`
+	// Backend figures of the group's attempts (rejected includes queue
+	// timeouts); wasted_work_fraction covers the service of its attempts,
+	// not the rejection work, which the backend does not attribute.
+	Received           int64    `json:"backend_received"`
+	Rejected           int64    `json:"backend_rejected"`
+	Unanswered         int64    `json:"backend_unanswered"`
+	FailedOutage       int64    `json:"failed_outage"`
+	TimedOut           int64    `json:"timed_out"`
+	Served             int64    `json:"served"`
+	Errors             int64    `json:"errors"`
+	WastedWorkFraction *float64 `json:"wasted_work_fraction"`
+	SuccessRatio       *float64 `json:"success_ratio"`
+	LocalDropRate      *float64 `json:"local_drop_rate"`
+	Amplification      *float64 `json:"amplification"`
 }
 
 func (m *model) params() metrics.Params {
@@ -265,6 +279,9 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			r := &m.reqs[e.ID]
 			if r.state == stInFlight && r.token() == e.Aux {
 				m.row(e.At).TimedOut++
+				if g := m.growG(e.At, m.groupOf(r.client)); g != nil {
+					g.TimedOut++
+				}
 				m.outcome(e.At, e.ID, outTimeout, 0)
 			}
 		case evWorkerDone:
@@ -619,32 +636,43 @@ func (m *model) waiting(slot, token uint32) bool {
 
 func (m *model) receive(now int64, slot, tok uint32) {
 	row := m.row(now)
+	grp := m.groupOf(m.reqs[slot].client)
+	g := m.growG(now, grp)
+	if g == nil {
+		g = &m.sink
+	}
 	if m.down {
 		row.FailedOutage++
+		g.FailedOutage++
 		if !m.blackhole {
 			m.outcome(now, slot, outUnavailable, m.faultRA)
 		}
 		return
 	}
 	row.Received++
+	g.Received++
 	svc := m.serviceTime(&m.reqs[slot])
 	if m.busy < m.limit {
 		row.Accepted++
+		g.Accepted++
 		m.waitN++
-		m.serve(now, m.takeWorker(), slot, tok, svc)
+		m.serve(now, m.takeWorker(), slot, tok, svc, grp)
 		return
 	}
 	if m.queue.n < m.qlimit {
 		row.Accepted++
+		g.Accepted++
 		m.queueChanged(now)
-		m.queue.push(job{slot: slot, token: tok, at: now, svc: svc})
+		m.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp})
 		return
 	}
 	if !m.chargeReject(now) {
 		row.Unanswered++
+		g.Unanswered++
 		return
 	}
 	row.Rejected++
+	g.Rejected++
 	m.outcome(now, slot, outRejected, m.rejectRA)
 }
 
@@ -657,9 +685,9 @@ func (m *model) takeWorker() uint32 {
 	return w
 }
 
-func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64) {
+func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64, group uint8) {
 	wk := &m.workers[w]
-	wk.start, wk.slot, wk.token, wk.kind = now, slot, tok, wkServe
+	wk.start, wk.slot, wk.token, wk.kind, wk.group = now, slot, tok, wkServe, group
 	m.q.Schedule(now+svc, evWorkerDone, w, wk.gen)
 }
 
@@ -702,8 +730,15 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 	default:
 		row := m.row(now)
 		row.Served++
+		g := m.gseries(wk.group)
+		if g != nil {
+			g.Rows[g.Index(now)].Served++
+		}
 		if !m.waiting(wk.slot, wk.token) {
 			m.ser.AddWasted(wk.start, now)
+			if g != nil {
+				g.AddWasted(wk.start, now)
+			}
 			break
 		}
 		if m.errRate > 0 {
@@ -714,11 +749,18 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 				// error, not a result.
 				row.Errors++
 				m.ser.AddWasted(wk.start, now)
+				if g != nil {
+					g.Rows[g.Index(now)].Errors++
+					g.AddWasted(wk.start, now)
+				}
 				m.outcome(now, wk.slot, outError, 0)
 				break
 			}
 		}
 		m.ser.AddUseful(wk.start, now)
+		if g != nil {
+			g.AddUseful(wk.start, now)
+		}
 		m.outcome(now, wk.slot, outOK, 0)
 	}
 	m.dispatch(now, w)
@@ -751,6 +793,9 @@ func (m *model) dispatch(now int64, w uint32) {
 		}
 		if m.qtimeout > 0 && now-j.at > m.qtimeout {
 			m.row(now).QueueTimeouts++
+			if g := m.growG(now, j.group); g != nil {
+				g.QueueTimeouts++
+			}
 			if m.waiting(j.slot, j.token) {
 				m.outcome(now, j.slot, outRejected, m.rejectRA)
 			}
@@ -762,11 +807,14 @@ func (m *model) dispatch(now int64, w uint32) {
 		}
 		if m.cancel && !m.waiting(j.slot, j.token) {
 			m.row(now).Cancelled++
+			if g := m.growG(now, j.group); g != nil {
+				g.Cancelled++
+			}
 			continue
 		}
 		m.waitSum += float64(now - j.at)
 		m.waitN++
-		m.serve(now, w, j.slot, j.token, j.svc)
+		m.serve(now, w, j.slot, j.token, j.svc, j.group)
 		return
 	}
 }
@@ -804,7 +852,10 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 				switch wk.kind {
 				case wkServe:
 					m.ser.AddWasted(wk.start, now)
-					m.lost(now, wk.slot, wk.token)
+					if g := m.gseries(wk.group); g != nil {
+						g.AddWasted(wk.start, now)
+					}
+					m.lost(now, wk.slot, wk.token, wk.group)
 				case wkReject:
 					m.ser.AddWasted(wk.start, now)
 				case wkHandshake:
@@ -822,7 +873,7 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 				m.handshakeLost(now, j.slot&^handshakeFlag, j.token)
 				continue
 			}
-			m.lost(now, j.slot, j.token)
+			m.lost(now, j.slot, j.token, j.group)
 		}
 		m.overhead = 0
 		m.busy = 0
@@ -845,8 +896,11 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 	}
 }
 
-func (m *model) lost(now int64, slot, tok uint32) {
+func (m *model) lost(now int64, slot, tok uint32, group uint8) {
 	m.row(now).LostOutage++
+	if g := m.growG(now, group); g != nil {
+		g.LostOutage++
+	}
 	if !m.blackhole && m.waiting(slot, tok) {
 		m.outcome(now, slot, outUnavailable, m.faultRA)
 	}

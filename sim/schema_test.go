@@ -126,7 +126,7 @@ func TestSummaryMatchesSchema(t *testing.T) {
 	if err := json.Unmarshal(raw, &schema); err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range []string{"outage.yaml", "overload.yaml", "reconnect-storm-jitter.yaml"} {
+	for _, sc := range []string{"outage.yaml", "overload.yaml", "reconnect-storm-jitter.yaml", "mixed-fleet.yaml"} {
 		res := mustRun(t, loadScenario(t, sc))
 		b, err := res.SummaryJSON(Build{Version: "test", Commit: "abc"})
 		if err != nil {
