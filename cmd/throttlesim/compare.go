@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -80,6 +81,11 @@ func compareRun(_ context.Context, e *env, dirs []string, out, title string) err
 		}
 	}
 	if err := sweep.Aggregate(tmp, title, "", pts, -1, false); err != nil {
+		return err
+	}
+	// compare.json names what was compared (and marks the folder as ours).
+	manifest, _ := json.MarshalIndent(map[string]any{"title": title, "runs": dirs, "labels": names}, "", "  ")
+	if err := resultdir.WriteFile(filepath.Join(tmp, "compare.json"), append(manifest, '\n')); err != nil {
 		return err
 	}
 	if err := resultdir.Replace(tmp, out); err != nil {

@@ -183,7 +183,7 @@ func checkOut(out string) error {
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 		return fmt.Errorf("--out %s: exists and is not a folder", out)
 	} else if err == nil && !isResultsFolder(out) {
-		return fmt.Errorf("--out %s: exists and is not a throttlesim results folder (no summary.json or sweep.json); refusing to replace it", out)
+		return fmt.Errorf("--out %s: exists and is not a throttlesim results folder (no summary.json, sweep.json or compare.json); refusing to replace it", out)
 	}
 	parent := filepath.Dir(out)
 	for p := parent; ; p = filepath.Dir(p) {
@@ -208,7 +208,7 @@ func isResultsFolder(dir string) bool {
 	if err != nil || len(entries) == 0 {
 		return err == nil
 	}
-	for _, marker := range []string{"summary.json", "sweep.json", "shard.json"} {
+	for _, marker := range []string{"summary.json", "sweep.json", "shard.json", "compare.json"} {
 		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
 			return true
 		}
