@@ -179,29 +179,29 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 	default:
 		c = policy.SREDefaults()
 	}
-	setF := func(dst *float64, v float64) {
-		if v != 0 {
-			*dst = v
+	setF := func(dst *float64, v *float64) {
+		if v != nil {
+			*dst = *v
 		}
 	}
-	setI := func(dst *int32, v int) {
-		if v != 0 {
-			*dst = int32(v)
+	setI := func(dst *int32, v *int) {
+		if v != nil {
+			*dst = int32(*v)
 		}
 	}
 	setF(&c.Ratio, b.Ratio)
-	if b.Window != 0 {
-		c.Window = int64(b.Window)
-		c.Buckets = max(1, min(120, int64(b.Window)/int64(time.Second)))
+	if b.Window != nil {
+		c.Window = int64(*b.Window)
+		c.Buckets = max(1, min(120, int64(*b.Window)/int64(time.Second)))
 	}
 	c.FirstAttemptsOnly = b.FirstAttemptsOnly
 	setF(&c.MaxTokens, b.MaxTokens)
 	setF(&c.TokenRatio, b.TokenRatio)
-	if b.TTL != 0 {
-		c.TTL = int64(b.TTL)
+	if b.TTL != nil {
+		c.TTL = int64(*b.TTL)
 	}
-	if b.MinRetriesPerSec != 0 {
-		c.MinRetriesPerSec = b.MinRetriesPerSec
+	if b.MinRetriesPerSec != nil {
+		c.MinRetriesPerSec = *b.MinRetriesPerSec
 	}
 	setF(&c.PercentCanRetry, b.PercentCanRetry)
 	setI(&c.Capacity, b.Capacity)
@@ -255,10 +255,23 @@ func (s *Scenario) resolve() {
 		}
 		b := r.Budget
 		c := b.BudgetConfig()
-		b.Ratio, b.Window, b.MaxTokens, b.TokenRatio = c.Ratio, Duration(c.Window), c.MaxTokens, c.TokenRatio
-		b.TTL, b.MinRetriesPerSec, b.PercentCanRetry = Duration(c.TTL), c.MinRetriesPerSec, c.PercentCanRetry
-		b.Capacity, b.RetryCost, b.TimeoutCost = int(c.Capacity), int(c.RetryCost), int(c.TimeoutCost)
-		b.ThrottleCost, b.NoRetryIncrement = int(c.ThrottleCost), int(c.NoRetryIncrement)
+		f := func(x float64) *float64 { return &x }
+		d := func(x int64) *Duration { v := Duration(x); return &v }
+		n := func(x int32) *int { v := int(x); return &v }
+		// Only the kind's own fields: the others do not apply to it.
+		switch c.Kind {
+		case policy.BudgetSRE:
+			b.Ratio, b.Window = f(c.Ratio), d(c.Window)
+		case policy.BudgetGRPC:
+			b.MaxTokens, b.TokenRatio = f(c.MaxTokens), f(c.TokenRatio)
+		case policy.BudgetFinagle:
+			b.TTL, b.PercentCanRetry = d(c.TTL), f(c.PercentCanRetry)
+			mr := c.MinRetriesPerSec
+			b.MinRetriesPerSec = &mr
+		case policy.BudgetAWS:
+			b.Capacity, b.RetryCost, b.TimeoutCost = n(c.Capacity), n(c.RetryCost), n(c.TimeoutCost)
+			b.ThrottleCost, b.NoRetryIncrement = n(c.ThrottleCost), n(c.NoRetryIncrement)
+		}
 	}
 	resolveBreaker(s.Clients.Breaker)
 	resolveBudget(s.Clients.Retry)

@@ -302,28 +302,30 @@ type Retry struct {
 	RetryAfterMode string `yaml:"retry_after_mode" json:"retry_after_mode" enum:"at_least,exactly"`
 }
 
-// Budget is a retry budget (policy.BudgetSet). Fields left at 0 take the
+// Budget is a retry budget (policy.BudgetSet). Fields not given take the
 // kind's defaults: sre (ratio 0.1 over 2 m), grpc (max_tokens 10,
 // token_ratio 0.1), finagle (ttl 10 s, 10 retries/s, 20%), aws (500 tokens,
 // retry 5, timeout 10, throttle 5, +1 on success) and aws-2026 (14/14/5).
+// A field given as 0 means 0 (e.g. no_retry_increment: 0, a quota that
+// never refills, as aws/aws-sdk-go-v2#3550 reports of adaptive mode).
 type Budget struct {
 	Kind string `yaml:"kind" json:"kind" enum:"sre,grpc,finagle,aws,aws-2026"`
 	// GroupSize consecutive clients share one budget (1: one per client).
 	GroupSize int `yaml:"group_size" json:"group_size"`
 
-	Ratio             float64  `yaml:"ratio" json:"ratio"`
-	Window            Duration `yaml:"window" json:"window"`
-	FirstAttemptsOnly bool     `yaml:"first_attempts_only" json:"first_attempts_only"`
-	MaxTokens         float64  `yaml:"max_tokens" json:"max_tokens"`
-	TokenRatio        float64  `yaml:"token_ratio" json:"token_ratio"`
-	TTL               Duration `yaml:"ttl" json:"ttl"`
-	MinRetriesPerSec  int      `yaml:"min_retries_per_sec" json:"min_retries_per_sec"`
-	PercentCanRetry   float64  `yaml:"percent_can_retry" json:"percent_can_retry"`
-	Capacity          int      `yaml:"capacity" json:"capacity"`
-	RetryCost         int      `yaml:"retry_cost" json:"retry_cost"`
-	TimeoutCost       int      `yaml:"timeout_cost" json:"timeout_cost"`
-	ThrottleCost      int      `yaml:"throttle_cost" json:"throttle_cost"`
-	NoRetryIncrement  int      `yaml:"no_retry_increment" json:"no_retry_increment"`
+	Ratio             *float64  `yaml:"ratio" json:"ratio"`
+	Window            *Duration `yaml:"window" json:"window"`
+	FirstAttemptsOnly bool      `yaml:"first_attempts_only" json:"first_attempts_only"`
+	MaxTokens         *float64  `yaml:"max_tokens" json:"max_tokens"`
+	TokenRatio        *float64  `yaml:"token_ratio" json:"token_ratio"`
+	TTL               *Duration `yaml:"ttl" json:"ttl"`
+	MinRetriesPerSec  *int      `yaml:"min_retries_per_sec" json:"min_retries_per_sec"`
+	PercentCanRetry   *float64  `yaml:"percent_can_retry" json:"percent_can_retry"`
+	Capacity          *int      `yaml:"capacity" json:"capacity"`
+	RetryCost         *int      `yaml:"retry_cost" json:"retry_cost"`
+	TimeoutCost       *int      `yaml:"timeout_cost" json:"timeout_cost"`
+	ThrottleCost      *int      `yaml:"throttle_cost" json:"throttle_cost"`
+	NoRetryIncrement  *int      `yaml:"no_retry_increment" json:"no_retry_increment"`
 }
 
 // Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)

@@ -398,3 +398,26 @@ clients: {arrival: {total_rate: 100/s}}
 		t.Errorf("Intervals(): got %d, want %d", got, want)
 	}
 }
+
+// A budget field given as 0 means 0; a field not given takes the kind's
+// default (and the resolved scenario states it).
+func TestBudgetZeroIsZero(t *testing.T) {
+	load := func(extra string) *Scenario {
+		t.Helper()
+		sc, err := Parse([]byte("name: b\nclients:\n  arrival: {total_rate: 10/s}\n  retry:\n    budget: {kind: aws"+extra+"}\n"), "b.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	if c := load(", no_retry_increment: 0").Clients.Retry.Budget.BudgetConfig(); c.NoRetryIncrement != 0 || c.Capacity != 500 {
+		t.Errorf("no_retry_increment: 0 gave %d (capacity %d)", c.NoRetryIncrement, c.Capacity)
+	}
+	b := load("").Clients.Retry.Budget
+	if c := b.BudgetConfig(); c.NoRetryIncrement != 1 {
+		t.Errorf("default no_retry_increment %d, want 1", c.NoRetryIncrement)
+	}
+	if b.NoRetryIncrement == nil || *b.NoRetryIncrement != 1 || b.Ratio != nil {
+		t.Errorf("resolved budget: no_retry_increment %v, ratio %v; want 1 and not set (an SRE field)", b.NoRetryIncrement, b.Ratio)
+	}
+}
