@@ -20,7 +20,7 @@ func (m *model) connect(now int64, c uint32) {
 	m.row(now).ConnectAttempts++
 	m.connectArrive(now, c, seq)
 	if m.cstate[c] == csConnecting && m.cseq[c] == seq {
-		m.q.Schedule(now+m.connTimeout, evConnectTimeout, c, seq)
+		m.q.Schedule(m.after(now, m.connTimeout), evConnectTimeout, c, seq)
 	}
 }
 
@@ -68,7 +68,7 @@ func (m *model) refuseConnect(now int64, c uint32) {
 func (m *model) handshakeOn(now int64, w, c, seq uint32) {
 	wk := &m.workers[w]
 	wk.start, wk.slot, wk.token, wk.kind = now, c, seq, wkHandshake
-	m.q.Schedule(now+m.connCost, evWorkerDone, w, wk.gen)
+	m.q.Schedule(m.after(now, m.connCost), evWorkerDone, w, wk.gen)
 }
 
 // startHandshake gives a queued handshake to worker w; false when the job
@@ -128,12 +128,17 @@ func (m *model) connectFailed(now int64, c uint32) {
 		prev = m.cprev[c]
 	}
 	u, uw := m.reconnectDraws(c)
-	d := m.rc.AfterFailure(int(m.cfail[c]), prev, u, uw)
+	d := max(m.rc.AfterFailure(int(m.cfail[c]), prev, u, uw), minReconnectWait)
 	if m.cprev != nil {
 		m.cprev[c] = d
 	}
-	m.q.Schedule(now+d, evConnect, c, m.cseq[c])
+	m.q.Schedule(m.after(now, d), evConnect, c, m.cseq[c])
 }
+
+// minReconnectWait is the shortest wait between two connection attempts of
+// one client: a wait of 0 (a jittered backoff that draws 0, say) against a
+// refusing backend would otherwise loop at one instant forever.
+const minReconnectWait = int64(1e6) // 1 ms
 
 // reconnectDraws are the backoff-jitter and jitter-window draws for client
 // c's next wait, named by its connection sequence number (which grows with
@@ -156,7 +161,7 @@ func (m *model) disconnect(now int64, c uint32) {
 	}
 	_, uw := m.reconnectDraws(c)
 	m.row(now).Disconnects++
-	m.q.Schedule(now+m.rc.First(uw), evConnect, c, m.cseq[c])
+	m.q.Schedule(m.after(now, m.rc.First(uw)), evConnect, c, m.cseq[c])
 }
 
 // disconnectFault closes each connection with probability f.Fraction.

@@ -381,6 +381,16 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	return m
 }
 
+// after is now + d, or the horizon if that is later: nothing at or after
+// the horizon is processed, and the sum of two huge durations must not
+// overflow.
+func (m *model) after(now, d int64) int64 {
+	if d >= m.end-now {
+		return m.end
+	}
+	return now + d
+}
+
 // ---- random draws, each named by (purpose, client, ordinal, attempt) ----
 
 func drawIndex(ord uint32, attempt uint8) uint64 { return uint64(ord)<<8 | uint64(attempt) }
@@ -395,7 +405,7 @@ func (m *model) serviceTime(r *request) int64 {
 	default:
 		key := m.src.Key(rng.Service, uint64(r.client))
 		z := rng.Normal(key, drawIndex(r.ord, r.attempt))
-		return int64(math.Round(math.Exp(m.svcMu + m.svcSigma*z)))
+		return int64(math.Min(math.Round(math.Exp(m.svcMu+m.svcSigma*z)), 1<<62)) // no int64 overflow
 	}
 }
 

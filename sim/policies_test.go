@@ -328,3 +328,51 @@ func TestBreakerNeverStuckHalfOpen(t *testing.T) {
 		}
 	}
 }
+
+// Faults act in time order whatever their order in the file.
+func TestFaultOrderDoesNotMatter(t *testing.T) {
+	mk := func(reverse bool) *Result {
+		sc := small()
+		sc.Duration = dur(90 * time.Second)
+		a := scenario.Fault{Kind: "outage", Mode: "refuse", Start: dur(10 * time.Second), Duration: dur(10 * time.Second)}
+		b := scenario.Fault{Kind: "capacity", Fraction: 0.3, Start: dur(20 * time.Second), Duration: dur(10 * time.Second)}
+		c := scenario.Fault{Kind: "outage", Mode: "refuse", Start: dur(30 * time.Second), Duration: dur(10 * time.Second)}
+		sc.Faults = []scenario.Fault{a, b, c}
+		if reverse {
+			sc.Faults = []scenario.Fault{c, b, a}
+		}
+		return mustRun(t, sc)
+	}
+	x, y := mk(false), mk(true)
+	cx, _ := x.TimeseriesCSV()
+	cy, _ := y.TimeseriesCSV()
+	if !bytes.Equal(cx, cy) {
+		t.Error("listing the same faults in another order changed the time series")
+	}
+	for i := 30; i < 40; i++ { // the last outage must happen
+		if x.Series.Rows[i].FailedOutage == 0 || x.Series.Rows[i].CapacityNS != 0 {
+			t.Fatalf("second %d: no outage (refused %d, capacity %d)", i, x.Series.Rows[i].FailedOutage, x.Series.Rows[i].CapacityNS)
+		}
+	}
+}
+
+// Durations far beyond the run (a Retry-After of 290 years, a timeout of
+// the same) must not overflow the clock, and a reconnect backoff that can
+// draw a zero wait must not loop at one instant.
+func TestExtremeDurationsRun(t *testing.T) {
+	huge := dur(2562047 * time.Hour)
+	sc := withRetry(small(), 3, "full")
+	sc.Backend.RetryAfter = huge
+	sc.Clients.Timeout = huge
+	sc.Clients.Arrival.TotalRate = 300
+	mustRun(t, sc)
+
+	cs := connScenario(50)
+	cs.Clients.Connection.Reconnect = scenario.Reconnect{Policy: "backoff",
+		Backoff: scenario.Backoff{Base: 1, Cap: 1, Multiplier: 1, Jitter: "full"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := Run(ctx, cs, Options{}); err != nil {
+		t.Fatalf("a reconnect backoff of 1 ns: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/policy"
@@ -214,7 +215,16 @@ func (m *model) start() {
 			m.q.Schedule(at, evConnect, uint32(c), 0)
 		}
 	}
-	for i, f := range m.sc.Faults {
+	// Faults in time order, whatever the file's order: at an instant where
+	// one fault ends and the next starts, the end is scheduled first and so
+	// runs first (faults do not overlap).
+	order := make([]int, len(m.sc.Faults))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.sc.Faults[order[a]].Start < m.sc.Faults[order[b]].Start })
+	for _, i := range order {
+		f := m.sc.Faults[i]
 		m.q.Schedule(int64(f.Start), evFaultStart, uint32(i), 0)
 		if f.Duration > 0 {
 			m.q.Schedule(int64(f.End()), evFaultEnd, uint32(i), 0)
@@ -291,7 +301,9 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 		case evFaultEnd:
 			m.onFaultEnd(e.At, m.sc.Faults[e.ID])
 		case evDeadline:
-			if r := &m.reqs[e.ID]; r.gen == e.Aux && r.state != stFree {
+			// The generation has 24 bits: the arrival time makes sure the
+			// slot still holds the request whose deadline this is.
+			if r := &m.reqs[e.ID]; r.gen == e.Aux && r.state != stFree && m.after(r.arrival, m.pol(r.client).deadline) == e.At {
 				if r.state == stInFlight || r.state == stPacing {
 					m.breakerResult(e.At, r, outTimeout) // the client gave up the call
 				}
@@ -415,7 +427,7 @@ func (m *model) onArrival(now int64, c uint32) {
 		p.budget.OnRequest(int((c-p.start)/p.budgetGroup), now)
 	}
 	if p.deadline > 0 {
-		m.q.Schedule(now+p.deadline, evDeadline, slot, r.gen)
+		m.q.Schedule(m.after(now, p.deadline), evDeadline, slot, r.gen)
 	}
 	m.attempt(now, slot)
 }
@@ -496,7 +508,7 @@ func (m *model) attempt(now int64, slot uint32) {
 			}
 			row.PacedWaitNS += wait
 			r.state = stPacing
-			m.q.Schedule(now+wait, evSend, slot, r.token())
+			m.q.Schedule(m.after(now, wait), evSend, slot, r.token())
 			return
 		}
 	}
@@ -506,6 +518,16 @@ func (m *model) attempt(now int64, slot uint32) {
 // send puts the current attempt of slot on the wire.
 func (m *model) send(now int64, slot uint32) {
 	r := &m.reqs[slot]
+	if m.conn && m.cstate[r.client] != csConnected {
+		// The connection went away while the rate limiter held the attempt.
+		m.breakerResult(now, r, outUnavailable)
+		m.row(now).DropNoConn++
+		if m.gser != nil {
+			m.grow(now, r.client).DropNoConn++
+		}
+		m.release(slot)
+		return
+	}
 	m.row(now).Attempts++
 	if m.gser != nil {
 		m.grow(now, r.client).Attempts++
@@ -516,7 +538,7 @@ func (m *model) send(now int64, slot uint32) {
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.
 	if to := m.pol(r.client).timeout; to > 0 && m.waiting(slot, tok) {
-		m.q.Schedule(now+to, evTimeout, slot, tok)
+		m.q.Schedule(m.after(now, to), evTimeout, slot, tok)
 	}
 }
 
@@ -608,7 +630,7 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		return
 	}
 	r.state = stBackoff
-	m.q.Schedule(now+d, evRetry, slot, r.token())
+	m.q.Schedule(m.after(now, d), evRetry, slot, r.token())
 }
 
 // dontRetry, as the retry-after of an answer, is the server saying "do not
@@ -688,7 +710,7 @@ func (m *model) takeWorker() uint32 {
 func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64, group uint8) {
 	wk := &m.workers[w]
 	wk.start, wk.slot, wk.token, wk.kind, wk.group = now, slot, tok, wkServe, group
-	m.q.Schedule(now+svc, evWorkerDone, w, wk.gen)
+	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen)
 }
 
 // chargeReject puts one rejection's worth of work on the workers: at once
@@ -714,7 +736,7 @@ func (m *model) chargeReject(now int64) bool {
 func (m *model) rejectWork(now int64, w uint32) {
 	wk := &m.workers[w]
 	wk.start, wk.kind = now, wkReject
-	m.q.Schedule(now+m.rejCost, evWorkerDone, w, wk.gen)
+	m.q.Schedule(m.after(now, m.rejCost), evWorkerDone, w, wk.gen)
 }
 
 func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {

@@ -159,3 +159,17 @@ func TestOutRefusesAForeignFolder(t *testing.T) {
 		}
 	}
 }
+
+// Shards made from different contents of the scenario file never merge.
+func TestMergeRefusesShardsOfDifferentFiles(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	runCLI(t, "sweep", file, "-q", "--vary", "clients.throttle.k=2,3", "--seeds", "1", "--shard", "0/2", "--out", a)
+	writeFile(t, dir, "s.yaml", strings.Replace(tinyScenario, "workers: 5", "workers: 3", 1))
+	runCLI(t, "sweep", file, "-q", "--vary", "clients.throttle.k=2,3", "--seeds", "1", "--shard", "1/2", "--out", b)
+	r := runCLI(t, "merge", "--out", filepath.Join(dir, "m"), a, b)
+	if r.code != 1 || !strings.Contains(r.stderr, "a shard of a different sweep") {
+		t.Errorf("merge of shards from two versions of the file: exit %d, %q", r.code, r.stderr)
+	}
+}

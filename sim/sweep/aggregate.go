@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
@@ -309,9 +308,11 @@ func band(pt PointData, interval int64, v func(*metrics.Row) float64, rate bool)
 	return bd
 }
 
+// csvQuote quotes a field as RFC 4180 does: in double quotes, with inner
+// quotes doubled.
 func csvQuote(s string) string {
-	if strings.ContainsAny(s, ",\"\n") {
-		return strconv.Quote(s)
+	if strings.ContainsAny(s, ",\"\n\r") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
 	return s
 }

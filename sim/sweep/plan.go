@@ -38,6 +38,10 @@ type Plan struct {
 	Baseline    int         `json:"baseline"`
 	// Varied names the fields varied, for chart legends.
 	Varied []string `json:"varied"`
+	// ScenarioSHA256 and Model pin what the runs were made from: shards or
+	// a resumed sweep of another file or model version do not match.
+	ScenarioSHA256 string `json:"scenario_sha256"`
+	Model          string `json:"model"`
 
 	data []byte
 }
@@ -77,7 +81,9 @@ func NewPlan(file string, data []byte, o PlanOptions) (*Plan, error) {
 			vary = append(vary, scenario.Vary{Path: path, Values: rv})
 		}
 	}
-	p := &Plan{File: file, Name: base.Name, BaseSets: o.Sets, Seeds: sw.Seeds, Independent: sw.IndependentSeeds || o.Independent, BaseSeed: base.Seed, data: data}
+	sum := sha256.Sum256(data)
+	p := &Plan{File: file, Name: base.Name, BaseSets: o.Sets, Seeds: sw.Seeds, Independent: sw.IndependentSeeds || o.Independent, BaseSeed: base.Seed, data: data,
+		ScenarioSHA256: hex.EncodeToString(sum[:]), Model: ModelVersion + "/" + rng.DerivationVersion}
 	if o.Seeds > 0 {
 		p.Seeds = o.Seeds
 	}
