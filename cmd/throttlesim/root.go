@@ -66,14 +66,19 @@ func newRootCmd(e *env) *cobra.Command {
 		Use:   "throttlesim",
 		Short: "Simulate what clients do to a backend when it falls over",
 		Long: `throttlesim is a discrete-event simulator of thousands to millions of virtual
-clients running overload policies (SRE adaptive throttling, retries with
-exponential backoff and jitter, Retry-After) against a capacity-limited
-backend with outages. It writes a time series, a summary and charts of
-server load, local drops and recovery time.
+clients running overload policies — SRE adaptive throttling, retries with
+exponential backoff and jitter, Retry-After and pushback, retry budgets,
+circuit breakers, the AWS adaptive rate limiter, deadlines, reconnect and
+startup jitter — against a capacity-limited backend with outages. It writes
+a time series, a summary and charts of server load, local drops, recovery
+time and connections; sweeps compare policies over seeds with confidence
+intervals.
 
 Documentation: docs/README.md in the source tree.`,
 		Example: `  throttlesim run scenarios/outage.yaml
   throttlesim run scenarios/outage.yaml --set clients.throttle.k=1.1 --out results/k1.1
+  throttlesim sweep scenarios/k-sweep.yaml
+  throttlesim compare results/outage results/outage-no-policy
   throttlesim validate scenarios/*.yaml`,
 		Version:       version + " (commit " + commit + ")",
 		SilenceUsage:  true,
