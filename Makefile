@@ -155,3 +155,19 @@ VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|ErlangB|Coverage
 validate: ## check the simulator against theory and write docs/validation.md
 	$(GO) test ./sim -count=1 -run '$(VALIDATION_TESTS)' -args -report $(CURDIR)/docs/validation.md
 	@echo "wrote docs/validation.md"
+
+RBK_DOC := docs/experiments/reconnect-brooker
+RBK_OUT := results/experiments/reconnect-brooker
+
+.PHONY: experiment-reconnect-brooker
+experiments: experiment-reconnect-brooker
+experiment-reconnect-brooker: build ## Brooker's reconnect example: 1,000 clients, 10 s outage, 200/s (docs/experiments/reconnect-brooker.md)
+	@mkdir -p $(RBK_DOC)
+	./$(BIN) sweep -q scenarios/reconnect-brooker.yaml --out $(RBK_OUT)/sweep
+	./$(BIN) summarize $(RBK_OUT)/sweep --columns "point,connect attempts,all reconnected (s)" > $(RBK_OUT)/table.md
+	./$(BIN) run -q scenarios/reconnect-brooker.yaml --out $(RBK_OUT)/no-jitter
+	./$(BIN) run -q scenarios/reconnect-brooker.yaml --set clients.connection.reconnect.backoff.jitter=full --out $(RBK_OUT)/full-jitter
+	@cp $(RBK_OUT)/no-jitter/connections.png $(RBK_DOC)/no-jitter-connections.png
+	@cp $(RBK_OUT)/full-jitter/connections.png $(RBK_DOC)/full-jitter-connections.png
+	$(call splice,$(RBK_DOC).md,$(RBK_OUT)/table.md,table)
+	@echo "updated $(RBK_DOC).md"

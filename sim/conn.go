@@ -174,13 +174,16 @@ func (m *model) disconnectFault(now int64, f scenario.Fault) {
 	}
 }
 
-// checkReconnected records when 99% of the fleet is connected again after
-// the last connection-closing fault.
+// checkReconnected records when 99% and when all of the fleet are
+// connected again after the last connection-closing fault.
 func (m *model) checkReconnected(now int64) {
-	if !m.conn || m.reconnected >= 0 || now < m.connFaultEnd || m.connFaultEnd == 0 {
+	if !m.conn || m.reconnectedAll >= 0 || now < m.connFaultEnd || m.connFaultEnd == 0 {
 		return
 	}
-	if m.connected*100 >= 99*len(m.cstate) {
+	if m.reconnected < 0 && m.connected*100 >= 99*len(m.cstate) {
 		m.reconnected = now - m.connFaultEnd
+	}
+	if m.connected == len(m.cstate) {
+		m.reconnectedAll = now - m.connFaultEnd
 	}
 }

@@ -249,8 +249,9 @@ type model struct {
 	connLimit   int
 	// reconnect tracking: when 99% of the fleet is connected again after the
 	// last connection-closing fault
-	connFaultEnd int64
-	reconnected  int64 // ns after connFaultEnd, or -1
+	connFaultEnd   int64
+	reconnected    int64 // ns after connFaultEnd until 99% were connected, or -1
+	reconnectedAll int64 // ... until all were, or -1
 
 	// backend
 	workers   []worker
@@ -337,7 +338,7 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		}
 		m.connCost = int64(sc.Backend.Connections.ConnectCost)
 		m.connLimit = sc.Backend.Connections.Limit
-		m.reconnected = -1
+		m.reconnected, m.reconnectedAll = -1, -1
 		for _, f := range sc.Faults {
 			if f.Kind == "outage" || f.Kind == "disconnect" {
 				m.connFaultEnd = max(m.connFaultEnd, int64(f.End()))

@@ -180,6 +180,10 @@ func (m *model) params() metrics.Params {
 			s := float64(m.reconnected) / 1e9
 			p.Reconnected99S = &s
 		}
+		if m.reconnectedAll >= 0 {
+			s := float64(m.reconnectedAll) / 1e9
+			p.ReconnectedAllS = &s
+		}
 		for _, st := range m.cstate {
 			switch st {
 			case csConnected:

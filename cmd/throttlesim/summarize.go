@@ -112,9 +112,17 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 		if applicable == 0 {
 			recovered = "n/a (no fault)"
 		}
-		rows = append(rows, []string{pt.Label, strconv.Itoa(len(pt.Runs)), recovered,
+		conn := len(pt.Runs) > 0 && pt.Runs[0].Doc.Summary.Connections != nil
+		row := []string{pt.Label, strconv.Itoa(len(pt.Runs)), recovered,
 			cell("recovery_time_s", 1, 1, ""), cell("peak_received_over_capacity", 1, 2, ""), cell("amplification", 1, 3, ""), cell("wasted_work_fraction", 100, 2, "%"),
-			cell("success_ratio", 100, 1, "%"), cell("local_drop_rate", 100, 1, "%")})
+			cell("success_ratio", 100, 1, "%"), cell("local_drop_rate", 100, 1, "%")}
+		if conn {
+			if len(header) == 9 {
+				header = append(header, "connect attempts", "all reconnected (s)")
+			}
+			row = append(row, cell("connect_attempts", 1, 0, ""), cell("reconnected_all_s", 1, 1, ""))
+		}
+		rows = append(rows, row)
 	}
 	if len(columns) > 0 {
 		var keep []int
@@ -201,7 +209,7 @@ func summarizeRun(w io.Writer, dirs []string, format string, columns []string) e
 		conn = conn || doc.Summary.Connections != nil
 	}
 	if conn {
-		header = append(header, "peak connects / capacity", "wasted handshake work", "99% reconnected (s)")
+		header = append(header, "connect attempts", "peak connects / capacity", "wasted handshake work", "99% reconnected (s)", "all reconnected (s)")
 	}
 	var rows [][]string
 	names := map[string]int{}
@@ -235,14 +243,17 @@ func summarizeRun(w io.Writer, dirs []string, format string, columns []string) e
 			f(s.PeakReceivedOverCapacity, 2), pc(s.WastedWorkFraction), rec, second}
 		if conn {
 			if c := s.Connections; c != nil {
-				re := "not reached"
+				re, all := "not reached", "not reached"
 				if c.Reconnected99S != nil {
 					re = f(c.Reconnected99S, 1)
 				}
-				row = append(row, f(c.PeakConnectRateOverCapacity, 2),
-					fmt.Sprintf("%s (%.0f worker-s)", pc(c.WastedHandshakeFraction), c.WastedHandshakeWorkerS), re)
+				if c.ReconnectedAllS != nil {
+					all = f(c.ReconnectedAllS, 1)
+				}
+				row = append(row, strconv.FormatInt(c.ConnectAttempts, 10), f(c.PeakConnectRateOverCapacity, 2),
+					fmt.Sprintf("%s (%.0f worker-s)", pc(c.WastedHandshakeFraction), c.WastedHandshakeWorkerS), re, all)
 			} else {
-				row = append(row, "–", "–", "–")
+				row = append(row, "–", "–", "–", "–", "–")
 			}
 		}
 		rows = append(rows, row)

@@ -22,6 +22,7 @@ type Params struct {
 	Connections        bool
 	ConnectCapacityRPS float64  // workers / connect_cost
 	Reconnected99S     *float64 // seconds after the last connection-closing fault until 99% are connected
+	ReconnectedAllS    *float64 // ... until all are
 	ConnectedAtEnd     int64
 	RetryingAtEnd      int64
 }
@@ -93,6 +94,8 @@ type ConnSummary struct {
 	// Reconnected99S is the time from the end of the last outage or
 	// disconnect fault until 99% of the clients were connected again.
 	Reconnected99S *float64 `json:"reconnected_99_s"`
+	// ReconnectedAllS is the same until every client was connected.
+	ReconnectedAllS *float64 `json:"reconnected_all_s"`
 	// At the end of the run: clients connected, and clients still trying
 	// (waiting to reconnect or in a handshake). Together they are every
 	// client that has started.
@@ -215,6 +218,7 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 			WastedHandshakeFraction: ratio(t.HandshakeWastedNS, t.HandshakeUsefulNS+t.HandshakeWastedNS),
 			WastedHandshakeWorkerS:  float64(t.HandshakeWastedNS) / 1e9,
 			Reconnected99S:          p.Reconnected99S,
+			ReconnectedAllS:         p.ReconnectedAllS,
 			ConnectedAtEnd:          p.ConnectedAtEnd,
 			RetryingAtEnd:           p.RetryingAtEnd,
 		}

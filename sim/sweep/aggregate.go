@@ -48,6 +48,19 @@ var Metrics = []Metric{
 	{"local_drop_rate", "", "", func(s *metrics.Summary) *float64 { return s.LocalDropRate }, ""},
 	{"wasted_work_fraction", "", "", func(s *metrics.Summary) *float64 { return s.WastedWorkFraction }, ""},
 	{"latency_p99_ms", "", "", func(s *metrics.Summary) *float64 { return s.LatencyP99MS }, ""},
+	{"connect_attempts", "", "", func(s *metrics.Summary) *float64 {
+		if s.Connections == nil {
+			return nil
+		}
+		x := float64(s.Connections.ConnectAttempts)
+		return &x
+	}, ""},
+	{"reconnected_all_s", "", "", func(s *metrics.Summary) *float64 {
+		if s.Connections == nil {
+			return nil
+		}
+		return s.Connections.ReconnectedAllS
+	}, ""},
 }
 
 var chartFiles = map[string]string{
