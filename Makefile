@@ -171,3 +171,17 @@ experiment-reconnect-brooker: build ## Brooker's reconnect example: 1,000 client
 	@cp $(RBK_OUT)/full-jitter/connections.png $(RBK_DOC)/full-jitter-connections.png
 	$(call splice,$(RBK_DOC).md,$(RBK_OUT)/table.md,table)
 	@echo "updated $(RBK_DOC).md"
+
+MS_DOC := docs/experiments/metastable
+MS_OUT := results/experiments/metastable
+
+.PHONY: experiment-metastable
+experiments: experiment-metastable
+experiment-metastable: build ## a retry storm that outlives its trigger (docs/experiments/metastable.md)
+	@mkdir -p $(MS_DOC)
+	./$(BIN) sweep -q scenarios/metastable.yaml --out $(MS_OUT)
+	./$(BIN) summarize $(MS_OUT) --columns "point,recovered,recovery (s),amplification,success" > $(MS_OUT)-table.md
+	@cp $(MS_OUT)/compare_goodput.png $(MS_DOC)/compare_goodput.png
+	@cp $(MS_OUT)/compare_server_load.png $(MS_DOC)/compare_server_load.png
+	$(call splice,$(MS_DOC).md,$(MS_OUT)-table.md,table)
+	@echo "updated $(MS_DOC).md"

@@ -397,8 +397,12 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 		p.Add(vl)
 		l.Add(fmt.Sprintf("recovered at %.0f s (+%.0f s)", x, *rec.RecoveryTimeS), vl)
 	} else if rec.Applicable {
+		x := 0.0
+		if rec.FaultEndS != nil {
+			x = *rec.FaultEndS
+		}
 		lb, err := plotter.NewLabels(plotter.XYLabels{
-			XYs:    []plotter.XY{{X: float64(in.Faults[len(in.Faults)-1].End) / 1e9, Y: ymax * 0.5}},
+			XYs:    []plotter.XY{{X: x, Y: ymax * 0.5}},
 			Labels: []string{"  did not recover"},
 		})
 		if err != nil {

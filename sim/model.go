@@ -271,7 +271,8 @@ type model struct {
 	svcMean   float64
 	svcMu     float64 // lognormal parameters
 	svcSigma  float64
-	down      bool // in an outage
+	perConc   int64 // ns of service time added per request in service
+	down      bool  // in an outage
 	blackhole bool
 	faultRA   int64
 	lastQ     int64 // time of the last queue-length change
@@ -298,6 +299,7 @@ const (
 	distConstant uint8 = iota
 	distExponential
 	distLognormal
+	distConcurrency // mean + perConc × busy workers at the start of service
 )
 
 func newModel(sc *scenario.Scenario, seed uint64) *model {
@@ -370,6 +372,9 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		m.svcDist = distConstant
 	case "exponential":
 		m.svcDist = distExponential
+	case "concurrency":
+		m.svcDist = distConcurrency
+		m.perConc = int64(b.Service.PerConcurrent)
 	case "lognormal":
 		m.svcDist = distLognormal
 		m.svcSigma = b.Service.Sigma
@@ -398,7 +403,7 @@ func drawIndex(ord uint32, attempt uint8) uint64 { return uint64(ord)<<8 | uint6
 
 func (m *model) serviceTime(r *request) int64 {
 	switch m.svcDist {
-	case distConstant:
+	case distConstant, distConcurrency: // concurrency: completed in serve
 		return int64(m.svcMean)
 	case distExponential:
 		key := m.src.Key(rng.Service, uint64(r.client))

@@ -156,6 +156,37 @@ type GroupSummary struct {
 	Amplification      *float64 `json:"amplification"`
 }
 
+// SpikeWindow is the load spike of a scenario without faults, which the
+// recovery rule measures from (ok is false when there is none).
+func SpikeWindow(sc *scenario.Scenario) (start, end int64, ok bool) {
+	if len(sc.Faults) > 0 {
+		return 0, 0, false
+	}
+	w, ok := spikeWindow(sc)
+	return w.Start, w.End, ok
+}
+
+// spikeWindow is the span of the arrival profile where the multiplier is
+// above 1 (from the first such step to the first later step back at or
+// below 1, or the end of the run).
+func spikeWindow(sc *scenario.Scenario) (metrics.Window, bool) {
+	steps := sc.Clients.Arrival.Profile
+	for i, st := range steps {
+		if st.Multiplier <= 1 {
+			continue
+		}
+		end := int64(sc.Duration)
+		for _, nx := range steps[i+1:] {
+			if nx.Multiplier <= 1 {
+				end = int64(nx.At)
+				break
+			}
+		}
+		return metrics.Window{Start: int64(st.At), End: end}, true
+	}
+	return metrics.Window{}, false
+}
+
 func (m *model) params() metrics.Params {
 	p := metrics.Params{
 		Workers:         int64(m.sc.Backend.Workers),
@@ -164,6 +195,11 @@ func (m *model) params() metrics.Params {
 		Baseline:        int64(m.sc.Metrics.Baseline),
 		RecoverFraction: m.sc.Metrics.RecoverFraction,
 		StayFraction:    m.sc.Metrics.StayFraction,
+	}
+	if w, ok := spikeWindow(m.sc); ok && len(m.sc.Faults) == 0 {
+		// Without faults, a load spike is what the service must recover
+		// from: the recovery rule measures from its end.
+		p.Faults = append(p.Faults, w)
 	}
 	for _, f := range m.sc.Faults {
 		p.Faults = append(p.Faults, metrics.Window{Start: int64(f.Start), End: int64(f.End())})
@@ -712,6 +748,9 @@ func (m *model) takeWorker() uint32 {
 }
 
 func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64, group uint8) {
+	if m.svcDist == distConcurrency {
+		svc += m.perConc * int64(m.busy-1) // the others in service now (busy counts w)
+	}
 	wk := &m.workers[w]
 	wk.start, wk.slot, wk.token, wk.kind, wk.group = now, slot, tok, wkServe, group
 	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen)

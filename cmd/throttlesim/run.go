@@ -266,6 +266,9 @@ func chartInput(res *sim.Result) plots.Input {
 			in.ConnectCapacityRPS = float64(sc.Backend.Workers) / cc.Seconds()
 		}
 	}
+	if start, end, ok := sim.SpikeWindow(sc); ok {
+		in.Faults = append(in.Faults, plots.Fault{Start: start, End: end, Label: "load spike"})
+	}
 	for _, f := range sc.Faults {
 		label := f.Kind
 		switch f.Kind {

@@ -374,10 +374,15 @@ type Connections struct {
 
 // Service is the service-time distribution of one request.
 type Service struct {
-	Dist string   `yaml:"dist" json:"dist" enum:"constant,exponential,lognormal"`
+	Dist string   `yaml:"dist" json:"dist" enum:"constant,exponential,lognormal,concurrency"`
 	Mean Duration `yaml:"mean" json:"mean"`
 	// Sigma is the shape (standard deviation of the log) of the lognormal.
 	Sigma float64 `yaml:"sigma" json:"sigma"`
+	// PerConcurrent: with dist "concurrency" a request's service time is
+	// mean + per_concurrent × (requests in service when it starts): a
+	// server that slows down as it gets busier (Brooker; Bronson et al.,
+	// "Metastable Failures in Distributed Systems").
+	PerConcurrent Duration `yaml:"per_concurrent" json:"per_concurrent"`
 }
 
 // Queue is the backend's FIFO waiting room.

@@ -224,6 +224,8 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, "backend.workers", "must be in 1..10000000, got %d", b.Workers)
 	v.check(b.Service.Mean > 0, "backend.service.mean", "must be > 0, got %s", b.Service.Mean)
 	v.check(b.Service.Dist != "lognormal" || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), "backend.service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
+	v.check(b.Service.PerConcurrent >= 0, "backend.service.per_concurrent", "must be >= 0, got %s", b.Service.PerConcurrent)
+	v.check(b.Service.Dist == "concurrency" || b.Service.PerConcurrent == 0, "backend.service.per_concurrent", "applies to dist: concurrency only")
 	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, "backend.queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
 	v.check(b.Queue.Timeout >= 0, "backend.queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
 	v.check(b.RejectCost >= 0, "backend.reject_cost", "must be >= 0, got %s", b.RejectCost)
