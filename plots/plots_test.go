@@ -81,3 +81,15 @@ func TestCompareRenders(t *testing.T) {
 		}
 	}
 }
+
+// A run that did not recover from a window the chart does not shade (a
+// load spike before the CLI shades it) must still render.
+func TestRecoveryChartWithoutFaultWindows(t *testing.T) {
+	end := 30.0
+	in := Input{Name: "t", Series: series(), CapacityRPS: 100, Workers: 10, RecoveryWindow: 5e9, RecoverFraction: 0.95, StayFraction: 0.9}
+	in.Summary.Recovery.Applicable = true
+	in.Summary.Recovery.FaultEndS = &end
+	if _, err := All(in); err != nil {
+		t.Fatal(err)
+	}
+}
