@@ -181,7 +181,14 @@ experiment-metastable: build ## a retry storm that outlives its trigger (docs/ex
 	@mkdir -p $(MS_DOC)
 	./$(BIN) sweep -q scenarios/metastable.yaml --out $(MS_OUT)
 	./$(BIN) summarize $(MS_OUT) --columns "point,recovered,recovery (s),amplification,success" > $(MS_OUT)-table.md
-	@cp $(MS_OUT)/compare_goodput.png $(MS_DOC)/compare_goodput.png
-	@cp $(MS_OUT)/compare_server_load.png $(MS_DOC)/compare_server_load.png
+	./$(BIN) run -q --no-charts scenarios/metastable.yaml --out $(MS_OUT)-runs/retry-at-once
+	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.retry.backoff={base: 100ms, cap: 10s, jitter: full}' --out $(MS_OUT)-runs/full-jitter-backoff
+	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.retry.budget={kind: sre}' --out $(MS_OUT)-runs/sre-retry-budget
+	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.retry.max_attempts=1' --out $(MS_OUT)-runs/no-retries
+	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.throttle={k: 2}' --out $(MS_OUT)-runs/sre-throttle
+	./$(BIN) compare $(addprefix $(MS_OUT)-runs/,retry-at-once full-jitter-backoff sre-retry-budget no-retries sre-throttle) \
+		--title "a 3x spike, by client policy" --out $(MS_OUT)-compare
+	@cp $(MS_OUT)-compare/compare_goodput.png $(MS_DOC)/compare_goodput.png
+	@cp $(MS_OUT)-compare/compare_server_load.png $(MS_DOC)/compare_server_load.png
 	$(call splice,$(MS_DOC).md,$(MS_OUT)-table.md,table)
 	@echo "updated $(MS_DOC).md"

@@ -167,7 +167,7 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 		ln.StepStyle = plotter.PostStep
 		ln.Color, ln.Dashes, ln.Width = c, dashes, vg.Points(1.4)
 		p.Add(ln)
-		l.Add(pt.Label, ln)
+		l.Add(shorten(pt.Label), ln)
 	}
 	if capacity && in.Capacity > 0 && len(in.Points) > 0 {
 		end := float64(len(in.Points[0].Received.Mean)) * sec
@@ -292,4 +292,14 @@ func figureChart(in CompareInput, f Figure) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	SetYRange(p, ymax)
 	return p, nil
+}
+
+// shorten keeps legend entries from eating the chart: at most 48
+// characters, the end elided (sweep.csv has the full labels).
+func shorten(s string) string {
+	r := []rune(s)
+	if len(r) <= 48 {
+		return s
+	}
+	return string(r[:47]) + "…"
 }

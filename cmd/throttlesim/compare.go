@@ -48,19 +48,23 @@ func compareRun(_ context.Context, e *env, dirs []string, out, title string) err
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	var pts []sweep.PointData
-	seen := map[string]int{}
-	var names []string
-	for i, d := range dirs {
+	var runs []*sweep.RunData
+	count := map[string]int{}
+	for _, d := range dirs {
 		run, err := sweep.ReadRun(d)
 		if err != nil {
 			return err
 		}
+		runs = append(runs, run)
+		count[run.Doc.Scenario.Name]++
+	}
+	var pts []sweep.PointData
+	var names []string
+	for i, run := range runs {
 		label := run.Doc.Scenario.Name
-		if seen[label] > 0 {
-			label = filepath.Base(filepath.Clean(d))
+		if count[label] > 1 { // runs of one scenario: name them by folder
+			label = filepath.Base(filepath.Clean(dirs[i]))
 		}
-		seen[label]++
 		run.Spec = sweep.RunSpec{Index: i, Point: i, Seed: run.Doc.Scenario.Seed}
 		run.Key = "-"
 		pts = append(pts, sweep.PointData{Label: label, Runs: []sweep.RunData{*run}})

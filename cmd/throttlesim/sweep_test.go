@@ -121,8 +121,8 @@ func TestCompareRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Same scenario name twice: the second point is named by its folder.
-	if s := string(csv); !strings.Contains(s, "0,tiny,1") || !strings.Contains(s, "1,b,1") {
+	// Two runs of one scenario: both points are named by their folders.
+	if s := string(csv); !strings.Contains(s, "0,a,1") || !strings.Contains(s, "1,b,1") {
 		t.Errorf("sweep.csv:\n%s", s)
 	}
 	checkPNG(t, filepath.Join(out, "compare_goodput.png"))
