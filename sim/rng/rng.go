@@ -23,15 +23,16 @@ type Purpose uint64
 
 // Purposes of random streams.
 const (
-	Arrival   Purpose = 1 // inter-arrival times, per client
-	Service   Purpose = 2 // service times, per client request and attempt
-	Throttle  Purpose = 3 // adaptive-throttle accept/drop draws
-	Backoff   Purpose = 4 // retry backoff jitter
-	Phase     Purpose = 5 // phase of constant-rate arrivals
-	Reconnect Purpose = 6 // reconnect and startup jitter
-	Breaker   Purpose = 7 // circuit-breaker probes and open-time jitter
-	Startup   Purpose = 8 // client start times
-	Fault     Purpose = 9 // which clients a fault hits
+	Arrival   Purpose = 1  // inter-arrival times, per client
+	Service   Purpose = 2  // service times, per client request and attempt
+	Throttle  Purpose = 3  // adaptive-throttle accept/drop draws
+	Backoff   Purpose = 4  // retry backoff jitter
+	Phase     Purpose = 5  // phase of constant-rate arrivals
+	Reconnect Purpose = 6  // reconnect and startup jitter
+	Breaker   Purpose = 7  // circuit-breaker probes and open-time jitter
+	Startup   Purpose = 8  // client start times
+	Fault     Purpose = 9  // which clients a fault hits
+	Network   Purpose = 10 // network delay per hop (sim/occ)
 )
 
 // DerivationVersion names the seed-derivation scheme; it is written into

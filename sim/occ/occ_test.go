@@ -1,0 +1,99 @@
+package occ
+
+import (
+	"math"
+	"testing"
+)
+
+// One client never conflicts: one write, and four hops of |N(10 ms, 2 ms)|
+// (whose mean is 10 ms to within 1e-6: the folded part is 5 SD away), so
+// 40 ms on average. 2,000 runs: SE of the mean 4 ms/√2000 ≈ 0.09 ms;
+// tolerance 0.5 ms.
+func TestSingleClientTakesFourHops(t *testing.T) {
+	p, err := Average(Brooker(1, "full", 1), 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Writes != 1 {
+		t.Errorf("writes %.3f, want 1", p.Writes)
+	}
+	if math.Abs(p.CompletionMS-40) > 0.5 {
+		t.Errorf("completion %.3f ms, want 40 ± 0.5", p.CompletionMS)
+	}
+}
+
+// Every client writes exactly once, whatever the strategy: successes = N,
+// failures = writes − N; and the same seed gives the same run.
+func TestEveryClientWritesOnceAndRunsRepeat(t *testing.T) {
+	for _, s := range Strategies {
+		for _, n := range []int{2, 10, 50} {
+			c := Brooker(n, s, 7)
+			a, err := Run(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := Run(c)
+			if a != b {
+				t.Errorf("%s N=%d: runs differ: %+v vs %+v", s, n, a, b)
+			}
+			if a.Writes-a.Failures != int64(n) || a.Writes < int64(n) {
+				t.Errorf("%s N=%d: %d writes, %d failures", s, n, a.Writes, a.Failures)
+			}
+		}
+	}
+}
+
+// Without backoff every client competes in every round and one wins each
+// round, so the work grows like N²: a round costs about one write per
+// remaining client, N + (N−1) + … + 1 = N(N+1)/2 writes in all — an upper
+// estimate, since the network's spread lets a client that read a fresh
+// version win before the others' stale writes land. Check the growth is
+// quadratic: writes(100)/writes(50) within 3.0–4.2 (4.0 for pure N², 3.96
+// for N(N+1)/2) and writes(50) between N and N(N+1)/2.
+func TestNoBackoffWorkGrowsQuadratically(t *testing.T) {
+	p50, _ := Average(Brooker(50, "none", 1), 30)
+	p100, _ := Average(Brooker(100, "none", 1), 30)
+	ratio := p100.Writes / p50.Writes
+	t.Logf("no backoff: %.0f writes at N=50, %.0f at N=100, ratio %.2f", p50.Writes, p100.Writes, ratio)
+	if ratio < 3.0 || ratio > 4.2 {
+		t.Errorf("writes(100)/writes(50) = %.2f, want about 4", ratio)
+	}
+	if p50.Writes < 50 || p50.Writes > 50*51/2 {
+		t.Errorf("writes at N=50: %.0f, want between 50 and 1275", p50.Writes)
+	}
+}
+
+// The blog's conclusions, checked at 100 clients over 100 runs each:
+// "The no-jitter exponential backoff approach is the clear loser" (most
+// work and longest time of the backoff strategies); "Equal Jitter ... does
+// slightly more work than Full Jitter, and takes much longer"; "The Full
+// Jitter approach uses less work [than Decorrelated Jitter], but slightly
+// more time". Each ordering must hold beyond the two means' 95% intervals.
+func TestBrookerConclusions(t *testing.T) {
+	pts := map[string]Point{}
+	for _, s := range Strategies {
+		p, err := Average(Brooker(100, s, 1), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts[s] = p
+		t.Logf("%-12s writes %7.1f ± %5.1f  completion %8.1f ± %6.1f ms", s, p.Writes, p.WritesCI, p.CompletionMS, p.CompletionCI)
+	}
+	moreWork := func(a, b string) bool { // a does more work than b
+		return pts[a].Writes-pts[a].WritesCI > pts[b].Writes+pts[b].WritesCI
+	}
+	slower := func(a, b string) bool {
+		return pts[a].CompletionMS-pts[a].CompletionCI > pts[b].CompletionMS+pts[b].CompletionCI
+	}
+	for _, j := range []string{"full", "equal", "decorrelated"} {
+		if !moreWork("exponential", j) || !slower("exponential", j) {
+			t.Errorf("exponential without jitter should do more work and take longer than %s", j)
+		}
+	}
+	if !moreWork("equal", "full") || !slower("equal", "full") {
+		t.Errorf("equal jitter should do more work than full jitter and take longer")
+	}
+	if !moreWork("decorrelated", "full") || !slower("full", "decorrelated") {
+		t.Errorf("full jitter should do less work than decorrelated jitter but take longer")
+	}
+}
