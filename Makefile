@@ -192,3 +192,15 @@ experiment-metastable: build ## a retry storm that outlives its trigger (docs/ex
 	@cp $(MS_OUT)-compare/compare_server_load.png $(MS_DOC)/compare_server_load.png
 	$(call splice,$(MS_DOC).md,$(MS_OUT)-table.md,table)
 	@echo "updated $(MS_DOC).md"
+
+OCC_DOC := docs/experiments/contention
+OCC_OUT := results/experiments/contention
+
+.PHONY: experiment-contention
+experiments: experiment-contention
+experiment-contention: build ## Brooker's backoff-and-jitter contention experiment (docs/experiments/contention.md)
+	@mkdir -p $(OCC_DOC)
+	./$(BIN) contention --out $(OCC_OUT) > /dev/null
+	@cp $(OCC_OUT)/contention_writes.png $(OCC_OUT)/contention_time.png $(OCC_DOC)/
+	$(call splice,$(OCC_DOC).md,$(OCC_OUT)/contention.md,table)
+	@echo "updated $(OCC_DOC).md"

@@ -87,7 +87,7 @@ Documentation: docs/README.md in the source tree.`,
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newMergeCmd(e), newSummarizeCmd(e), newBenchCmd(e), newVersionCmd(e))
+	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newContentionCmd(e), newMergeCmd(e), newSummarizeCmd(e), newBenchCmd(e), newVersionCmd(e))
 	root.CompletionOptions.HiddenDefaultCmd = true
 	return root
 }

@@ -208,7 +208,7 @@ func isResultsFolder(dir string) bool {
 	if err != nil || len(entries) == 0 {
 		return err == nil
 	}
-	for _, marker := range []string{"summary.json", "sweep.json", "shard.json", "compare.json"} {
+	for _, marker := range []string{"summary.json", "sweep.json", "shard.json", "compare.json", "contention.json"} {
 		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
 			return true
 		}

@@ -17,6 +17,7 @@
 package occ
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -165,12 +166,16 @@ type Point struct {
 }
 
 // Average runs c with seeds seed, seed+1, ... (runs of them) and averages
-// them, as the blog averages 100 runs per point.
-func Average(c Config, runs int) (Point, error) {
+// them, as the blog averages 100 runs per point. It stops between runs
+// when ctx is cancelled.
+func Average(ctx context.Context, c Config, runs int) (Point, error) {
 	p := Point{Clients: c.Clients, Strategy: c.Strategy, Runs: runs}
 	var w, w2, t, t2 float64
 	base := c.Seed
 	for i := 0; i < runs; i++ {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
 		c.Seed = base + uint64(i)
 		r, err := Run(c)
 		if err != nil {
