@@ -128,6 +128,10 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 		cells := make([]string, len(strategies))
 		for i, s := range strategies {
 			p, err := occ.Average(ctx, occ.Brooker(n, s, seed), runs)
+			if ctx.Err() != nil {
+				// Nothing is written: the previous results folder stays as it was.
+				return fmt.Errorf("contention experiment %w; %s left unchanged", errInterrupted, out)
+			}
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -92,4 +93,18 @@ func FuzzParseClients(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A cancelled experiment (Ctrl-C) writes nothing and exits 130.
+func TestContentionInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(t.TempDir(), "c")
+	r := runCLICtx(t, ctx, false, "contention", "--clients", "5", "--runs", "3", "--out", out)
+	if r.code != exitInterrupted {
+		t.Errorf("exit %d, want %d; stderr %q", r.code, exitInterrupted, r.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s exists after an interrupted run (%v)", out, err)
+	}
 }

@@ -210,4 +210,4 @@ func aggregateSweep(dir string, plan *sweep.Plan) error {
 	return sweep.Aggregate(dir, plan.Name, strings.Join(plan.Varied, ", "), pts, plan.Baseline, !plan.Independent)
 }
 
-var errInterrupted = errors.New("sweep interrupted")
+var errInterrupted = errors.New("interrupted")
