@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -14,6 +15,15 @@ type ContentionSeries struct {
 	Clients []float64
 	Mean    []float64
 	CI      []float64
+}
+
+// Add appends the point at n clients; a NaN half-width (one run) draws no
+// error bar.
+func (s *ContentionSeries) Add(n, mean, halfWidth float64) {
+	if math.IsNaN(halfWidth) {
+		halfWidth = 0
+	}
+	s.Clients, s.Mean, s.CI = append(s.Clients, n), append(s.Mean, mean), append(s.CI, halfWidth)
 }
 
 // Contention renders one chart of the contention experiment (sim/occ):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim/occ"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
 func newContentionCmd(e *env) *cobra.Command {
@@ -127,7 +129,7 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 	for _, n := range clients {
 		cells := make([]string, len(strategies))
 		for i, s := range strategies {
-			p, err := occ.Average(ctx, occ.Brooker(n, s, seed), runs)
+			rs, err := occ.Runs(ctx, occ.Brooker(n, s, seed), runs)
 			if ctx.Err() != nil {
 				// Nothing is written: the previous results folder stays as it was.
 				return fmt.Errorf("contention experiment %w; %s left unchanged", errInterrupted, out)
@@ -135,13 +137,11 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(&csv, "%d,%s,%d,%.2f,%.2f,%.2f,%.2f\n", n, s, runs, p.Writes, p.WritesCI, p.CompletionMS, p.CompletionCI)
-			cells[i] = fmt.Sprintf("%.0f writes, %.2f s", p.Writes, p.CompletionMS/1000)
-			for _, ser := range []*plots.ContentionSeries{&writes[i], &times[i]} {
-				ser.Clients = append(ser.Clients, float64(n))
-			}
-			writes[i].Mean, writes[i].CI = append(writes[i].Mean, p.Writes), append(writes[i].CI, p.WritesCI)
-			times[i].Mean, times[i].CI = append(times[i].Mean, p.CompletionMS/1000), append(times[i].CI, p.CompletionCI/1000)
+			w, ms := sweep.Describe(occ.Writes(rs)), sweep.Describe(occ.CompletionMS(rs))
+			fmt.Fprintf(&csv, "%d,%s,%d,%.2f,%s,%.2f,%s\n", n, s, runs, w.Mean, halfWidth(w), ms.Mean, halfWidth(ms))
+			cells[i] = fmt.Sprintf("%.0f writes, %.2f s", w.Mean, ms.Mean/1000)
+			writes[i].Add(float64(n), w.Mean, w.Hi-w.Mean)
+			times[i].Add(float64(n), ms.Mean/1000, (ms.Hi-ms.Mean)/1000)
 		}
 		fmt.Fprintf(&md, "| %d | %s |\n", n, strings.Join(cells, " | "))
 	}
@@ -171,4 +171,13 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 	fmt.Fprint(e.stdout, md.String())
 	fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	return nil
+}
+
+// halfWidth is the 95% interval's half-width for the CSV, empty when one
+// run gives no interval.
+func halfWidth(st sweep.Stat) string {
+	if math.IsNaN(st.Hi) {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", st.Hi-st.Mean)
 }

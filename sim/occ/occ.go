@@ -155,43 +155,41 @@ func Run(c Config) (Result, error) {
 	return r, nil
 }
 
-// Point is the mean of several runs of one configuration, with the
-// half-width of the 95% normal interval of each mean (runs ≥ 30).
-type Point struct {
-	Clients                    int
-	Strategy                   string
-	Runs                       int
-	Writes, WritesCI           float64
-	CompletionMS, CompletionCI float64
-}
-
-// Average runs c with seeds seed, seed+1, ... (runs of them) and averages
-// them, as the blog averages 100 runs per point. It stops between runs
-// when ctx is cancelled.
-func Average(ctx context.Context, c Config, runs int) (Point, error) {
-	p := Point{Clients: c.Clients, Strategy: c.Strategy, Runs: runs}
-	var w, w2, t, t2 float64
+// Runs runs c with seeds seed, seed+1, ... (n of them), as the blog
+// averages 100 runs per point. It stops between runs when ctx is
+// cancelled. Summarise the results with sweep.Describe.
+func Runs(ctx context.Context, c Config, n int) ([]Result, error) {
+	out := make([]Result, 0, n)
 	base := c.Seed
-	for i := 0; i < runs; i++ {
+	for i := 0; i < n; i++ {
 		if err := ctx.Err(); err != nil {
-			return p, err
+			return out, err
 		}
 		c.Seed = base + uint64(i)
 		r, err := Run(c)
 		if err != nil {
-			return p, err
+			return out, err
 		}
-		x, y := float64(r.Writes), float64(r.Completion)/1e6
-		w, w2, t, t2 = w+x, w2+x*x, t+y, t2+y*y
+		out = append(out, r)
 	}
-	n := float64(runs)
-	p.Writes, p.CompletionMS = w/n, t/n
-	if runs > 1 {
-		half := func(s, s2 float64) float64 {
-			v := (s2 - s*s/n) / (n - 1)
-			return 1.96 * math.Sqrt(math.Max(v, 0)/n)
-		}
-		p.WritesCI, p.CompletionCI = half(w, w2), half(t, t2)
+	return out, nil
+}
+
+// Writes and CompletionMS are the two measures of a set of runs, as
+// slices for sweep.Describe.
+func Writes(rs []Result) []float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = float64(r.Writes)
 	}
-	return p, nil
+	return xs
+}
+
+// CompletionMS: see Writes.
+func CompletionMS(rs []Result) []float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = float64(r.Completion) / 1e6
+	}
+	return xs
 }

@@ -4,22 +4,32 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
+
+// measure runs c n times and describes the writes and completion times
+// (ms): means with their Student-t 95% intervals.
+func measure(t *testing.T, c Config, n int) (writes, ms sweep.Stat) {
+	t.Helper()
+	rs, err := Runs(context.Background(), c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sweep.Describe(Writes(rs)), sweep.Describe(CompletionMS(rs))
+}
 
 // One client never conflicts: one write, and four hops of |N(10 ms, 2 ms)|
 // (whose mean is 10 ms to within 1e-6: the folded part is 5 SD away), so
 // 40 ms on average. 2,000 runs: SE of the mean 4 ms/√2000 ≈ 0.09 ms;
 // tolerance 0.5 ms.
 func TestSingleClientTakesFourHops(t *testing.T) {
-	p, err := Average(context.Background(), Brooker(1, "full", 1), 2000)
-	if err != nil {
-		t.Fatal(err)
+	w, ms := measure(t, Brooker(1, "full", 1), 2000)
+	if w.Mean != 1 || w.SD != 0 {
+		t.Errorf("writes %.3f (SD %.3f), want exactly 1", w.Mean, w.SD)
 	}
-	if p.Writes != 1 {
-		t.Errorf("writes %.3f, want 1", p.Writes)
-	}
-	if math.Abs(p.CompletionMS-40) > 0.5 {
-		t.Errorf("completion %.3f ms, want 40 ± 0.5", p.CompletionMS)
+	if math.Abs(ms.Mean-40) > 0.5 {
+		t.Errorf("completion %.3f ms, want 40 ± 0.5", ms.Mean)
 	}
 }
 
@@ -52,15 +62,15 @@ func TestEveryClientWritesOnceAndRunsRepeat(t *testing.T) {
 // quadratic: writes(100)/writes(50) within 3.0–4.2 (4.0 for pure N², 3.96
 // for N(N+1)/2) and writes(50) between N and N(N+1)/2.
 func TestNoBackoffWorkGrowsQuadratically(t *testing.T) {
-	p50, _ := Average(context.Background(), Brooker(50, "none", 1), 30)
-	p100, _ := Average(context.Background(), Brooker(100, "none", 1), 30)
-	ratio := p100.Writes / p50.Writes
-	t.Logf("no backoff: %.0f writes at N=50, %.0f at N=100, ratio %.2f", p50.Writes, p100.Writes, ratio)
+	w50, _ := measure(t, Brooker(50, "none", 1), 30)
+	w100, _ := measure(t, Brooker(100, "none", 1), 30)
+	ratio := w100.Mean / w50.Mean
+	t.Logf("no backoff: %.0f writes at N=50, %.0f at N=100, ratio %.2f", w50.Mean, w100.Mean, ratio)
 	if ratio < 3.0 || ratio > 4.2 {
 		t.Errorf("writes(100)/writes(50) = %.2f, want about 4", ratio)
 	}
-	if p50.Writes < 50 || p50.Writes > 50*51/2 {
-		t.Errorf("writes at N=50: %.0f, want between 50 and 1275", p50.Writes)
+	if w50.Mean < 50 || w50.Mean > 50*51/2 {
+		t.Errorf("writes at N=50: %.0f, want between 50 and 1275", w50.Mean)
 	}
 }
 
@@ -72,21 +82,14 @@ func TestNoBackoffWorkGrowsQuadratically(t *testing.T) {
 // decorrelated jitter but takes slightly more time. Each ordering must hold
 // beyond the two means' 95% intervals.
 func TestBrookerConclusions(t *testing.T) {
-	pts := map[string]Point{}
+	writes, ms := map[string]sweep.Stat{}, map[string]sweep.Stat{}
 	for _, s := range Strategies {
-		p, err := Average(context.Background(), Brooker(100, s, 1), 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pts[s] = p
-		t.Logf("%-12s writes %7.1f ± %5.1f  completion %8.1f ± %6.1f ms", s, p.Writes, p.WritesCI, p.CompletionMS, p.CompletionCI)
+		writes[s], ms[s] = measure(t, Brooker(100, s, 1), 100)
+		t.Logf("%-12s writes %7.1f ± %5.1f  completion %8.1f ± %6.1f ms", s, writes[s].Mean, writes[s].Hi-writes[s].Mean, ms[s].Mean, ms[s].Hi-ms[s].Mean)
 	}
-	moreWork := func(a, b string) bool { // a does more work than b
-		return pts[a].Writes-pts[a].WritesCI > pts[b].Writes+pts[b].WritesCI
-	}
-	slower := func(a, b string) bool {
-		return pts[a].CompletionMS-pts[a].CompletionCI > pts[b].CompletionMS+pts[b].CompletionCI
-	}
+	above := func(m map[string]sweep.Stat, a, b string) bool { return m[a].Lo > m[b].Hi }
+	moreWork := func(a, b string) bool { return above(writes, a, b) }
+	slower := func(a, b string) bool { return above(ms, a, b) }
 	for _, j := range []string{"full", "equal", "decorrelated"} {
 		if !moreWork("exponential", j) || !slower("exponential", j) {
 			t.Errorf("exponential without jitter should do more work and take longer than %s", j)
