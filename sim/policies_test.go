@@ -142,6 +142,21 @@ func TestAdaptiveRateLimiterPaces(t *testing.T) {
 	}
 }
 
+// independentFailures: 60 requests/s for 1000 s against a backend with
+// room to spare whose served attempts fail with probability x; clients make
+// up to 4 attempts on errors, full-jitter backoff, no timeout.
+func independentFailures(x float64) *scenario.Scenario {
+	sc := withRetry(small(), 4, "full")
+	sc.Faults = nil
+	sc.Duration = dur(1000 * time.Second)
+	sc.Clients.Arrival.TotalRate = 60
+	sc.Clients.Timeout = 0
+	sc.Clients.Retry.RetryOn = []string{"error"}
+	sc.Backend.Workers = 50
+	sc.Backend.ErrorRate = x
+	return sc
+}
+
 // Plain retries against independent failures: with failure probability x
 // and up to N retries, a request makes 1 + x + ... + x^N attempts on
 // average and succeeds with probability 1 − x^(N+1). The backend has ample
@@ -154,15 +169,7 @@ func TestAdaptiveRateLimiterPaces(t *testing.T) {
 // at most sqrt(0.25/60000) = 0.002; the tolerance is 0.01 (5 sd).
 func TestRetryAmplificationClosedForm(t *testing.T) {
 	for _, x := range []float64{0.05, 0.1, 0.2, 0.5} {
-		sc := withRetry(small(), 4, "full")
-		sc.Faults = nil
-		sc.Duration = dur(1000 * time.Second)
-		sc.Clients.Arrival.TotalRate = 60
-		sc.Clients.Timeout = 0
-		sc.Clients.Retry.RetryOn = []string{"error"}
-		sc.Backend.Workers = 50
-		sc.Backend.ErrorRate = x
-		s := mustRun(t, sc).Summary
+		s := mustRun(t, independentFailures(x)).Summary
 		wantAmp := 1 + x + x*x + x*x*x
 		wantOK := 1 - x*x*x*x
 		done := float64(s.Succeeded + s.Failed)
@@ -396,15 +403,9 @@ func TestExtremeDurationsRun(t *testing.T) {
 // hair low.
 func TestLayeredRetryAmplification(t *testing.T) {
 	layer := func(errorRate float64, down bool) (amp, fail float64) {
-		sc := withRetry(small(), 4, "full")
-		sc.Faults = nil
-		sc.Duration = dur(1000 * time.Second)
-		sc.Clients.Arrival.TotalRate = 60
-		sc.Clients.Timeout = 0
-		sc.Clients.Retry.RetryOn = []string{"error", "unavailable"}
-		sc.Backend.Workers = 50
-		sc.Backend.ErrorRate = errorRate
+		sc := independentFailures(errorRate)
 		if down {
+			sc.Clients.Retry.RetryOn = append(sc.Clients.Retry.RetryOn, "unavailable")
 			sc.Faults = []scenario.Fault{{Kind: "outage", Mode: "refuse", Start: dur(time.Second), Duration: sc.Duration - dur(time.Second)}}
 		}
 		s := mustRun(t, sc).Summary
