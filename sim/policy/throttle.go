@@ -140,33 +140,58 @@ func (w *Window) Records() int { return w.fifo.n }
 
 type record struct{ bucket, id uint32 }
 
-// ring is a growable FIFO of records.
+// ring is a FIFO of records in fixed-size blocks. Full blocks are never
+// copied when the FIFO grows, and emptied blocks are kept for reuse, so a
+// long run allocates only as many blocks as the window ever holds at once
+// and touches no fresh memory once it has settled.
 type ring struct {
-	buf     []record
-	head, n int
+	blocks     [][]record // blocks[first:] in FIFO order; blocks[first] holds the front
+	spare      [][]record // emptied blocks, for reuse
+	first      int
+	head, tail int // front index in blocks[first]; next free index in the last block
+	n          int
 }
 
-func (r *ring) front() record { return r.buf[r.head] }
+const ringBlock = 512 // records per block (4 KiB)
+
+func (r *ring) front() record { return r.blocks[r.first][r.head] }
 
 func (r *ring) pop() {
 	r.head++
-	if r.head == len(r.buf) {
-		r.head = 0
-	}
 	r.n--
+	if r.n == 0 { // empty: keep the last block, start it over
+		r.spare = append(r.spare, r.blocks[r.first:len(r.blocks)-1]...)
+		r.blocks[0] = r.blocks[len(r.blocks)-1]
+		r.blocks = r.blocks[:1]
+		r.first, r.head, r.tail = 0, 0, 0
+		return
+	}
+	if r.head == ringBlock {
+		r.spare = append(r.spare, r.blocks[r.first])
+		r.blocks[r.first] = nil
+		r.first++
+		r.head = 0
+		if r.first >= 32 && 2*r.first >= len(r.blocks) { // compact the block list now and then
+			k := copy(r.blocks, r.blocks[r.first:])
+			clear(r.blocks[k:])
+			r.blocks = r.blocks[:k]
+			r.first = 0
+		}
+	}
 }
 
 func (r *ring) push(x record) {
-	if r.n == len(r.buf) {
-		nb := make([]record, max(1024, 2*len(r.buf)))
-		k := copy(nb, r.buf[r.head:])
-		copy(nb[k:], r.buf[:r.head])
-		r.buf, r.head = nb, 0
+	if len(r.blocks) == 0 || r.tail == ringBlock {
+		var b []record
+		if k := len(r.spare); k > 0 {
+			b, r.spare = r.spare[k-1], r.spare[:k-1]
+		} else {
+			b = make([]record, ringBlock)
+		}
+		r.blocks = append(r.blocks, b)
+		r.tail = 0
 	}
-	i := r.head + r.n
-	if i >= len(r.buf) {
-		i -= len(r.buf)
-	}
-	r.buf[i] = x
+	r.blocks[len(r.blocks)-1][r.tail] = x
+	r.tail++
 	r.n++
 }

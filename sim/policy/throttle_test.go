@@ -152,3 +152,42 @@ func BenchmarkWindowRecordAndProbability(b *testing.B) {
 		}
 	}
 }
+
+// TestRingFIFO checks the block FIFO against a plain slice through bursts
+// that fill several blocks, drain to empty, and refill (block reuse and
+// compaction of the block list).
+func TestRingFIFO(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	var r ring
+	var model []record
+	next := uint32(0)
+	for step := 0; step < 400; step++ {
+		push := rnd.IntN(3 * ringBlock)
+		if step%50 == 49 {
+			push = 40 * ringBlock // a burst: the block list grows past the compaction threshold
+		}
+		for i := 0; i < push; i++ {
+			x := record{bucket: next, id: next * 3}
+			next++
+			r.push(x)
+			model = append(model, x)
+		}
+		pop := rnd.IntN(len(model) + 1)
+		if step%7 == 0 {
+			pop = len(model) // drain completely
+		}
+		for i := 0; i < pop; i++ {
+			if got := r.front(); got != model[0] {
+				t.Fatalf("step %d pop %d: front %v, want %v", step, i, got, model[0])
+			}
+			r.pop()
+			model = model[1:]
+		}
+		if r.n != len(model) {
+			t.Fatalf("step %d: n = %d, want %d", step, r.n, len(model))
+		}
+	}
+	if live := len(r.blocks) - r.first + len(r.spare); live > 50 {
+		t.Errorf("%d blocks held after the bursts; the largest burst needs about 42", live)
+	}
+}
