@@ -67,6 +67,10 @@ type Summary struct {
 	LatencyP50MS             *float64 `json:"latency_p50_ms"`
 	LatencyP99MS             *float64 `json:"latency_p99_ms"`
 	MeanQueueWaitMS          *float64 `json:"mean_queue_wait_ms"`
+	// LastSuccessS is when the last request that succeeded completed
+	// (seconds from the start): with arrival process once, the time until
+	// every client was served (Brooker's "completion time").
+	LastSuccessS *float64 `json:"last_success_s"`
 
 	Recovery    Recovery     `json:"recovery"`
 	Connections *ConnSummary `json:"connections"`

@@ -28,6 +28,7 @@ func Default() *Scenario {
 			Groups:  []Group{},
 		},
 		Backend: Backend{
+			Kind:          "pool",
 			Workers:       100,
 			Service:       Service{Dist: "exponential", Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
 			Queue:         Queue{Limit: 1000},
@@ -215,6 +216,8 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 func (f *Fault) setDefaults() { *f = Fault{Mode: "refuse", Fraction: 0.5} }
 
 func (s *Step) setDefaults() { *s = Step{Multiplier: 1} }
+
+func (n *Network) setDefaults() { *n = Network{Delay: Delay{Dist: "constant"}} }
 
 // SetDefaults fills a section that a scenario holds by pointer or in a list
 // (*Throttle, *Retry, *Connection, *Sweep, *Fault, *Step) with its

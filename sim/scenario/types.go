@@ -15,7 +15,10 @@ type Scenario struct {
 	Metrics     Metrics  `yaml:"metrics" json:"metrics"`
 	Clients     Clients  `yaml:"clients" json:"clients"`
 	Backend     Backend  `yaml:"backend" json:"backend"`
-	Faults      []Fault  `yaml:"faults" json:"faults"`
+	// Network, when set, delays every request and answer between the
+	// clients and the backend; without it messages arrive at once.
+	Network *Network `yaml:"network" json:"network,omitempty"`
+	Faults  []Fault  `yaml:"faults" json:"faults"`
 	// Sweep is read by `throttlesim sweep` and ignored by `run`; it is not
 	// part of a resolved scenario.
 	Sweep *Sweep `yaml:"sweep" json:"-"`
@@ -242,9 +245,12 @@ type Reconnect struct {
 	JitterWindow Duration `yaml:"jitter_window" json:"jitter_window"`
 }
 
-// Arrival is the open-loop arrival process of application requests.
+// Arrival is the open-loop arrival process of application requests:
+// "poisson" or "constant" at Rate (or TotalRate), or "once": every client
+// issues exactly one request, when it starts (clients.startup), like a
+// fleet that syncs once at boot or Brooker's clients that each write once.
 type Arrival struct {
-	Process string `yaml:"process" json:"process" enum:"poisson,constant"`
+	Process string `yaml:"process" json:"process" enum:"poisson,constant,once"`
 	// Rate is the rate of one client; TotalRate is the rate of the whole
 	// fleet, split evenly. Exactly one of the two is set.
 	Rate      Rate `yaml:"rate" json:"rate"`
@@ -339,8 +345,14 @@ type Backoff struct {
 	JitterFraction float64 `yaml:"jitter_fraction" json:"jitter_fraction"`
 }
 
-// Backend is the capacity-limited server.
+// Backend is the server. Kind "pool" is a capacity-limited server:
+// workers, a queue, service times. Kind "occ" is one row under optimistic
+// concurrency control (Brooker, "Exponential Backoff And Jitter", 2015):
+// an attempt reads the row's version and then writes with it; a write with
+// a stale version fails (answered as "error") and the client retries. It
+// has no capacity limit, so the pool's fields do not apply to it.
 type Backend struct {
+	Kind    string  `yaml:"kind" json:"kind" enum:"pool,occ"`
 	Workers int     `yaml:"workers" json:"workers"`
 	Service Service `yaml:"service" json:"service"`
 	Queue   Queue   `yaml:"queue" json:"queue"`
@@ -392,6 +404,23 @@ type Queue struct {
 	Limit int `yaml:"limit" json:"limit"`
 	// Timeout, when > 0, rejects requests that waited longer than this.
 	Timeout Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Network is the path between the clients and the backend.
+type Network struct {
+	// Delay is the one-way delay of every message: a request on its way
+	// to the backend, an answer on its way back. Each message draws its
+	// own delay.
+	Delay Delay `yaml:"delay" json:"delay"`
+}
+
+// Delay is a delay distribution: "constant" (Mean), "exponential" (mean
+// Mean) or "normal": |N(Mean, SD)|, folded at 0 as in Brooker's
+// simulator.
+type Delay struct {
+	Dist string   `yaml:"dist" json:"dist" enum:"constant,exponential,normal"`
+	Mean Duration `yaml:"mean" json:"mean"`
+	SD   Duration `yaml:"sd" json:"sd"`
 }
 
 // Fault is a window of time in which the backend misbehaves.

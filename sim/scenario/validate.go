@@ -14,7 +14,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 const (
 	MaxClients   = 1 << 31 // client ids are uint32
 	MaxIntervals = 10_000_000
-	MaxAttempts  = 100
+	MaxAttempts  = 255 // request.attempt is a uint8
 	// MaxDuration keeps every sum of times far from int64 overflow.
 	MaxDuration = Duration(10_000 * time.Hour)
 	// MaxArrivals bounds the application requests of one run.
@@ -73,6 +73,9 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(c.Count < MaxClients, "clients.count", "must be < %d, got %d", MaxClients, c.Count)
 	a := c.Arrival
 	switch {
+	case a.Process == "once":
+		v.check(a.Rate == 0 && a.TotalRate == 0, "clients.arrival.process", "once: every client issues one request when it starts; remove rate and total_rate")
+		v.check(len(a.Profile) == 0, "clients.arrival.profile", "does not apply to process once (one request per client)")
 	case a.Rate == 0 && a.TotalRate == 0:
 		v.check(false, "clients.arrival", "set rate (per client, e.g. 0.1/s) or total_rate (whole fleet, e.g. 600/s)")
 	case a.Rate != 0 && a.TotalRate != 0:
@@ -220,7 +223,36 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	}
 	v.check(bk.Connections.Limit >= 0, "backend.connections.limit", "must be >= 0 (0: no limit), got %d", bk.Connections.Limit)
 
+	if nw := s.Network; nw != nil {
+		d := nw.Delay
+		v.check(d.Mean >= 0, "network.delay.mean", "must be >= 0, got %s", d.Mean)
+		v.check(d.Mean <= s.Duration, "network.delay.mean", "%s is longer than the run (%s)", d.Mean, s.Duration)
+		v.check(d.SD >= 0 && d.SD <= s.Duration, "network.delay.sd", "must be in [0, duration], got %s", d.SD)
+		v.check(d.Dist == "normal" || d.SD == 0, "network.delay.sd", "applies to dist: normal only")
+	}
 	b := s.Backend
+	if b.Kind == "occ" {
+		v.check(s.Network != nil, "backend.kind", "occ needs a network: section (e.g. network: {delay: {dist: normal, mean: 10ms, sd: 2ms}}): without a delay between the read and the write no two writes can conflict")
+		v.check(c.Connection == nil, "clients.connection", "is not modelled with backend.kind occ (it has no workers to do handshakes)")
+		for i, f := range s.Faults {
+			v.check(f.Kind == "outage", fmt.Sprintf("faults.%d.kind", i), "only outage faults apply to backend.kind occ (it has no workers or connections), got %s", f.Kind)
+		}
+		// The pool's fields must keep their defaults (a resolved scenario
+		// states them, and must load back).
+		def := Default().Backend
+		for _, f := range []struct {
+			name    string
+			changed bool
+		}{
+			{"workers", b.Workers != def.Workers}, {"service", b.Service != def.Service}, {"queue", b.Queue != def.Queue},
+			{"reject_cost", b.RejectCost != def.RejectCost}, {"accept_backlog", b.AcceptBacklog != def.AcceptBacklog},
+			{"retry_after", b.RetryAfter != def.RetryAfter}, {"dont_retry", b.DontRetry != def.DontRetry},
+			{"error_rate", b.ErrorRate != def.ErrorRate}, {"cancel_timed_out", b.CancelTimedOut != def.CancelTimedOut},
+			{"connections", b.Connections != def.Connections},
+		} {
+			v.check(!f.changed, "backend."+f.name, "does not apply to backend.kind occ (one row, no capacity limit); remove it")
+		}
+	}
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, "backend.workers", "must be in 1..10000000, got %d", b.Workers)
 	v.check(b.Service.Mean > 0, "backend.service.mean", "must be > 0, got %s", b.Service.Mean)
 	v.check(b.Service.Dist != "lognormal" || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), "backend.service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
@@ -297,8 +329,12 @@ func (s *Scenario) Intervals() int {
 	return int(n)
 }
 
-// PerClientRate is the arrival rate of one client, per second.
+// PerClientRate is the arrival rate of one client, per second (with
+// process once, one request over the run).
 func (s *Scenario) PerClientRate() float64 {
+	if s.Clients.Arrival.Process == "once" {
+		return 1 / s.Duration.Seconds()
+	}
 	if s.Clients.Arrival.TotalRate > 0 {
 		return float64(s.Clients.Arrival.TotalRate) / float64(s.Clients.Count)
 	}

@@ -36,6 +36,39 @@ func TestValidationRules(t *testing.T) {
 		line    int // 0: not checked
 		msg     []string
 	}{
+		// Network, arrival once, the occ backend.
+		{
+			name: "negative network delay", sets: []string{"network.delay.mean=-1ms"},
+			path: "network.delay.mean", msg: []string{"must be >= 0, got -1ms"},
+		},
+		{
+			name: "sd on a constant delay", sets: []string{"network.delay={dist: constant, mean: 10ms, sd: 2ms}"},
+			path: "network.delay.sd", msg: []string{"applies to dist: normal only"},
+		},
+		{
+			name: "unknown delay distribution", sets: []string{"network.delay.dist=pareto"},
+			path: "network.delay.dist", msg: []string{`"pareto" is not one of constant, exponential, normal`},
+		},
+		{
+			name: "once with a rate", sets: []string{"clients.arrival.process=once"},
+			path: "clients.arrival.process", msg: []string{"remove rate and total_rate"},
+		},
+		{
+			name: "occ without a network", sets: []string{"backend={kind: occ}", "faults=[]"},
+			path: "backend.kind", msg: []string{"occ needs a network: section"},
+		},
+		{
+			name: "occ with workers", sets: []string{"backend={kind: occ, workers: 4}", "faults=[]", "network.delay.mean=10ms"},
+			path: "backend.workers", msg: []string{"does not apply to backend.kind occ"},
+		},
+		{
+			name: "occ with a capacity fault", sets: []string{"backend={kind: occ}", "network.delay.mean=10ms", "faults.0.kind=capacity", "faults.0.fraction=0.5"},
+			path: "faults.0.kind", msg: []string{"only outage faults apply to backend.kind occ"},
+		},
+		{
+			name: "occ with connections", sets: []string{"backend={kind: occ}", "faults=[]", "network.delay.mean=10ms", "clients.connection.connect_timeout=5s"},
+			path: "clients.connection", msg: []string{"is not modelled with backend.kind occ"},
+		},
 		// Connections and startup.
 		{
 			name: "negative connection limit", sets: []string{"clients.connection.connect_timeout=5s", "backend.connections.limit=-1"},
@@ -127,7 +160,7 @@ clients:
 		},
 		{
 			name: "max_attempts 0", sets: []string{"clients.retry.max_attempts=0"},
-			path: "clients.retry.max_attempts", msg: []string{"must be in 1..100, got 0"},
+			path: "clients.retry.max_attempts", msg: []string{"must be in 1..255, got 0"},
 		},
 		{
 			name: "multiplier below 1", sets: []string{"clients.retry.backoff.multiplier=0.5"},

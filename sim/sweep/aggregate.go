@@ -48,6 +48,8 @@ var Metrics = []Metric{
 	{"local_drop_rate", "", "", func(s *metrics.Summary) *float64 { return s.LocalDropRate }, ""},
 	{"wasted_work_fraction", "", "", func(s *metrics.Summary) *float64 { return s.WastedWorkFraction }, ""},
 	{"latency_p99_ms", "", "", func(s *metrics.Summary) *float64 { return s.LatencyP99MS }, ""},
+	{"last_success_s", "", "", func(s *metrics.Summary) *float64 { return s.LastSuccessS }, ""},
+	{"backend_received", "", "", func(s *metrics.Summary) *float64 { x := float64(s.Received); return &x }, ""},
 	{"connect_attempts", "", "", func(s *metrics.Summary) *float64 {
 		if s.Connections == nil {
 			return nil
