@@ -40,6 +40,9 @@ type Input struct {
 	RecoveryWindow  int64
 	RecoverFraction float64
 	StayFraction    float64
+	// Contention: the backend is one versioned row (backend.kind occ),
+	// with no capacity; server_load.png shows its writes.
+	Contention bool
 }
 
 // Chart is one rendered file.
@@ -238,6 +241,9 @@ func niceMax(v float64) float64 {
 func perSecond(s *metrics.Series) float64 { return float64(s.Interval) / 1e9 }
 
 func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
+	if in.Contention {
+		return contentionLoad(in)
+	}
 	s := in.Series
 	sec := perSecond(s)
 	capPerWorker := in.CapacityRPS / float64(max(in.Workers, 1))
@@ -267,6 +273,36 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	if in.Clients > 0 { // persistent connections: handshakes are load too
 		hs := stepSeries{"handshakes received", Orange, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) / sec }}
 		series = append(series[:4:4], append([]stepSeries{hs}, series[4:]...)...)
+	}
+	if err := addSteps(p, l, s, series); err != nil {
+		return nil, nil, err
+	}
+	SetYRange(p, ymax)
+	return p, l, nil
+}
+
+// contentionLoad is server_load.png for the occ backend: write calls,
+// split into those that succeeded and those refused for a stale version.
+func contentionLoad(in Input) (*plot.Plot, *plot.Legend, error) {
+	s := in.Series
+	sec := perSecond(s)
+	var ymax float64
+	for _, r := range s.Rows {
+		ymax = max(ymax, float64(r.Received)/sec, float64(r.FailedOutage)/sec)
+	}
+	ymax = niceMax(ymax)
+	p := NewPlot(in.Name+": writes to the row", "simulated time (s)", "write calls per second")
+	if err := Shade(p, in.Faults, ymax); err != nil {
+		return nil, nil, err
+	}
+	l := NewLegend()
+	series := []stepSeries{
+		{"write calls", Blue, nil, func(r *metrics.Row) float64 { return float64(r.Received) / sec }},
+		{"refused: stale version", Vermillion, nil, func(r *metrics.Row) float64 { return float64(r.Errors) / sec }},
+		{"succeeded", Green, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.Received-r.Errors) / sec }},
+	}
+	if len(in.Faults) > 0 {
+		series = append(series, stepSeries{"sent into the outage", Purple, []vg.Length{vg.Points(2), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }})
 	}
 	if err := addSteps(p, l, s, series); err != nil {
 		return nil, nil, err

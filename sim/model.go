@@ -22,6 +22,8 @@ const (
 	evConnectTimeout                  // ID client, Aux connection sequence: the client gives up a handshake
 	evDeadline                        // ID slot, Aux generation: the request's overall deadline
 	evSend                            // ID slot, Aux token: the rate limiter lets a delayed attempt go
+	evArrive                          // ID message: a request (or an occ write) reaches the backend over the network
+	evAnswer                          // ID slot, Aux token: the backend's answer reaches the client over the network
 )
 
 // Attempt outcomes as the client sees them.
@@ -69,6 +71,23 @@ type request struct {
 	attempt   uint8
 	bo        uint8 // backoffs since the start or the last pushback reset
 	state     uint8
+	// With a network: the answer on its way back (outcome, and its
+	// retry-after or, for an occ read, the version read), and which half
+	// of an occ attempt is in flight (0 the read, 1 the write).
+	ansOut uint8
+	phase  uint8
+	ansVal int64
+}
+
+// msg is a request (or the write of an occ attempt) crossing the network
+// to the backend. It carries what the backend needs even if the client
+// has given the attempt up and its slot is reused by then: the backend
+// still does the work.
+type msg struct {
+	slot, tok uint32
+	val       int64 // pool: the attempt's service time; occ write: the version read
+	group     uint8
+	write     bool // occ: the write half of the attempt
 }
 
 func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
@@ -277,6 +296,19 @@ type model struct {
 	faultRA   int64
 	lastQ     int64 // time of the last queue-length change
 	lastCap   int64 // time of the last capacity change
+	occ       bool  // backend.kind occ: one versioned row
+	version   int64 // the row's version (occ)
+
+	// network (scenario.Network); without one, messages arrive at once
+	net     bool
+	netDist uint8
+	netMean float64
+	netSD   float64
+	msgs    []msg
+	freeMsg []uint32
+	once    bool  // arrival process once: one request per client
+	lastOK  int64 // when the latest success completed
+	anyOK   bool
 
 	// measurement
 	ser      *metrics.Series
@@ -300,6 +332,7 @@ const (
 	distExponential
 	distLognormal
 	distConcurrency // mean + perConc × busy workers at the start of service
+	distNormal      // |N(mean, sd)| (network delay)
 )
 
 func newModel(sc *scenario.Scenario, seed uint64) *model {
@@ -309,6 +342,20 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 	m.ord = make([]uint32, n)
 	m.lambda = sc.PerClientRate()
 	m.constant = sc.Clients.Arrival.Process == "constant"
+	m.once = sc.Clients.Arrival.Process == "once"
+	if nw := sc.Network; nw != nil {
+		m.net = true
+		m.netMean, m.netSD = float64(nw.Delay.Mean), float64(nw.Delay.SD)
+		switch nw.Delay.Dist {
+		case "exponential":
+			m.netDist = distExponential
+		case "normal":
+			m.netDist = distNormal
+		default:
+			m.netDist = distConstant
+		}
+	}
+	m.occ = sc.Backend.Kind == "occ"
 	m.prof = newProfile(sc.Clients.Arrival.Profile)
 	for _, g := range sc.Clients.ResolvedGroups() {
 		m.pols = append(m.pols, newCpol(g))
@@ -415,9 +462,28 @@ func (m *model) serviceTime(r *request) int64 {
 	}
 }
 
+// netDelay is the one-way delay of message no (0 the request or occ read,
+// 1 its answer, 2 the occ write, 3 its answer) of r's current attempt.
+func (m *model) netDelay(r *request, no uint64) int64 {
+	switch m.netDist {
+	case distConstant:
+		return int64(m.netMean)
+	case distExponential:
+		key := m.src.Key(rng.Network, uint64(r.client))
+		return int64(math.Round(m.netMean * rng.Exp(key, drawIndex(r.ord, r.attempt)<<2|no)))
+	default:
+		key := m.src.Key(rng.Network, uint64(r.client))
+		d := math.Abs(m.netMean + m.netSD*rng.Normal(key, drawIndex(r.ord, r.attempt)<<2|no))
+		return int64(math.Min(math.Round(d), 1<<62))
+	}
+}
+
 // nextArrival is when client c issues request number n (n >= 1), given
 // that request n−1 was at t.
 func (m *model) nextArrival(c uint32, n uint32, t int64) int64 {
+	if m.once {
+		return math.MaxInt64 // one request per client
+	}
 	if m.constant {
 		// Request n at operational time (phase + n)/λ: computed from n, so
 		// rounding never accumulates.

@@ -42,7 +42,7 @@ type TraceEvent struct {
 var eventNames = [...]string{
 	evArrival: "arrival", evRetry: "retry", evTimeout: "timeout", evWorkerDone: "worker-done",
 	evFaultStart: "fault-start", evFaultEnd: "fault-end", evConnect: "connect", evConnectTimeout: "connect-timeout",
-	evDeadline: "deadline", evSend: "send",
+	evDeadline: "deadline", evSend: "send", evArrive: "arrive", evAnswer: "answer",
 }
 
 // Result is the outcome of one run.
@@ -98,6 +98,15 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		StoppedAt:   stopped,
 	}
 	res.Summary = metrics.Summarise(m.ser, m.params(), &m.all, m.waitSum, m.waitN)
+	if m.anyOK {
+		s := float64(m.lastOK) / 1e9
+		res.Summary.LastSuccessS = &s
+	}
+	if m.occ {
+		// One row, no workers: the capacity figures do not apply.
+		res.Summary.PeakReceivedOverCapacity, res.Summary.Utilisation = nil, nil
+		res.Summary.WastedWorkFraction, res.Summary.MeanQueueWaitMS = nil, nil
+	}
 	for gi, gs := range m.gser {
 		if len(m.ser.Rows) < len(gs.Rows) {
 			gs.Rows = gs.Rows[:len(m.ser.Rows)]
@@ -239,6 +248,9 @@ func (m *model) start() {
 		// ordinals and times as without a startup spread.
 		var n uint32
 		t := m.firstArrival(uint32(c))
+		if m.once {
+			t = at
+		}
 		for t < at {
 			n++
 			t = m.nextArrival(uint32(c), n, t)
@@ -336,6 +348,18 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			}
 		case evWorkerDone:
 			m.onWorkerDone(e.At, e.ID, e.Aux)
+		case evArrive:
+			mg := m.msgs[e.ID]
+			m.freeMsg = append(m.freeMsg, e.ID)
+			if m.occ {
+				m.occArrive(e.At, mg)
+			} else {
+				m.accept(e.At, mg.slot, mg.tok, mg.val, mg.group)
+			}
+		case evAnswer:
+			if m.waiting(e.ID, e.Aux) {
+				m.delivered(e.At, e.ID)
+			}
 		case evFaultStart:
 			m.onFaultStart(e.At, m.sc.Faults[e.ID])
 		case evFaultEnd:
@@ -573,8 +597,17 @@ func (m *model) send(now int64, slot uint32) {
 		m.grow(now, r.client).Attempts++
 	}
 	r.state = stInFlight
+	r.phase = 0
 	tok := r.token()
-	m.receive(now, slot, tok)
+	if m.net {
+		var svc int64
+		if !m.occ {
+			svc = m.serviceTime(r) // named by the attempt: the same draw whenever it is taken
+		}
+		m.post(now, slot, tok, svc, false)
+	} else {
+		m.receive(now, slot, tok)
+	}
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.
 	if to := m.pol(r.client).timeout; to > 0 && m.waiting(slot, tok) {
@@ -606,6 +639,7 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 			m.grow(now, r.client).Succeeded++
 		}
 		lat := now - r.arrival
+		m.lastOK, m.anyOK = now, true
 		m.hist.Add(lat)
 		m.all.Add(lat)
 		m.release(slot)
@@ -694,11 +728,106 @@ func (m *model) waiting(slot, token uint32) bool {
 	return r.state == stInFlight && r.token() == token
 }
 
+// ---- network ----
+
+// post sends a message for the current attempt of slot to the backend: the
+// request (the occ read) or, with write set, the occ write carrying the
+// version read in val; for a pool backend val is the attempt's service time.
+func (m *model) post(now int64, slot, tok uint32, val int64, write bool) {
+	r := &m.reqs[slot]
+	var i uint32
+	if k := len(m.freeMsg); k > 0 {
+		i = m.freeMsg[k-1]
+		m.freeMsg = m.freeMsg[:k-1]
+	} else {
+		i = uint32(len(m.msgs))
+		m.msgs = append(m.msgs, msg{})
+	}
+	m.msgs[i] = msg{slot: slot, tok: tok, val: val, group: m.groupOf(r.client), write: write}
+	no := uint64(0)
+	if write {
+		no = 2
+	}
+	m.q.Schedule(m.after(now, m.netDelay(r, no)), evArrive, i, 0)
+}
+
+// answer is the backend answering attempt tok of slot: at once without a
+// network, else after the answer's delay. An answer to an attempt the
+// client has given up is never delivered, so it is not sent.
+func (m *model) answer(now int64, slot, tok uint32, out uint8, val int64) {
+	if !m.waiting(slot, tok) {
+		return
+	}
+	if !m.net {
+		m.outcome(now, slot, out, val)
+		return
+	}
+	r := &m.reqs[slot]
+	r.ansOut, r.ansVal = out, val
+	m.q.Schedule(m.after(now, m.netDelay(r, 1+2*uint64(r.phase))), evAnswer, slot, tok)
+}
+
+// delivered handles an answer that reached a client still waiting for it.
+func (m *model) delivered(now int64, slot uint32) {
+	r := &m.reqs[slot]
+	if m.occ && r.phase == 0 && r.ansOut == outOK {
+		// The read came back with the version: write with it.
+		r.phase = 1
+		m.post(now, slot, r.token(), r.ansVal, true)
+		return
+	}
+	m.outcome(now, slot, r.ansOut, r.ansVal)
+}
+
+// occArrive is a message reaching the occ backend: a read is answered with
+// the row's version; a write succeeds if it carries the current version
+// (and bumps it), else fails as "error". The backend does this whether or
+// not the client still waits for the answer.
+func (m *model) occArrive(now int64, mg msg) {
+	row := m.row(now)
+	g := m.growG(now, mg.group)
+	if g == nil {
+		g = &m.sink
+	}
+	if m.down {
+		row.FailedOutage++
+		g.FailedOutage++
+		if !m.blackhole {
+			m.answer(now, mg.slot, mg.tok, outUnavailable, m.faultRA)
+		}
+		return
+	}
+	if !mg.write {
+		m.answer(now, mg.slot, mg.tok, outOK, m.version)
+		return
+	}
+	row.Received++
+	g.Received++
+	row.Accepted++
+	g.Accepted++
+	row.Served++
+	g.Served++
+	if mg.val != m.version {
+		row.Errors++
+		g.Errors++
+		m.answer(now, mg.slot, mg.tok, outError, 0)
+		return
+	}
+	m.version++
+	m.answer(now, mg.slot, mg.tok, outOK, 0)
+}
+
 // ---- backend ----
 
+// receive is an attempt reaching the pool backend at once (no network).
 func (m *model) receive(now int64, slot, tok uint32) {
+	m.accept(now, slot, tok, m.serviceTime(&m.reqs[slot]), m.groupOf(m.reqs[slot].client))
+}
+
+// accept is the pool backend taking in attempt tok of slot, which needs
+// svc of service, from a client of group grp.
+func (m *model) accept(now int64, slot, tok uint32, svc int64, grp uint8) {
 	row := m.row(now)
-	grp := m.groupOf(m.reqs[slot].client)
 	g := m.growG(now, grp)
 	if g == nil {
 		g = &m.sink
@@ -707,13 +836,12 @@ func (m *model) receive(now int64, slot, tok uint32) {
 		row.FailedOutage++
 		g.FailedOutage++
 		if !m.blackhole {
-			m.outcome(now, slot, outUnavailable, m.faultRA)
+			m.answer(now, slot, tok, outUnavailable, m.faultRA)
 		}
 		return
 	}
 	row.Received++
 	g.Received++
-	svc := m.serviceTime(&m.reqs[slot])
 	if m.busy < m.limit {
 		row.Accepted++
 		g.Accepted++
@@ -735,7 +863,7 @@ func (m *model) receive(now int64, slot, tok uint32) {
 	}
 	row.Rejected++
 	g.Rejected++
-	m.outcome(now, slot, outRejected, m.rejectRA)
+	m.answer(now, slot, tok, outRejected, m.rejectRA)
 }
 
 func (m *model) takeWorker() uint32 {
@@ -818,7 +946,7 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 					g.Rows[g.Index(now)].Errors++
 					g.AddWasted(wk.start, now)
 				}
-				m.outcome(now, wk.slot, outError, 0)
+				m.answer(now, wk.slot, wk.token, outError, 0)
 				break
 			}
 		}
@@ -826,7 +954,7 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 		if g != nil {
 			g.AddUseful(wk.start, now)
 		}
-		m.outcome(now, wk.slot, outOK, 0)
+		m.answer(now, wk.slot, wk.token, outOK, 0)
 	}
 	m.dispatch(now, w)
 }
@@ -861,9 +989,7 @@ func (m *model) dispatch(now int64, w uint32) {
 			if g := m.growG(now, j.group); g != nil {
 				g.QueueTimeouts++
 			}
-			if m.waiting(j.slot, j.token) {
-				m.outcome(now, j.slot, outRejected, m.rejectRA)
-			}
+			m.answer(now, j.slot, j.token, outRejected, m.rejectRA)
 			if m.rejCost > 0 {
 				m.rejectWork(now, w)
 				return
@@ -966,8 +1092,8 @@ func (m *model) lost(now int64, slot, tok uint32, group uint8) {
 	if g := m.growG(now, group); g != nil {
 		g.LostOutage++
 	}
-	if !m.blackhole && m.waiting(slot, tok) {
-		m.outcome(now, slot, outUnavailable, m.faultRA)
+	if !m.blackhole {
+		m.answer(now, slot, tok, outUnavailable, m.faultRA)
 	}
 }
 

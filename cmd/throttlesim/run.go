@@ -259,6 +259,7 @@ func chartInput(res *sim.Result) plots.Input {
 		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.Backend.Workers,
 		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
+		Contention: sc.Backend.Kind == "occ",
 	}
 	if sc.Clients.Connection != nil {
 		in.Clients = sc.Clients.Count
@@ -325,6 +326,12 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) 
 		{"attempts", fmt.Sprintf("%s sent   amplification %s attempts per request", group(s.Attempts), num(s.Amplification, 3))},
 		{"backend", fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
 		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
+	}
+	if sc.Backend.Kind == "occ" {
+		rows[2][1] = fmt.Sprintf("%s write calls   %s refused for a stale version", group(s.Received), group(s.Errors))
+	}
+	if sc.Clients.Arrival.Process == "once" {
+		rows = append(rows, [2]string{"completion", "last success at " + num(s.LastSuccessS, 3) + " s"})
 	}
 	r := s.Recovery
 	switch {

@@ -122,7 +122,16 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 			}
 			row = append(row, cell("connect_attempts", 1, 0, ""), cell("reconnected_all_s", 1, 1, ""))
 		}
+		// Columns shown only when --columns asks for them.
+		row = append(row, cell("backend_received", 1, 0, ""), cell("last_success_s", 1, 2, ""))
 		rows = append(rows, row)
+	}
+	header = append(header, optionalColumns...)
+	if len(columns) == 0 {
+		header = header[:len(header)-len(optionalColumns)]
+		for i := range rows {
+			rows[i] = rows[i][:len(rows[i])-len(optionalColumns)]
+		}
 	}
 	if len(columns) > 0 {
 		var keep []int
@@ -151,6 +160,12 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 	}
 	return writeTable(w, header, rows, format)
 }
+
+// optionalColumns are the sweep table's columns left out unless --columns
+// names them: the backend's received attempts (with backend.kind occ, its
+// write calls) and the time of the last success (with arrival process
+// once, when every client was served).
+var optionalColumns = []string{"backend received", "last success (s)"}
 
 func writeTable(w io.Writer, header []string, rows [][]string, format string) error {
 	switch format {

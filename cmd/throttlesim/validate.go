@@ -50,8 +50,15 @@ func validateRun(_ context.Context, e *env, files, sets []string) error {
 			continue
 		}
 		load := sc.PerClientRate() * float64(sc.Clients.Count) / sc.Capacity()
-		fmt.Fprintf(e.stdout, "ok  %s: %q, %s clients, %s, offered load %.0f%% of capacity (%.0f req/s), %d fault%s\n",
-			f, sc.Name, group(int64(sc.Clients.Count)), sc.Duration, 100*load, sc.Capacity(), len(sc.Faults), plural(len(sc.Faults)))
+		what := fmt.Sprintf("offered load %.0f%% of capacity (%.0f req/s)", 100*load, sc.Capacity())
+		switch {
+		case sc.Backend.Kind == "occ":
+			what = "backend: one versioned row (occ)"
+		case sc.Clients.Arrival.Process == "once":
+			what = fmt.Sprintf("one request per client, capacity %.0f req/s", sc.Capacity())
+		}
+		fmt.Fprintf(e.stdout, "ok  %s: %q, %s clients, %s, %s, %d fault%s\n",
+			f, sc.Name, group(int64(sc.Clients.Count)), sc.Duration, what, len(sc.Faults), plural(len(sc.Faults)))
 	}
 	if bad > 0 {
 		return reportedError{exitError}
