@@ -203,4 +203,9 @@ experiment-contention: build ## Brooker's backoff-and-jitter contention experime
 	./$(BIN) contention --out $(OCC_OUT) > /dev/null
 	@cp $(OCC_OUT)/contention_writes.png $(OCC_OUT)/contention_time.png $(OCC_DOC)/
 	$(call splice,$(OCC_DOC).md,$(OCC_OUT)/contention.md,table)
+	./$(BIN) sweep -q scenarios/contention.yaml --out $(OCC_OUT)-scenario
+	./$(BIN) summarize $(OCC_OUT)-scenario --columns "point,backend received,last success (s),success" > $(OCC_OUT)-scenario.md
+	./$(BIN) contention --clients 100 --out $(OCC_OUT)-100 > /dev/null
+	$(call splice,$(OCC_DOC).md,$(OCC_OUT)-scenario.md,scenario)
+	$(call splice,$(OCC_DOC).md,$(OCC_OUT)-100/contention.md,model100)
 	@echo "updated $(OCC_DOC).md"
