@@ -25,9 +25,18 @@ func BenchmarkR1(b *testing.B) {
 	}
 }
 
+// BenchmarkR1Network is R1 at N = 1,000 with an exponential 5 ms network
+// delay each way: every attempt becomes two more events (arrive, answer).
+func BenchmarkR1Network(b *testing.B) {
+	sc := loadScenario(b, "bench-r1.yaml")
+	sc.Clients.Count = 1_000
+	sc.Network = &scenario.Network{Delay: scenario.Delay{Dist: "exponential", Mean: scenario.Duration(5 * time.Millisecond)}}
+	benchScenario(b, sc)
+}
+
 // BenchmarkScenario runs each shipped scenario with its own settings.
 func BenchmarkScenario(b *testing.B) {
-	for _, name := range []string{"outage.yaml", "overload.yaml", "sparse-clients.yaml"} {
+	for _, name := range []string{"outage.yaml", "overload.yaml", "sparse-clients.yaml", "contention.yaml"} {
 		b.Run(name, func(b *testing.B) { benchScenario(b, loadScenario(b, name)) })
 	}
 }

@@ -66,11 +66,18 @@ func TestAccountingInvariants(t *testing.T) {
 	flood.Clients.Arrival.TotalRate = 3000
 	flood.Backend.AcceptBacklog = 5
 	flood.Backend.RejectCost = dur(20 * time.Millisecond)
+	// With a network, blackhole outages and timeouts shorter than the
+	// round trip: late answers, work for clients that gave up.
+	netted := withNetwork(withRetry(small(), 4, "full"), "exponential", 50*time.Millisecond, 0)
+	netted.Faults[0].Mode = "blackhole"
+	netted.Clients.Timeout = dur(150 * time.Millisecond)
 	for _, sc := range []*scenario.Scenario{
 		small(),
 		withRetry(withThrottle(small(), 2), 3, "full"),
 		withRetry(withThrottle(small(), 1.5), 4, "none"),
 		flood,
+		netted,
+		withNetwork(withRetry(withThrottle(small(), 2), 3, "full"), "normal", 20*time.Millisecond, 10*time.Millisecond),
 	} {
 		res := mustRun(t, sc)
 		s := res.Summary
@@ -80,9 +87,11 @@ func TestAccountingInvariants(t *testing.T) {
 		if s.Offered != int64(res.Arrivals) {
 			t.Errorf("offered %d, arrivals %d", s.Offered, res.Arrivals)
 		}
-		// Every attempt sent reached the backend or met the outage.
-		if s.Attempts != s.Received+s.FailedOutage {
-			t.Errorf("attempts %d != received %d + failed_outage %d", s.Attempts, s.Received, s.FailedOutage)
+		// Every attempt sent reached the backend or met the outage, or
+		// with a network is still on its way at the end.
+		transit := s.Attempts - s.Received - s.FailedOutage
+		if sc.Network == nil && transit != 0 || transit < 0 || transit > 100 {
+			t.Errorf("attempts %d, received %d + failed_outage %d: %d in transit at the end", s.Attempts, s.Received, s.FailedOutage, transit)
 		}
 		if s.Received != s.Accepted+s.Rejected+s.Unanswered {
 			t.Errorf("received %d != accepted %d + rejected %d + unanswered %d", s.Received, s.Accepted, s.Rejected, s.Unanswered)
@@ -99,6 +108,42 @@ func TestAccountingInvariants(t *testing.T) {
 		if sc == flood && s.Unanswered == 0 {
 			t.Error("the flood scenario left no attempt unanswered: the accept-backlog path is untested")
 		}
+		if sc == netted && (s.TimedOut == 0 || s.Served <= s.Succeeded) {
+			t.Errorf("the network scenario: %d timed out, %d served, %d succeeded; want late answers and work nobody used", s.TimedOut, s.Served, s.Succeeded)
+		}
+	}
+}
+
+// The occ backend's books balance: every write call succeeded or was
+// refused, every client wrote once (arrival once), including across an
+// outage that refuses reads and writes.
+func TestOCCAccounting(t *testing.T) {
+	sc := scenario.Default()
+	sc.Name = "occ"
+	sc.Duration = dur(2 * time.Minute)
+	sc.Clients.Count = 60
+	sc.Clients.Arrival = scenario.Arrival{Process: "once"}
+	sc.Clients.Timeout = 0
+	withRetry(sc, scenario.MaxAttempts, "full")
+	sc.Clients.Retry.Backoff.Base = dur(10 * time.Millisecond)
+	sc.Backend.Kind = "occ"
+	withNetwork(sc, "normal", 10*time.Millisecond, 2*time.Millisecond)
+	sc.Faults = []scenario.Fault{{Kind: "outage", Mode: "refuse", Start: dur(time.Second), Duration: dur(2 * time.Second)}}
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s := mustRun(t, sc).Summary
+	if s.Offered != 60 || s.Succeeded != 60 {
+		t.Fatalf("offered %d, succeeded %d; want all 60 clients to write", s.Offered, s.Succeeded)
+	}
+	if s.Received != s.Served || s.Succeeded != s.Received-s.Errors {
+		t.Errorf("write calls %d, served %d, refused %d, succeeded %d: want succeeded = calls − refused", s.Received, s.Served, s.Errors, s.Succeeded)
+	}
+	if s.FailedOutage == 0 {
+		t.Error("no attempt met the outage: the outage path is untested")
+	}
+	if s.Attempts != s.Received+s.FailedOutage {
+		t.Errorf("attempts %d != write calls %d + refused in the outage %d (every attempt ended)", s.Attempts, s.Received, s.FailedOutage)
 	}
 }
 

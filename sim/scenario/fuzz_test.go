@@ -45,6 +45,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("name: t\nclients: {count: many, arrival: {rate: -1/s}}\nduration: 30\n"), "nothing")
 	f.Add([]byte("name: t\nclients: {arrival: {total_rate: 10/s}}\nfaults: [{kind: outage, start: 1s, duration: 1s}]\n"), "faults.1.kind=outage\nfaults.9.start=1s")
 	f.Add([]byte("? [a]\n: 1\n"), "a.b.c=[1, {d: e}]")
+	f.Add([]byte("name: t\nclients: {arrival: {total_rate: 10/s}}\nnetwork: {delay: {dist: exponential, mean: 5ms}}\n"), "backend.kind=occ\nclients.arrival={process: once}")
 
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		var sets []string
