@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/heap"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -101,5 +102,93 @@ func BenchmarkQueueHoldModel(b *testing.B) {
 				q.Schedule(e.At+Time(r.Int64N(int64(Second))), 0, e.ID, 0)
 			}
 		})
+	}
+}
+
+// refHeap is a plain binary heap on (At, Seq): the reference order.
+type refHeap []Event
+
+func (h refHeap) Len() int           { return len(h) }
+func (h refHeap) Less(i, j int) bool { return h[i].less(h[j]) }
+func (h refHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *refHeap) Push(x any)        { *h = append(*h, x.(Event)) }
+func (h *refHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// TestCalendarKeepsTheHeapOrder drives the queue well past the size that
+// starts its calendar, through phases that retune the bucket width (the
+// time scale changes 1000-fold), empty the ring (jumps over long gaps),
+// and schedule many events at one instant (ties), and checks every pop
+// against a plain binary heap on (At, Seq).
+func TestCalendarKeepsTheHeapOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	q := NewQueue(50_000)
+	var ref refHeap
+	sched := func(at Time, id uint32) {
+		e := Event{At: at, key: q.Scheduled()<<8 | uint64(id%7), ID: id}
+		q.Schedule(at, uint8(id%7), id, 0)
+		heap.Push(&ref, e)
+	}
+	for i := 0; i < 20_000; i++ {
+		sched(Time(r.Int64N(int64(Second))), uint32(i))
+	}
+	id := uint32(20_000)
+	usedCalendar := false
+	scale := int64(Second)
+	for step := 0; step < 1_500_000; step++ {
+		switch step {
+		case 300_000:
+			scale = int64(Millisecond) // events 1000x denser: the width shrinks
+		case 700_000:
+			scale = int64(1000 * Second) // 1000x sparser, beyond the ring: jumps
+		case 1_000_000:
+			scale = int64(Second)
+		}
+		e, ok := q.Pop()
+		want := heap.Pop(&ref).(Event)
+		if !ok || e != want {
+			t.Fatalf("step %d: popped %+v (ok %v), want %+v", step, e, ok, want)
+		}
+		usedCalendar = usedCalendar || q.cal
+		n := 1
+		switch x := r.IntN(20); {
+		case x == 0:
+			n = 0
+		case x == 1:
+			n = 2
+		}
+		for k := 0; k < n; k++ {
+			var d Time
+			switch x := r.IntN(10); {
+			case x == 0: // a tie with the event just popped
+			case x == 1: // far ahead
+				d = Time(r.Int64N(100 * scale))
+			case x == 2: // a tie with other events on a coarse grid
+				d = Time(r.Int64N(4)) * Time(scale)
+			default:
+				d = Time(r.Int64N(scale))
+			}
+			sched(e.At+d, id)
+			id++
+		}
+		if q.Len() != ref.Len() {
+			t.Fatalf("step %d: Len %d, want %d", step, q.Len(), ref.Len())
+		}
+	}
+	if !usedCalendar {
+		t.Fatal("the calendar never started: the test does not test it")
+	}
+	for ref.Len() > 0 {
+		e, _ := q.Pop()
+		if want := heap.Pop(&ref).(Event); e != want {
+			t.Fatalf("draining: popped %+v, want %+v", e, want)
+		}
+	}
+	if _, ok := q.Pop(); ok {
+		t.Fatal("the queue has events the reference does not")
 	}
 }
