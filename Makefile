@@ -191,6 +191,9 @@ experiment-metastable: build ## a retry storm that outlives its trigger (docs/ex
 	@cp $(MS_OUT)-compare/compare_goodput.png $(MS_DOC)/compare_goodput.png
 	@cp $(MS_OUT)-compare/compare_server_load.png $(MS_DOC)/compare_server_load.png
 	$(call splice,$(MS_DOC).md,$(MS_OUT)-table.md,table)
+	./$(BIN) sweep -q scenarios/metastable-duration.yaml --out $(MS_OUT)-duration
+	./$(BIN) summarize $(MS_OUT)-duration --columns "point,recovered,recovery (s),amplification,success" > $(MS_OUT)-duration-table.md
+	$(call splice,$(MS_DOC).md,$(MS_OUT)-duration-table.md,duration)
 	@echo "updated $(MS_DOC).md"
 
 OCC_DOC := docs/experiments/contention
