@@ -54,6 +54,8 @@ func validateRun(_ context.Context, e *env, files, sets []string) error {
 		switch {
 		case sc.Backend.Kind == "occ":
 			what = "backend: one versioned row (occ)"
+		case sc.Backend.Service.Dist == "concurrency":
+			what = fmt.Sprintf("offered load %.0f req/s, service time %s + %s per request in service", sc.PerClientRate()*float64(sc.Clients.Count), sc.Backend.Service.Mean, sc.Backend.Service.PerConcurrent)
 		case sc.Clients.Arrival.Process == "once":
 			what = fmt.Sprintf("one request per client, capacity %.0f req/s", sc.Capacity())
 		}
