@@ -784,17 +784,8 @@ func (m *model) delivered(now int64, slot uint32) {
 // (and bumps it), else fails as "error". The backend does this whether or
 // not the client still waits for the answer.
 func (m *model) occArrive(now int64, mg msg) {
-	row := m.row(now)
-	g := m.growG(now, mg.group)
-	if g == nil {
-		g = &m.sink
-	}
-	if m.down {
-		row.FailedOutage++
-		g.FailedOutage++
-		if !m.blackhole {
-			m.answer(now, mg.slot, mg.tok, outUnavailable, m.faultRA)
-		}
+	row, g := m.rows(now, mg.group)
+	if m.refusedInOutage(now, row, g, mg.slot, mg.tok) {
 		return
 	}
 	if !mg.write {
@@ -819,6 +810,31 @@ func (m *model) occArrive(now int64, mg msg) {
 
 // ---- backend ----
 
+// rows are the fleet's metrics row at now and group grp's (a scratch row
+// when the fleet is one group).
+func (m *model) rows(now int64, grp uint8) (row, g *metrics.Row) {
+	row, g = m.row(now), m.growG(now, grp)
+	if g == nil {
+		g = &m.sink
+	}
+	return row, g
+}
+
+// refusedInOutage handles an attempt (or occ message) arriving while the
+// backend is down: counted, and refused unless the outage is a
+// blackhole. It reports whether the backend was down.
+func (m *model) refusedInOutage(now int64, row, g *metrics.Row, slot, tok uint32) bool {
+	if !m.down {
+		return false
+	}
+	row.FailedOutage++
+	g.FailedOutage++
+	if !m.blackhole {
+		m.answer(now, slot, tok, outUnavailable, m.faultRA)
+	}
+	return true
+}
+
 // receive is an attempt reaching the pool backend at once (no network).
 func (m *model) receive(now int64, slot, tok uint32) {
 	m.accept(now, slot, tok, m.serviceTime(&m.reqs[slot]), m.groupOf(m.reqs[slot].client))
@@ -827,17 +843,8 @@ func (m *model) receive(now int64, slot, tok uint32) {
 // accept is the pool backend taking in attempt tok of slot, which needs
 // svc of service, from a client of group grp.
 func (m *model) accept(now int64, slot, tok uint32, svc int64, grp uint8) {
-	row := m.row(now)
-	g := m.growG(now, grp)
-	if g == nil {
-		g = &m.sink
-	}
-	if m.down {
-		row.FailedOutage++
-		g.FailedOutage++
-		if !m.blackhole {
-			m.answer(now, slot, tok, outUnavailable, m.faultRA)
-		}
+	row, g := m.rows(now, grp)
+	if m.refusedInOutage(now, row, g, slot, tok) {
 		return
 	}
 	row.Received++

@@ -411,29 +411,6 @@ func (q *Queue) up(i int) {
 
 // down places e, which replaces the root, at its position.
 func (q *Queue) down(e Event) {
-	h := q.h
-	n := len(h)
-	i := 0
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		end := c + 4
-		if end > n {
-			end = n
-		}
-		for j := c + 1; j < end; j++ {
-			if h[j].less(h[m]) {
-				m = j
-			}
-		}
-		if !h[m].less(e) {
-			break
-		}
-		h[i] = h[m]
-		i = m
-	}
-	h[i] = e
+	q.h[0] = e
+	q.siftDown(0)
 }
