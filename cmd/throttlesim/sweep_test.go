@@ -173,3 +173,37 @@ func TestMergeRefusesShardsOfDifferentFiles(t *testing.T) {
 		t.Errorf("merge of shards from two versions of the file: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// A sweep of one-shot clients against the occ row has nothing to recover
+// from and no capacity: its table shows the write calls and the
+// completion time instead (and --columns still picks any column).
+func TestSweepTableForOneShotClients(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "occ.yaml", `name: occ
+duration: 1m
+clients:
+  count: 20
+  arrival: {process: once}
+  timeout: 0s
+  retry: {max_attempts: 255, retry_on: [error], backoff: {base: 10ms, cap: 2s, jitter: full}}
+network: {delay: {dist: normal, mean: 10ms, sd: 2ms}}
+backend: {kind: occ}
+sweep:
+  vary: [{path: clients.retry.backoff.jitter, values: [full, equal]}]
+  seeds: 3
+`)
+	out := filepath.Join(dir, "sw")
+	r := runCLI(t, "sweep", "-q", file, "--out", out)
+	if r.code != 0 {
+		t.Fatalf("sweep: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = runCLI(t, "summarize", out)
+	header := strings.SplitN(r.stdout, "\n", 2)[0]
+	if want := "| point | runs | backend received | last success (s) | amplification | success | dropped locally |"; header != want {
+		t.Errorf("header:\n got %s\nwant %s", header, want)
+	}
+	r = runCLI(t, "summarize", "--columns", "point,recovered", out)
+	if !strings.Contains(r.stdout, "| jitter=full | n/a (no fault) |") {
+		t.Errorf("--columns point,recovered: got\n%s", r.stdout)
+	}
+}
