@@ -45,6 +45,7 @@ type Figure struct {
 type CompareInput struct {
 	Name     string // the sweep or comparison
 	Varied   string // what differs between the points, for the legend title
+	XLabel   string // the summary charts' x axis when Varied is empty (default "run")
 	Seeds    int
 	Interval int64
 	Faults   []Fault
@@ -222,6 +223,9 @@ func figureChart(in CompareInput, f Figure) (*plot.Plot, error) {
 	p := NewPlot(title, in.Varied, f.YLabel)
 	if in.Varied == "" {
 		p.X.Label.Text = "run"
+		if in.XLabel != "" {
+			p.X.Label.Text = in.XLabel
+		}
 	}
 	var ymax float64
 	for _, v := range f.Values {

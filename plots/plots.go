@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -134,8 +135,46 @@ func NewPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Y.Label.Text = ylabel
 	p.X.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Tick.Marker = yTicks{}
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// yTicks marks five to seven round values (steps of 1, 2, 2.5 or 5 times a
+// power of ten) with as many decimals as the step needs, and four minor
+// ticks between. gonum's default ticker sometimes labels only the two
+// ends of an axis, with more decimals than the values have.
+type yTicks struct{}
+
+func (yTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	decimals := 0
+	for decimals < 12 && math.Abs(step*math.Pow(10, float64(decimals))-math.Round(step*math.Pow(10, float64(decimals)))) > 1e-9 {
+		decimals++
+	}
+	var ts []plot.Tick
+	minor := step / 5
+	for k, last := math.Ceil(lo/minor-1e-9), math.Floor(hi/minor+1e-9); k <= last; k++ {
+		v := min(max(k*minor, lo), hi)
+		if math.Abs(math.Round(v/step)*step-v) < minor*1e-6 {
+			v = math.Round(v/step) * step
+			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
+		} else {
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	return ts
 }
 
 // NewLegend is a legend in our text size.

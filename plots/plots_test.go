@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image/png"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
@@ -91,5 +92,39 @@ func TestRecoveryChartWithoutFaultWindows(t *testing.T) {
 	in.Summary.Recovery.FaultEndS = &end
 	if _, err := All(in); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestYTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []string // the labelled ticks
+	}{
+		{0, 2709, []string{"0", "500", "1000", "1500", "2000", "2500"}},
+		{0, 1.12, []string{"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"}},
+		{0, 67.2, []string{"0", "20", "40", "60"}},
+		{0, 112, []string{"0", "20", "40", "60", "80", "100"}},
+		{0, 0.0034, []string{"0.000", "0.001", "0.002", "0.003"}},
+		{0, 15, []string{"0.0", "2.5", "5.0", "7.5", "10.0", "12.5", "15.0"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		minor := 0
+		for _, tk := range (yTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Value < tc.lo || tk.Value > tc.hi {
+				t.Errorf("[%g, %g]: tick %g outside the axis", tc.lo, tc.hi, tk.Value)
+			}
+			if tk.Label == "" {
+				minor++
+				continue
+			}
+			got = append(got, tk.Label)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("[%g, %g]: labels %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+		if minor < 3*(len(got)-1) {
+			t.Errorf("[%g, %g]: %d minor ticks for %d labels", tc.lo, tc.hi, minor, len(got))
+		}
 	}
 }

@@ -48,8 +48,8 @@ var Metrics = []Metric{
 	{"local_drop_rate", "", "", func(s *metrics.Summary) *float64 { return s.LocalDropRate }, ""},
 	{"wasted_work_fraction", "", "", func(s *metrics.Summary) *float64 { return s.WastedWorkFraction }, ""},
 	{"latency_p99_ms", "", "", func(s *metrics.Summary) *float64 { return s.LatencyP99MS }, ""},
-	{"last_success_s", "", "", func(s *metrics.Summary) *float64 { return s.LastSuccessS }, ""},
-	{"backend_received", "", "", func(s *metrics.Summary) *float64 { x := float64(s.Received); return &x }, ""},
+	{"last_success_s", "time of the last success", "seconds from the start", func(s *metrics.Summary) *float64 { return s.LastSuccessS }, "no success"},
+	{"backend_received", "attempts received by the backend", "attempts (occ backend: write calls)", func(s *metrics.Summary) *float64 { x := float64(s.Received); return &x }, "no value"},
 	{"connect_attempts", "", "", func(s *metrics.Summary) *float64 {
 		if s.Connections == nil {
 			return nil
@@ -70,6 +70,16 @@ var chartFiles = map[string]string{
 	"peak_received_over_capacity": "compare_peak_load.png",
 	"amplification":               "compare_amplification.png",
 	"success_ratio":               "compare_success.png",
+}
+
+// oneShotChartFiles replace them for a sweep of one-shot clients
+// (arrival process once) or of the occ row, which have no fault to
+// recover from and no capacity: the work done and the completion time.
+var oneShotChartFiles = map[string]string{
+	"backend_received": "compare_received.png",
+	"last_success_s":   "compare_completion.png",
+	"amplification":    "compare_amplification.png",
+	"success_ratio":    "compare_success.png",
 }
 
 // Stat is the mean of N values with its standard deviation and 95%
@@ -235,12 +245,19 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 	}
 
 	// Charts.
-	in := plots.CompareInput{Name: name, Varied: varied}
+	in := plots.CompareInput{Name: name, Varied: varied, XLabel: "point"}
+	charts := chartFiles
 	if len(pts) > 0 && len(pts[0].Runs) > 0 {
 		first := pts[0].Runs[0]
 		sc := first.Doc.Scenario
 		in.Interval = first.Series.Interval
 		in.Capacity = sc.Capacity()
+		if sc.Backend.Kind == "occ" {
+			in.Capacity = 0 // one row: no capacity line
+		}
+		if sc.Backend.Kind == "occ" || sc.Clients.Arrival.Process == "once" {
+			charts = oneShotChartFiles
+		}
 		in.Seeds = len(pts[0].Runs)
 		for _, f := range sc.Faults {
 			in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: f.Kind, Outage: f.Kind == "outage"})
@@ -263,7 +280,7 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 		})
 	}
 	for mi, m := range Metrics {
-		file, ok := chartFiles[m.Name]
+		file, ok := charts[m.Name]
 		if !ok {
 			continue
 		}
@@ -274,11 +291,11 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 		}
 		in.Figures = append(in.Figures, fig)
 	}
-	charts, err := plots.Compare(in)
+	pngs, err := plots.Compare(in)
 	if err != nil {
 		return err
 	}
-	for _, c := range charts {
+	for _, c := range pngs {
 		files[c.File] = c.PNG
 	}
 	for _, n := range sortedKeys(files) {
