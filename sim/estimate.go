@@ -14,12 +14,16 @@ type Estimate struct {
 	Seconds float64 // wall time on one core of a 2020s machine
 }
 
-// Cost model (measured with `make bench` on the 2-core development
-// machine; see docs/performance.md): ~3 events per application request
-// attempt (arrival or retry timer, completion, timeout), a connection
-// attempt ~3 more; about 60 bytes per client (heap entry, ordinal, throttle
-// counters, connection state), 400 bytes per metrics interval, 48 bytes per
-// request in flight; 2.5 million events per second.
+// Cost model (from `make bench` on the 2-core development machine; see
+// docs/performance.md), kept on the safe side: every allowed attempt of
+// every request is counted, with about 2 events each (completion or
+// rejection, and a timeout or retry timer), 2 more with a network delay,
+// 4 in all with the occ backend; about 3 events per connection attempt,
+// with as many attempts after each connection-closing fault as the
+// reconnect policy allows until the run ends. About 60 bytes per client,
+// 400 per metrics interval, 48 per request in flight; 2.5 million events
+// per second (R1 runs at 2.4-7.8 M). TestEstimateIsAnUpperBoundWithinReason
+// checks the events against real runs.
 const (
 	bytesPerClient   = 60
 	bytesPerInterval = 400
@@ -38,9 +42,37 @@ func EstimateCost(sc *scenario.Scenario) Estimate {
 		attempts = float64(r.MaxAttempts)
 	}
 	secs := sc.Duration.Seconds()
-	events := rate*secs*(1+2*attempts) + float64(sc.Clients.Count)
-	if sc.Clients.Connection != nil {
-		events += 3 * float64(sc.Clients.Count) * (1 + float64(len(sc.Faults)))
+	perAttempt := 2.0 // completion or rejection, timeout or retry timer
+	if sc.Network != nil {
+		perAttempt += 2 // the request's arrival and the answer's
+	}
+	if sc.Backend.Kind == "occ" {
+		perAttempt = 4 // read there and back, write there and back
+	}
+	events := rate*secs*(1+perAttempt*attempts) + float64(sc.Clients.Count)
+	if cn := sc.Clients.Connection; cn != nil {
+		// Connection attempts per client: the first, and after every fault
+		// that closes connections as many as the reconnect policy allows
+		// until the run ends (a storm may never settle).
+		per := 1.0
+		for _, f := range sc.Faults {
+			if f.Kind == "capacity" {
+				continue
+			}
+			rest := (sc.Duration - f.Start).Seconds()
+			rc := cn.Reconnect
+			jw := rc.JitterWindow.Seconds() / 2 // the mean jitter every attempt waits
+			if rc.Policy == "backoff" {
+				// Up to the cap, then waits of at least half of it (full
+				// jitter) each.
+				base := max(rc.Backoff.Base.Seconds(), 1e-3)
+				ceil := max(rc.Backoff.Cap.Seconds(), base)
+				per += math.Log2(ceil/base) + 1 + rest/(ceil/2+jw)
+			} else {
+				per += rest / max(rc.Delay.Seconds()+jw, 1e-3)
+			}
+		}
+		events += 3 * float64(sc.Clients.Count) * per
 	}
 	inflight := rate * attempts * math.Max(sc.Clients.Timeout.Seconds(), 1)
 	bytes := float64(sc.Clients.Count)*bytesPerClient + float64(sc.Intervals())*bytesPerInterval + inflight*48
