@@ -506,10 +506,18 @@ func (m *model) alloc() uint32 {
 	return uint32(len(m.reqs) - 1)
 }
 
+// release frees slot for the next request. Its generation changes, so
+// that events still pending for this request find a different token. The
+// generation has 24 bits: a slot that has served 2^24 requests is retired
+// instead of wrapping around to a token that a stale timer could still
+// carry (a one-client fleet reuses one slot for every request).
 func (m *model) release(slot uint32) {
 	r := &m.reqs[slot]
 	r.state = stFree
-	r.gen = (r.gen + 1) & 0xffffff
+	r.gen++
+	if r.gen >= 1<<24 {
+		return // retired: stays free, and every check on it fails
+	}
 	m.freeSlots = append(m.freeSlots, slot)
 }
 

@@ -222,3 +222,34 @@ func TestLoadProfileStep(t *testing.T) {
 		t.Errorf("rate after the zero step %.2f/s, want 0", m)
 	}
 }
+
+// A request slot's generation has 24 bits: after 2^24 requests a slot is
+// retired, not wrapped, or a stale timer of a request 2^24 requests ago
+// would match the request now in flight (a one-client fleet reuses one
+// slot for every request; found by review with 40 M requests of one
+// client, 58% of them failed by stale timeouts).
+func TestSlotRetiredBeforeItsGenerationWraps(t *testing.T) {
+	sc := small()
+	m := newModel(sc, 1)
+	var slot uint32
+	tokens := map[uint32]bool{}
+	for i := 0; i < 1<<24; i++ {
+		got := m.alloc()
+		if i == 0 {
+			slot = got
+		} else if got != slot {
+			t.Fatalf("reuse %d: got slot %d, want %d", i, got, slot)
+		}
+		m.reqs[slot].attempt = 1
+		if i < 4 || i >= 1<<24-4 {
+			tokens[m.reqs[slot].token()] = true
+		}
+		m.release(slot)
+	}
+	if got := m.alloc(); got == slot {
+		t.Fatalf("slot %d reused after 2^24 generations: its tokens start over", slot)
+	}
+	if len(tokens) != 8 {
+		t.Errorf("the first and last four generations gave %d distinct tokens, want 8", len(tokens))
+	}
+}
