@@ -105,6 +105,9 @@ func (m *model) handshakeDone(now int64, c, seq uint32, start int64) {
 	}
 	m.connected++
 	m.checkReconnected(now)
+	if m.once && m.ord[c] == 0 {
+		m.q.Schedule(now, evArrival, c, 0) // its one request, now that it can send it
+	}
 }
 
 // handshakeLost: an outage killed the handshake of client c.

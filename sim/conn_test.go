@@ -219,3 +219,29 @@ func TestReconnectStormJitterHelps(t *testing.T) {
 		})
 	}
 }
+
+// A once client with a connection sends its one request when its first
+// connection is up (found by review: it used to be sent at the client's
+// start, before the handshake, and dropped for lack of a connection).
+func TestOnceClientsWaitForTheirConnection(t *testing.T) {
+	sc := scenario.Default()
+	sc.Name = "once-conn"
+	sc.Duration = dur(60 * time.Second)
+	sc.Clients.Count = 100
+	sc.Clients.Arrival = scenario.Arrival{Process: "once"}
+	sc.Clients.Startup = scenario.Startup{Mode: "uniform", Window: dur(10 * time.Second), Batches: 10}
+	cn := &scenario.Connection{}
+	scenario.SetDefaults(cn)
+	sc.Clients.Connection = cn
+	sc.Backend.Workers = 10
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s := mustRun(t, sc).Summary
+	if s.Offered != 100 || s.Succeeded != 100 || s.DropNoConn != 0 {
+		t.Errorf("offered %d, succeeded %d, dropped for lack of a connection %d; want 100, 100, 0", s.Offered, s.Succeeded, s.DropNoConn)
+	}
+	if s.Connections == nil || s.Connections.ConnectsOK != 100 {
+		t.Errorf("connections: %+v", s.Connections)
+	}
+}

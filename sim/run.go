@@ -256,7 +256,10 @@ func (m *model) start() {
 			t = m.nextArrival(uint32(c), n, t)
 		}
 		m.ord[c] = n
-		if t < m.end {
+		// A once client with a connection sends its request when its first
+		// connection is up (handshakeDone), not at its start, when it has
+		// no connection yet.
+		if t < m.end && !(m.once && m.conn) {
 			m.q.Schedule(t, evArrival, uint32(c), 0)
 		}
 		if p := m.pol(uint32(c)); p.limiter != nil && at > 0 {
