@@ -1,5 +1,7 @@
 package engine
 
+import "math"
+
 // Time is virtual time: nanoseconds since the start of the scenario.
 type Time = int64
 
@@ -92,6 +94,11 @@ const (
 	tuneEvery    = 1 << 16
 	perBucket    = 8
 	retuneFactor = 2
+	// calLimit: the calendar's epochs and eras must fit below the end of
+	// Time (an era spans at most 2^52 ns). Events at or after it are kept
+	// in the heap alone: the calendar does not start or restart once the
+	// clock has reached it, and stops when only such events are left.
+	calLimit = math.MaxInt64 - 1<<53
 )
 
 // NewQueue returns a queue whose backing array starts with room for n events.
@@ -265,6 +272,14 @@ func (q *Queue) refill() bool {
 			for _, e := range q.far[1:] {
 				t = min(t, e.At)
 			}
+			if t >= calLimit { // too close to the end of Time: the heap alone
+				q.h = append(q.h, q.far...)
+				clear(q.far)
+				q.far = q.far[:0]
+				q.cal = false
+				q.heapify()
+				continue
+			}
 			q.c0, q.ck = t, 0
 			far := q.far
 			q.far = q.far[:0]
@@ -304,6 +319,9 @@ func (q *Queue) refill() bool {
 func (q *Queue) tune() {
 	pops, elapsed := q.pops, q.now-q.tuneAt
 	q.pops, q.tuneAt = 0, q.now
+	if q.now >= calLimit {
+		return
+	}
 	if !q.cal {
 		if n := len(q.h); n >= calMin {
 			var sum float64

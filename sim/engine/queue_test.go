@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -190,5 +191,41 @@ func TestCalendarKeepsTheHeapOrder(t *testing.T) {
 	}
 	if _, ok := q.Pop(); ok {
 		t.Fatal("the queue has events the reference does not")
+	}
+}
+
+// Events near the end of Time (found by review: the calendar's epoch
+// arithmetic overflowed and refill ran off its bucket array): the calendar
+// steps aside and the order is still the heap's.
+func TestCalendarNearTheEndOfTime(t *testing.T) {
+	q := &Queue{}
+	var ref refHeap
+	sched := func(at Time, id uint32) {
+		heap.Push(&ref, Event{At: at, key: q.Scheduled()<<8 | 1, ID: id})
+		q.Schedule(at, 1, id, 0)
+	}
+	for i := 0; i < 70_000; i++ {
+		sched(Time(i), uint32(i))
+	}
+	for i := 0; i < 600; i++ {
+		sched(math.MaxInt64-Time(i), uint32(i))
+	}
+	check := func(step int) Event {
+		e, ok := q.Pop()
+		want := heap.Pop(&ref).(Event)
+		if !ok || e != want {
+			t.Fatalf("pop %d: got %+v (ok %v), want %+v", step, e, ok, want)
+		}
+		return e
+	}
+	for i := 0; i < 70_000; i++ {
+		check(i)
+	}
+	for k := 0; k < 5_000; k++ {
+		e := check(70_000 + k)
+		sched(e.At, uint32(k)) // ties at the very end of Time
+	}
+	for ref.Len() > 0 {
+		check(-1)
 	}
 }
