@@ -31,7 +31,9 @@ type RunInfo struct {
 	Events      uint64  `json:"events"`
 	Arrivals    uint64  `json:"arrivals"`
 	Fingerprint string  `json:"fingerprint"`
-	CapacityRPS float64 `json:"capacity_rps"`
+	// CapacityRPS is the pool backend's nominal throughput (workers /
+	// mean service time); null for the occ backend, which has none.
+	CapacityRPS *float64 `json:"capacity_rps"`
 }
 
 // SummaryDoc is the layout of summary.json (schema_version 1; the JSON
@@ -66,7 +68,7 @@ func (r *Result) Doc(b Build) SummaryDoc {
 			Status: status, StoppedAtS: float64(r.StoppedAt) / 1e9,
 			Events: r.Events, Arrivals: r.Arrivals,
 			Fingerprint: fmt.Sprintf("%016x", r.Fingerprint),
-			CapacityRPS: r.Scenario.Capacity(),
+			CapacityRPS: capacityOf(r.Scenario),
 		},
 		Scenario: r.Scenario,
 		Summary:  r.Summary,
@@ -142,4 +144,12 @@ func ReadSummary(dir string) (*SummaryDoc, error) {
 		return nil, fmt.Errorf("%s/summary.json: schema_version %d, this throttlesim reads %d", dir, d.SchemaVersion, scenario.SchemaVersion)
 	}
 	return &d, nil
+}
+
+func capacityOf(sc *scenario.Scenario) *float64 {
+	if sc.Backend.Kind == "occ" {
+		return nil
+	}
+	c := sc.Capacity()
+	return &c
 }

@@ -232,7 +232,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	}
 	b := s.Backend
 	if b.Kind == "occ" {
-		v.check(s.Network != nil, "backend.kind", "occ needs a network: section (e.g. network: {delay: {dist: normal, mean: 10ms, sd: 2ms}}): without a delay between the read and the write no two writes can conflict")
+		v.check(s.Network != nil, "backend.kind", "occ needs a network: section (e.g. network: {delay: {dist: normal, mean: 10ms, sd: 2ms}}): its reads and writes are messages that cross it, and the delay between them is what lets writes conflict")
 		v.check(c.Connection == nil, "clients.connection", "is not modelled with backend.kind occ (it has no workers to do handshakes)")
 		for i, f := range s.Faults {
 			v.check(f.Kind == "outage", fmt.Sprintf("faults.%d.kind", i), "only outage faults apply to backend.kind occ (it has no workers or connections), got %s", f.Kind)
