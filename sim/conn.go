@@ -12,16 +12,75 @@ import (
 // refused, rejected, lost or timed out, after which the client waits and
 // tries again.
 
+// With a network (scenario.Network) the handshake crosses it both ways:
+// the client's hello reaches the backend after one delay (evConnArrive),
+// and the backend's answer (evConnOK, evConnRefused) reaches the client
+// after another. Each is drawn from the client's network stream at its
+// connection sequence number, apart from the requests' draws.
+
 // connect starts a connection attempt of client c.
 func (m *model) connect(now int64, c uint32) {
 	m.cstate[c] = csConnecting
 	m.cseq[c]++
 	seq := m.cseq[c]
 	m.row(now).ConnectAttempts++
-	m.connectArrive(now, c, seq)
+	if m.net {
+		m.q.Schedule(m.after(now, m.connDelay(c, seq, 0)), evConnArrive, c, seq)
+	} else {
+		m.connectArrive(now, c, seq)
+	}
 	if m.cstate[c] == csConnecting && m.cseq[c] == seq {
 		m.q.Schedule(m.after(now, m.connTimeout), evConnectTimeout, c, seq)
 	}
+}
+
+// connDelay is the one-way delay of client c's handshake seq: its hello
+// (dir 0) or the answer (dir 1).
+func (m *model) connDelay(c, seq uint32, dir uint64) int64 {
+	return m.delay(c, 1<<62|uint64(seq)<<1|dir)
+}
+
+// connRefused tells client c that handshake seq failed: at once, or after
+// the answer's delay with a network. It counts as a failed connection
+// attempt when the client gets it while still waiting (one that gave up
+// first has counted as a connect timeout).
+func (m *model) connRefused(now int64, c, seq uint32) {
+	if m.net {
+		m.q.Schedule(m.after(now, m.connDelay(c, seq, 1)), evConnRefused, c, seq)
+		return
+	}
+	if m.cstate[c] == csConnecting && m.cseq[c] == seq {
+		m.row(now).ConnectsFailed++
+		m.connectFailed(now, c)
+	}
+}
+
+// connAnswered is an answer to handshake seq reaching client c over the
+// network. A success the client still waits for connects it; the work of
+// one it gave up on (its connect timeout came first) is wasted.
+func (m *model) connAnswered(now int64, c, seq uint32, ok bool) {
+	waiting := m.cstate[c] == csConnecting && m.cseq[c] == seq
+	if !ok {
+		if waiting {
+			m.row(now).ConnectsFailed++
+			m.connectFailed(now, c)
+		}
+		return
+	}
+	done := now - m.connDelay(c, seq, 1) // the same draw as when it was sent
+	if !waiting || m.down {
+		// Given up, or the backend went down while the answer travelled:
+		// the outage closed the new connection (the client tries again).
+		m.held--
+		m.ser.AddHandshakeWasted(done-m.connCost, done)
+		if waiting {
+			m.row(now).ConnectsFailed++
+			m.connectFailed(now, c)
+		}
+		return
+	}
+	m.ser.AddHandshakeUseful(done-m.connCost, done)
+	m.connected1(now, c)
 }
 
 // connectArrive is the backend receiving a handshake.
@@ -29,14 +88,13 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 	row := m.row(now)
 	if m.down {
 		if !m.blackhole {
-			row.ConnectsFailed++
-			m.connectFailed(now, c)
+			m.connRefused(now, c, seq)
 		}
 		return
 	}
 	row.ConnectsRcvd++
-	if m.connLimit > 0 && m.connected >= m.connLimit {
-		m.refuseConnect(now, c)
+	if m.connLimit > 0 && m.held >= m.connLimit {
+		m.refuseConnect(now, c, seq)
 		return
 	}
 	if m.busy < m.limit {
@@ -49,20 +107,19 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 		m.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: m.connCost})
 		return
 	}
-	m.refuseConnect(now, c)
+	m.refuseConnect(now, c, seq)
 }
 
 // refuseConnect rejects a handshake (connection limit, or no room), at the
 // price of a rejection; with the accept backlog full it goes unanswered and
 // the client times out.
-func (m *model) refuseConnect(now int64, c uint32) {
+func (m *model) refuseConnect(now int64, c, seq uint32) {
 	row := m.row(now)
 	if !m.chargeReject(now) {
 		row.ConnectsUnanswered++
 		return
 	}
-	row.ConnectsFailed++
-	m.connectFailed(now, c)
+	m.connRefused(now, c, seq)
 }
 
 func (m *model) handshakeOn(now int64, w, c, seq uint32) {
@@ -88,15 +145,23 @@ func (m *model) handshakeDone(now int64, c, seq uint32, start int64) {
 		m.ser.AddHandshakeWasted(start, now) // the client gave up: wasted
 		return
 	}
-	row := m.row(now)
-	if m.connLimit > 0 && m.connected >= m.connLimit {
+	if m.connLimit > 0 && m.held >= m.connLimit {
 		m.ser.AddHandshakeWasted(start, now)
-		row.ConnectsFailed++
-		m.connectFailed(now, c)
+		m.connRefused(now, c, seq)
+		return
+	}
+	m.held++
+	if m.net { // the client learns when the answer arrives (connAnswered)
+		m.q.Schedule(m.after(now, m.connDelay(c, seq, 1)), evConnOK, c, seq)
 		return
 	}
 	m.ser.AddHandshakeUseful(start, now)
-	row.ConnectsOK++
+	m.connected1(now, c)
+}
+
+// connected1 is client c connected: it may send again.
+func (m *model) connected1(now int64, c uint32) {
+	m.row(now).ConnectsOK++
 	m.cstate[c] = csConnected
 	m.cseq[c]++
 	m.cfail[c] = 0
@@ -115,8 +180,7 @@ func (m *model) handshakeLost(now int64, c, seq uint32) {
 	if m.blackhole || m.cstate[c] != csConnecting || m.cseq[c] != seq {
 		return // blackhole: the client times out
 	}
-	m.row(now).ConnectsFailed++
-	m.connectFailed(now, c)
+	m.connRefused(now, c, seq)
 }
 
 // connectFailed schedules the next attempt after a failed one.
@@ -156,6 +220,7 @@ func (m *model) reconnectDraws(c uint32) (u, uw float64) {
 // reconnect attempt.
 func (m *model) disconnect(now int64, c uint32) {
 	m.connected--
+	m.held--
 	m.cstate[c] = csWaiting
 	m.cseq[c]++
 	m.cfail[c] = 0

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -82,6 +83,20 @@ func TestConnectionAccounting(t *testing.T) {
 			sc.Backend.Connections.ConnectCost = dur(200 * time.Millisecond)
 			sc.Clients.Connection.ConnectTimeout = dur(time.Second)
 			sc.Clients.Connection.Reconnect = scenario.Reconnect{Policy: "immediate", Delay: dur(500 * time.Millisecond)}
+		},
+		"network, exponential 20 ms": func(sc *scenario.Scenario) { withNetwork(sc, "exponential", 20*time.Millisecond, 0) },
+		"network slower than the connect timeout, blackhole": func(sc *scenario.Scenario) {
+			withNetwork(sc, "normal", 200*time.Millisecond, 100*time.Millisecond)
+			sc.Clients.Connection.ConnectTimeout = dur(400 * time.Millisecond)
+			sc.Faults[0].Mode = "blackhole"
+		},
+		"network, tiny queue, connection limit": func(sc *scenario.Scenario) {
+			withNetwork(sc, "exponential", 50*time.Millisecond, 0)
+			sc.Backend.Queue.Limit = 5
+			sc.Backend.AcceptBacklog = 3
+			sc.Backend.Connections.Limit = 150
+			sc.Backend.Connections.ConnectCost = dur(200 * time.Millisecond)
+			sc.Clients.Connection.ConnectTimeout = dur(time.Second)
 		},
 	}
 	for name, mod := range variants {
@@ -243,5 +258,49 @@ func TestOnceClientsWaitForTheirConnection(t *testing.T) {
 	}
 	if s.Connections == nil || s.Connections.ConnectsOK != 100 {
 		t.Errorf("connections: %+v", s.Connections)
+	}
+}
+
+// With a network the handshake crosses it both ways: a client reconnecting
+// to an idle backend is connected after 2d + connect_cost, and one whose
+// connect timeout is shorter than that never connects, while the backend
+// still does (and wastes) every handshake.
+func TestHandshakeCrossesTheNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		delay     time.Duration
+		timeout   time.Duration
+		wantAll   float64 // reconnected_all_s after the disconnect; <0: never
+		wantWaste float64
+	}{
+		{"no network", 0, 5 * time.Second, 0.010, 0},
+		{"50 ms each way", 50 * time.Millisecond, 5 * time.Second, 0.110, 0},
+		{"round trip beyond the timeout", 300 * time.Millisecond, 500 * time.Millisecond, -1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := connScenario(50)
+			sc.Clients.Arrival.TotalRate = 1
+			sc.Clients.Startup = scenario.Startup{Mode: "immediate", Batches: 10}
+			sc.Clients.Connection.ConnectTimeout = dur(tc.timeout)
+			sc.Clients.Connection.Reconnect = scenario.Reconnect{Policy: "backoff",
+				Backoff: scenario.Backoff{Base: dur(time.Second), Cap: dur(8 * time.Second), Multiplier: 2, Jitter: "none"}}
+			sc.Backend.Workers = 100 // every handshake starts at once
+			sc.Backend.Connections.ConnectCost = dur(10 * time.Millisecond)
+			sc.Faults = []scenario.Fault{{Kind: "disconnect", Start: dur(60 * time.Second), Fraction: 1}}
+			if tc.delay > 0 {
+				withNetwork(sc, "constant", tc.delay, 0)
+			}
+			cs := mustRun(t, sc).Summary.Connections
+			if tc.wantAll < 0 {
+				if cs.ConnectsOK != 0 || cs.ReconnectedAllS != nil {
+					t.Errorf("connects ok %d, reconnected_all_s %v; want no connection at all", cs.ConnectsOK, cs.ReconnectedAllS)
+				}
+			} else if cs.ReconnectedAllS == nil || math.Abs(*cs.ReconnectedAllS-tc.wantAll) > 1e-9 {
+				t.Errorf("reconnected_all_s %v, want %.3f", cs.ReconnectedAllS, tc.wantAll)
+			}
+			if cs.WastedHandshakeFraction == nil || math.Abs(*cs.WastedHandshakeFraction-tc.wantWaste) > 1e-9 {
+				t.Errorf("wasted handshake fraction %v, want %g", cs.WastedHandshakeFraction, tc.wantWaste)
+			}
+		})
 	}
 }

@@ -24,6 +24,9 @@ const (
 	evSend                            // ID slot, Aux token: the rate limiter lets a delayed attempt go
 	evArrive                          // ID message: a request (or an occ write) reaches the backend over the network
 	evAnswer                          // ID slot, Aux token: the backend's answer reaches the client over the network
+	evConnArrive                      // ID client, Aux connection sequence: a handshake reaches the backend over the network
+	evConnOK                          // ID client, Aux connection sequence: the backend's "connected" reaches the client
+	evConnRefused                     // ID client, Aux connection sequence: the backend's refusal reaches the client
 )
 
 // Attempt outcomes as the client sees them.
@@ -261,7 +264,8 @@ type model struct {
 	cfail       []uint16 // consecutive failed connection attempts
 	cseq        []uint32 // changes on every connection state change: stale events
 	cprev       []int64  // previous reconnect wait (decorrelated jitter only)
-	connected   int
+	connected   int      // clients connected (as the clients see it)
+	held        int      // connections the backend holds: connected, plus those whose "connected" is on its way (network)
 	connTimeout int64
 	rc          policy.Reconnect
 	connCost    int64
@@ -465,15 +469,20 @@ func (m *model) serviceTime(r *request) int64 {
 // netDelay is the one-way delay of message no (0 the request or occ read,
 // 1 its answer, 2 the occ write, 3 its answer) of r's current attempt.
 func (m *model) netDelay(r *request, no uint64) int64 {
+	return m.delay(r.client, drawIndex(r.ord, r.attempt)<<2|no)
+}
+
+// delay is draw n of client c's network stream as a one-way delay.
+func (m *model) delay(c uint32, n uint64) int64 {
 	switch m.netDist {
 	case distConstant:
 		return int64(m.netMean)
 	case distExponential:
-		key := m.src.Key(rng.Network, uint64(r.client))
-		return int64(math.Round(m.netMean * rng.Exp(key, drawIndex(r.ord, r.attempt)<<2|no)))
+		key := m.src.Key(rng.Network, uint64(c))
+		return int64(math.Round(m.netMean * rng.Exp(key, n)))
 	default:
-		key := m.src.Key(rng.Network, uint64(r.client))
-		d := math.Abs(m.netMean + m.netSD*rng.Normal(key, drawIndex(r.ord, r.attempt)<<2|no))
+		key := m.src.Key(rng.Network, uint64(c))
+		d := math.Abs(m.netMean + m.netSD*rng.Normal(key, n))
 		return int64(math.Min(math.Round(d), 1<<62))
 	}
 }

@@ -43,6 +43,7 @@ var eventNames = [...]string{
 	evArrival: "arrival", evRetry: "retry", evTimeout: "timeout", evWorkerDone: "worker-done",
 	evFaultStart: "fault-start", evFaultEnd: "fault-end", evConnect: "connect", evConnectTimeout: "connect-timeout",
 	evDeadline: "deadline", evSend: "send", evArrive: "arrive", evAnswer: "answer",
+	evConnArrive: "connect-arrive", evConnOK: "connect-ok", evConnRefused: "connect-refused",
 }
 
 // Result is the outcome of one run.
@@ -389,6 +390,10 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			if m.cstate[e.ID] == csWaiting && m.cseq[e.ID] == e.Aux {
 				m.connect(e.At, e.ID)
 			}
+		case evConnArrive:
+			m.connectArrive(e.At, e.ID, e.Aux)
+		case evConnOK, evConnRefused:
+			m.connAnswered(e.At, e.ID, e.Aux, e.Kind() == evConnOK)
 		case evConnectTimeout:
 			if m.cstate[e.ID] == csConnecting && m.cseq[e.ID] == e.Aux {
 				m.row(e.At).ConnectTimeouts++
