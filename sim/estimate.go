@@ -18,9 +18,9 @@ type Estimate struct {
 // docs/performance.md), kept on the safe side: every allowed attempt of
 // every request is counted, with about 2 events each (completion or
 // rejection, and a timeout or retry timer), 2 more with a network delay,
-// 4 in all with the occ backend; about 3 events per connection attempt,
-// with as many attempts after each connection-closing fault as the
-// reconnect policy allows until the run ends. About 60 bytes per client,
+// 4 in all with the occ backend; about 3 events per connection attempt (5
+// with a network), with as many attempts after each connection-closing
+// fault as the reconnect policy allows until the run ends. About 60 bytes per client,
 // 400 per metrics interval, 48 per request in flight; 2.5 million events
 // per second (R1 runs at 2.4-7.8 M). TestEstimateIsAnUpperBoundWithinReason
 // checks the events against real runs.
@@ -72,7 +72,11 @@ func EstimateCost(sc *scenario.Scenario) Estimate {
 				per += rest / max(rc.Delay.Seconds()+jw, 1e-3)
 			}
 		}
-		events += 3 * float64(sc.Clients.Count) * per
+		perConnect := 3.0
+		if sc.Network != nil {
+			perConnect += 2 // the hello's arrival and the answer's
+		}
+		events += perConnect * float64(sc.Clients.Count) * per
 	}
 	inflight := rate * attempts * math.Max(sc.Clients.Timeout.Seconds(), 1)
 	bytes := float64(sc.Clients.Count)*bytesPerClient + float64(sc.Intervals())*bytesPerInterval + inflight*48
