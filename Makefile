@@ -149,7 +149,7 @@ experiment-policies: build ## one scenario per policy family on the same outage 
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
 	@echo "updated $(POL_DOC).md"
 
-VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend
+VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook
 
 .PHONY: validate
 validate: ## check the simulator against theory and write docs/validation.md
@@ -195,6 +195,16 @@ experiment-metastable: build ## a retry storm that outlives its trigger (docs/ex
 	./$(BIN) summarize $(MS_OUT)-duration --columns "point,recovered,recovery (s),amplification,success" > $(MS_OUT)-duration-table.md
 	$(call splice,$(MS_DOC).md,$(MS_OUT)-duration-table.md,duration)
 	@echo "updated $(MS_DOC).md"
+
+SRE_DOC := docs/experiments/sre-book
+
+.PHONY: experiment-sre-book
+experiments: experiment-sre-book
+experiment-sre-book: ## the SRE book's examples: K = 2 and 1.1, retry caps and budgets, 3 retries at 3 layers (docs/experiments/sre-book.md)
+	@mkdir -p results/experiments
+	$(GO) test ./sim -count=1 -run 'ThrottleSteadyStateCounting|Layered|SREBook' -args -table $(CURDIR)/results/experiments/sre-book-table.md
+	$(call splice,$(SRE_DOC).md,results/experiments/sre-book-table.md,table)
+	@echo "updated $(SRE_DOC).md"
 
 OCC_DOC := docs/experiments/contention
 OCC_OUT := results/experiments/contention
