@@ -68,9 +68,10 @@ func (m *model) connAnswered(now int64, c, seq uint32, ok bool) {
 		return
 	}
 	done := now - m.connDelay(c, seq, 1) // the same draw as when it was sent
-	if !waiting || m.down {
-		// Given up, or the backend went down while the answer travelled:
-		// the outage closed the new connection (the client tries again).
+	if !waiting || m.lastOutage > done {
+		// Given up, or an outage started while the answer travelled (it
+		// may be over by now): the outage closed the new connection, and
+		// the client tries again.
 		m.held--
 		m.ser.AddHandshakeWasted(done-m.connCost, done)
 		if waiting {

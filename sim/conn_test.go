@@ -304,3 +304,26 @@ func TestHandshakeCrossesTheNetwork(t *testing.T) {
 		})
 	}
 }
+
+// Found by review: an outage that starts and ends while a "connected" is
+// on its way must still close that connection (the backend crashed after
+// the handshake), not only one that is still going on when it arrives.
+func TestShortOutageClosesAConnectionInFlight(t *testing.T) {
+	sc := connScenario(1)
+	sc.Duration = dur(10 * time.Second)
+	sc.Clients.Arrival.TotalRate = 0.1
+	sc.Clients.Connection.ConnectTimeout = dur(5 * time.Second)
+	sc.Clients.Connection.Reconnect = scenario.Reconnect{Policy: "immediate", Delay: dur(time.Second)}
+	sc.Backend.Connections.ConnectCost = dur(10 * time.Millisecond)
+	withNetwork(sc, "constant", 200*time.Millisecond, 0)
+	// connect at 2.000 s, hello at 2.200, handshake done at 2.210, outage
+	// 2.250-2.300, "connected" arrives at 2.410.
+	sc.Faults = []scenario.Fault{
+		{Kind: "disconnect", Start: dur(2 * time.Second), Duration: dur(time.Millisecond), Fraction: 1},
+		{Kind: "outage", Mode: "refuse", Start: dur(2250 * time.Millisecond), Duration: dur(50 * time.Millisecond)},
+	}
+	cs := mustRun(t, sc).Summary.Connections
+	if cs.ConnectsFailed != 1 || cs.ConnectAttempts != 3 || cs.WastedHandshakeWorkerS < 0.0099 || cs.ConnectedAtEnd != 1 {
+		t.Errorf("want the in-flight connection closed (1 failed, a third attempt that connects, 10 ms wasted); got %+v", *cs)
+	}
+}

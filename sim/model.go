@@ -277,31 +277,32 @@ type model struct {
 	reconnectedAll int64 // ... until all were, or -1
 
 	// backend
-	workers   []worker
-	freeW     []uint32
-	busy      int
-	limit     int // workers available now
-	queue     jobRing
-	qlimit    int
-	qtimeout  int64
-	overhead  int64 // rejection work items waiting for a worker
-	backlog   int64 // the most that may wait (backend.accept_backlog)
-	rejCost   int64
-	rejectRA  int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
-	cancel    bool
-	errRate   float64 // share of served attempts answered with an error
-	svcDist   uint8
-	svcMean   float64
-	svcMu     float64 // lognormal parameters
-	svcSigma  float64
-	perConc   int64 // ns of service time added per request in service
-	down      bool  // in an outage
-	blackhole bool
-	faultRA   int64
-	lastQ     int64 // time of the last queue-length change
-	lastCap   int64 // time of the last capacity change
-	occ       bool  // backend.kind occ: one versioned row
-	version   int64 // the row's version (occ)
+	workers    []worker
+	freeW      []uint32
+	busy       int
+	limit      int // workers available now
+	queue      jobRing
+	qlimit     int
+	qtimeout   int64
+	overhead   int64 // rejection work items waiting for a worker
+	backlog    int64 // the most that may wait (backend.accept_backlog)
+	rejCost    int64
+	rejectRA   int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
+	cancel     bool
+	errRate    float64 // share of served attempts answered with an error
+	svcDist    uint8
+	svcMean    float64
+	svcMu      float64 // lognormal parameters
+	svcSigma   float64
+	perConc    int64 // ns of service time added per request in service
+	down       bool  // in an outage
+	lastOutage int64 // when the latest outage started (-1: none yet)
+	blackhole  bool
+	faultRA    int64
+	lastQ      int64 // time of the last queue-length change
+	lastCap    int64 // time of the last capacity change
+	occ        bool  // backend.kind occ: one versioned row
+	version    int64 // the row's version (occ)
 
 	// network (scenario.Network); without one, messages arrive at once
 	net     bool
@@ -360,6 +361,7 @@ func newModel(sc *scenario.Scenario, seed uint64) *model {
 		}
 	}
 	m.occ = sc.Backend.Kind == "occ"
+	m.lastOutage = -1
 	m.prof = newProfile(sc.Clients.Arrival.Profile)
 	for _, g := range sc.Clients.ResolvedGroups() {
 		m.pols = append(m.pols, newCpol(g))

@@ -1056,6 +1056,7 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 	switch f.Kind {
 	case "outage":
 		m.down, m.blackhole, m.faultRA = true, f.Mode == "blackhole", int64(f.RetryAfter)
+		m.lastOutage = now
 		m.capacityChanged(now, 0)
 		// The server dies: work in progress and queued work are lost. With
 		// "refuse" the clients see their connections reset (unavailable);
