@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/throttlesim/throttlesim/sim/layers"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
@@ -57,6 +60,52 @@ func TestSREBookRetryLimits(t *testing.T) {
 			t.Logf("amplification %.4f, success %.4f", amp, *s.SuccessRatio)
 			if !ok {
 				t.Errorf("attempts per request %.4f, want %.4f within 1%%", amp, tc.want)
+			}
+		})
+	}
+}
+
+// The book's 4³ = 64 on a simulated chain of services (sim/layers), as
+// well as composed from single-layer runs (TestLayeredRetryAmplification):
+// 3 layers of 4 attempts above a database that is down, or fails each
+// attempt with probability 0.5; then with a 25 ms timeout at every layer
+// (10 ms database failures), without and with cancellation of abandoned
+// calls. Exact for the deterministic cases; the mean within 4 SE for
+// x = 0.5 (20,000 requests).
+func TestSREBookLayersSimulated(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	base := layers.Config{Layers: 3, Attempts: 4, Requests: 20_000, Gap: 10 * ms, Service: 10 * ms, FailProb: 1, Seed: 1}
+	a := func(p float64) float64 { return 1 + p + p*p + p*p*p }
+	for _, tc := range []struct {
+		name    string
+		mod     func(*layers.Config)
+		theory  float64
+		explain string
+	}{
+		{"database down", func(*layers.Config) {}, 64, "64 (4³)"},
+		{"database failures x=0.5", func(c *layers.Config) { c.FailProb = 0.5 }, a(0.5) * a(math.Pow(0.5, 4)) * a(math.Pow(0.5, 16)), "2.0000 (A(x)·A(x⁴)·A(x¹⁶))"},
+		{"database down, 25 ms timeouts at every layer", func(c *layers.Config) { c.Timeout, c.Gap = 25*ms, time.Second.Nanoseconds() }, 64, "64 (abandoned calls go on)"},
+		{"database down, 25 ms timeouts, abandoned calls cancelled", func(c *layers.Config) {
+			c.Timeout, c.Gap, c.Cancel = 25*ms, time.Second.Nanoseconds(), true
+		}, 12, "12 (4 attempts × 3 database attempts in 25 ms)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.mod(&c)
+			r, err := layers.Run(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs := make([]float64, len(r.PerRequest))
+			for i, n := range r.PerRequest {
+				xs[i] = float64(n)
+			}
+			mean, sd := stat.MeanStdDev(xs, nil)
+			se := sd / math.Sqrt(float64(len(xs)))
+			ok := math.Abs(mean-tc.theory) <= 4*se+1e-9
+			record("3 retries at each of 3 layers, simulated chain, "+tc.name+": database attempts per request", tc.explain, fmt.Sprintf("%.4f ± %.4f (1 SE)", mean, se), "4 SE (exact when SE is 0)", ok)
+			if !ok {
+				t.Errorf("%.4f ± %.4f database attempts per request, want %.4f", mean, se, tc.theory)
 			}
 		})
 	}
