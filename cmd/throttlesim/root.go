@@ -69,7 +69,8 @@ func newRootCmd(e *env) *cobra.Command {
 clients running overload policies — SRE adaptive throttling, retries with
 exponential backoff and jitter, Retry-After and pushback, retry budgets,
 circuit breakers, the AWS adaptive rate limiter, deadlines, reconnect and
-startup jitter — against a capacity-limited backend with outages. It writes
+startup jitter — against a capacity-limited backend with outages, or one
+row under optimistic concurrency, with or without network delay. It writes
 a time series, a summary and charts of server load, local drops, recovery
 time and connections; sweeps compare policies over seeds with confidence
 intervals.
