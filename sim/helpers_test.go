@@ -43,6 +43,11 @@ func withRetry(sc *scenario.Scenario, attempts int, jitter string) *scenario.Sce
 	return sc
 }
 
+func withNetwork(sc *scenario.Scenario, dist string, mean, sd time.Duration) *scenario.Scenario {
+	sc.Network = &scenario.Network{Delay: scenario.Delay{Dist: dist, Mean: dur(mean), SD: dur(sd)}}
+	return sc
+}
+
 func mustRun(t testing.TB, sc *scenario.Scenario) *Result {
 	t.Helper()
 	res, err := Run(context.Background(), sc, Options{})

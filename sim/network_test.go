@@ -12,11 +12,6 @@ import (
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
-func withNetwork(sc *scenario.Scenario, dist string, mean, sd time.Duration) *scenario.Scenario {
-	sc.Network = &scenario.Network{Delay: scenario.Delay{Dist: dist, Mean: dur(mean), SD: dur(sd)}}
-	return sc
-}
-
 // A constant one-way delay d adds exactly 2d to every request's latency
 // and shifts the backend's arrivals by d, so the backend is still M/M/1:
 // the sojourn time of FCFS M/M/1 is Exp(μ − λ), whose q-quantile is

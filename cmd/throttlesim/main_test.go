@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/internal/testfs"
 )
 
 // tinyScenario runs in a few milliseconds: 50 clients for 20 simulated
@@ -76,20 +78,6 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ns []string
-	for _, e := range es {
-		ns = append(ns, e.Name())
-	}
-	sort.Strings(ns)
-	return ns
-}
-
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -97,16 +85,6 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// snapshot is every file of a folder, by name, with its content.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	for _, n := range dirNames(t, dir) {
-		m[n] = string(readFile(t, filepath.Join(dir, n)))
-	}
-	return m
 }
 
 func TestVersion(t *testing.T) {
@@ -281,10 +259,10 @@ func TestRunQuiet(t *testing.T) {
 	}
 	want := append([]string{"summary.json", "timeseries.csv"}, chartFiles...)
 	sort.Strings(want)
-	if got := dirNames(t, out); !reflect.DeepEqual(got, want) {
+	if got := testfs.Names(t, out); !reflect.DeepEqual(got, want) {
 		t.Errorf("results folder: got %q, want %q", got, want)
 	}
-	if got := dirNames(t, dir); !reflect.DeepEqual(got, []string{"out", "tiny.yaml"}) {
+	if got := testfs.Names(t, dir); !reflect.DeepEqual(got, []string{"out", "tiny.yaml"}) {
 		t.Errorf("folder holding the results: got %q, want only out and tiny.yaml (no temporary folder)", got)
 	}
 
@@ -383,7 +361,7 @@ func TestRunNoCharts(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit code: got %d, want 0 (stderr %q)", r.code, r.stderr)
 	}
-	if got, want := dirNames(t, out), []string{"summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
+	if got, want := testfs.Names(t, out), []string{"summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("results folder: got %q, want %q", got, want)
 	}
 }
@@ -398,7 +376,7 @@ func TestRunDefaultOut(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit code: got %d, want 0 (stderr %q)", r.code, r.stderr)
 	}
-	if got, want := dirNames(t, filepath.Join(dir, "results", "tiny")), []string{"summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
+	if got, want := testfs.Names(t, filepath.Join(dir, "results", "tiny")), []string{"summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("results/tiny: got %q, want %q", got, want)
 	}
 }
@@ -530,7 +508,7 @@ func TestFailedRunKeepsResults(t *testing.T) {
 	if r := runCLI(t, "run", "-q", good, "--out", out); r.code != 0 {
 		t.Fatalf("first run: exit code got %d, want 0 (stderr %q)", r.code, r.stderr)
 	}
-	before := snapshot(t, out)
+	before := testfs.Tree(t, out)
 
 	tests := []struct {
 		name string
@@ -548,10 +526,10 @@ func TestFailedRunKeepsResults(t *testing.T) {
 			if r.code != tc.code {
 				t.Errorf("exit code: got %d, want %d", r.code, tc.code)
 			}
-			if after := snapshot(t, out); !reflect.DeepEqual(after, before) {
+			if after := testfs.Tree(t, out); !reflect.DeepEqual(after, before) {
 				t.Errorf("results folder after a failed run: changed, want it untouched")
 			}
-			if got, want := dirNames(t, dir), []string{"bad.yaml", "out", "tiny.yaml"}; !reflect.DeepEqual(got, want) {
+			if got, want := testfs.Names(t, dir), []string{"bad.yaml", "out", "tiny.yaml"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("folder: got %q, want %q", got, want)
 			}
 		})
@@ -611,7 +589,7 @@ backend:
 	if !strings.Contains(r.stderr, "interrupted; the partial result (status \"incomplete\") is in "+out+".incomplete") {
 		t.Errorf("stderr: got %q, want it to name %s.incomplete", r.stderr, out)
 	}
-	if got := snapshot(t, out); !reflect.DeepEqual(got, map[string]string{"summary.json": "previous"}) {
+	if got := testfs.Tree(t, out); !reflect.DeepEqual(got, map[string]string{".": "<dir>", "summary.json": "previous"}) {
 		t.Errorf("previous results: got %q, want them untouched", got)
 	}
 	var doc struct {

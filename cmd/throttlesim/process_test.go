@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/throttlesim/throttlesim/internal/testfs"
 )
 
 // TestMain lets the tests run the real program in a child process: the test
@@ -106,7 +108,7 @@ func TestKillLeavesNoTruncatedFile(t *testing.T) {
 	if r := runCLI(t, "run", file, "-q", "--out", out); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	want := treeBytes(t, out)
+	want := testfs.Tree(t, out)
 	r := rand.New(rand.NewPCG(7, 7))
 	for i := 0; i < 12; i++ {
 		cmd := child(t, nil, "run", file, "-q", "--out", out)
@@ -116,7 +118,7 @@ func TestKillLeavesNoTruncatedFile(t *testing.T) {
 		time.Sleep(time.Duration(r.IntN(200)) * time.Millisecond) // a run takes ~150 ms
 		cmd.Process.Kill()
 		cmd.Wait()
-		got := treeBytes(t, out)
+		got := testfs.Tree(t, out)
 		// Same scenario and seed: a finished run writes the same bytes, an
 		// unfinished one must have left the old folder as it was.
 		sameTree(t, "after SIGKILL", want, got)
@@ -138,25 +140,25 @@ func TestSameBytesWhateverGOMAXPROCS(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := writeFile(t, dir, "s.yaml", tinyScenario)
-	var trees []map[string][]byte
+	var trees []map[string]string
 	for _, procs := range []string{"1", "2"} {
 		out := filepath.Join(dir, "p"+procs)
 		cmd := child(t, []string{"GOMAXPROCS=" + procs}, "run", file, "-q", "--no-charts", "--out", out)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("GOMAXPROCS=%s: %v\n%s", procs, err, b)
 		}
-		trees = append(trees, treeBytes(t, out))
+		trees = append(trees, testfs.Tree(t, out))
 	}
 	sameTree(t, "GOMAXPROCS 1 vs 2", trees[0], trees[1])
 	// A sweep spreads runs over goroutines: still the same bytes.
-	var sweeps []map[string][]byte
+	var sweeps []map[string]string
 	for _, procs := range []string{"1", "2"} {
 		out := filepath.Join(dir, "s"+procs)
 		cmd := child(t, []string{"GOMAXPROCS=" + procs}, "sweep", file, "-q", "--vary", "clients.throttle.k=1.5,3", "--seeds", "2", "--out", out)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("sweep GOMAXPROCS=%s: %v\n%s", procs, err, b)
 		}
-		sweeps = append(sweeps, treeBytes(t, out))
+		sweeps = append(sweeps, testfs.Tree(t, out))
 	}
 	sameTree(t, "sweep GOMAXPROCS 1 vs 2", sweeps[0], sweeps[1])
 }

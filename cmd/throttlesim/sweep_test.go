@@ -3,32 +3,15 @@ package main
 import (
 	"bytes"
 	"image/png"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/internal/testfs"
 )
 
-func treeBytes(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	m := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		m[rel] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func sameTree(t *testing.T, what string, a, b map[string][]byte) {
+func sameTree(t *testing.T, what string, a, b map[string]string) {
 	t.Helper()
 	if len(a) != len(b) {
 		t.Errorf("%s: %d files vs %d", what, len(a), len(b))
@@ -36,7 +19,7 @@ func sameTree(t *testing.T, what string, a, b map[string][]byte) {
 	for n, x := range a {
 		if y, ok := b[n]; !ok {
 			t.Errorf("%s: %s missing", what, n)
-		} else if !bytes.Equal(x, y) {
+		} else if x != y {
 			t.Errorf("%s: %s differs", what, n)
 		}
 	}
@@ -68,7 +51,7 @@ func TestSweepShardsMergeToTheSameBytes(t *testing.T) {
 	if r := runCLI(t, append([]string{"merge", "--out", merged}, shards...)...); r.code != 0 {
 		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
 	}
-	sameTree(t, "merged vs unsharded", treeBytes(t, whole), treeBytes(t, merged))
+	sameTree(t, "merged vs unsharded", testfs.Tree(t, whole), testfs.Tree(t, merged))
 
 	// A missing shard is an error naming a missing run.
 	if r := runCLI(t, "merge", "--out", filepath.Join(dir, "m2"), shards[0], shards[1]); r.code != 1 || !strings.Contains(r.stderr, "in none of the shards") {
@@ -79,7 +62,7 @@ func TestSweepShardsMergeToTheSameBytes(t *testing.T) {
 	if r := runCLI(t, "sweep", file, "--vary", vary, "--seeds", "2", "-j", "1", "--out", one, "-q"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	sameTree(t, "--jobs 1 vs 2", treeBytes(t, whole), treeBytes(t, one))
+	sameTree(t, "--jobs 1 vs 2", testfs.Tree(t, whole), testfs.Tree(t, one))
 }
 
 func TestSweepUsageErrors(t *testing.T) {

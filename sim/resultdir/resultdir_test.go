@@ -9,51 +9,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/internal/testfs"
 )
-
-// snapshot is every file of a folder tree, by relative path, with its
-// content (folders as "<dir>").
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			m[rel] = "<dir>"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		m[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ns []string
-	for _, e := range es {
-		ns = append(ns, e.Name())
-	}
-	sort.Strings(ns)
-	return ns
-}
 
 // noLeftovers fails if parent holds anything but the names in want.
 func noLeftovers(t *testing.T, parent string, want ...string) {
 	t.Helper()
 	sort.Strings(want)
-	if got := names(t, parent); !reflect.DeepEqual(got, want) {
+	if got := testfs.Names(t, parent); !reflect.DeepEqual(got, want) {
 		t.Errorf("entries of %s: got %q, want %q (no temporary folders left behind)", parent, got, want)
 	}
 }
@@ -70,7 +34,7 @@ func TestWrite(t *testing.T) {
 		t.Fatalf("Write: got error %v, want nil", err)
 	}
 	want := map[string]string{".": "<dir>", "timeseries.csv": "t_s,x\n0,1\n", "empty.txt": "", "summary.json": `{"a":1}`}
-	if got := snapshot(t, dir); !reflect.DeepEqual(got, want) {
+	if got := testfs.Tree(t, dir); !reflect.DeepEqual(got, want) {
 		t.Errorf("folder content: got %q, want %q", got, want)
 	}
 	noLeftovers(t, parent, "out")
@@ -101,7 +65,7 @@ func TestWriteNoFiles(t *testing.T) {
 	if err := Write(dir, nil); err != nil {
 		t.Fatalf("Write: got error %v, want nil", err)
 	}
-	if got := names(t, dir); len(got) != 0 {
+	if got := testfs.Names(t, dir); len(got) != 0 {
 		t.Errorf("folder content: got %q, want empty", got)
 	}
 }
@@ -127,7 +91,7 @@ func TestWriteReplaces(t *testing.T) {
 		t.Fatalf("Write over an existing folder: got error %v, want nil", err)
 	}
 	want := map[string]string{".": "<dir>", "timeseries.csv": "new"}
-	if got := snapshot(t, dir); !reflect.DeepEqual(got, want) {
+	if got := testfs.Tree(t, dir); !reflect.DeepEqual(got, want) {
 		t.Errorf("folder content: got %q, want %q", got, want)
 	}
 	noLeftovers(t, parent, "out")
@@ -154,7 +118,7 @@ func TestWriteFailureKeepsPrevious(t *testing.T) {
 			if err := Write(dir, []File{{Name: "timeseries.csv", Data: []byte("previous")}, {Name: "summary.json", Data: []byte("{}")}}); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, dir)
+			before := testfs.Tree(t, dir)
 			err := Write(dir, tc.files)
 			if err == nil {
 				t.Fatalf("Write(%q): got nil, want an error", tc.files)
@@ -162,7 +126,7 @@ func TestWriteFailureKeepsPrevious(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error: got %q, want it to contain %q", err, tc.msg)
 			}
-			if after := snapshot(t, dir); !reflect.DeepEqual(after, before) {
+			if after := testfs.Tree(t, dir); !reflect.DeepEqual(after, before) {
 				t.Errorf("previous folder after a failed Write: got %q, want it unchanged %q", after, before)
 			}
 			noLeftovers(t, parent, "out")
