@@ -1,9 +1,64 @@
 package sim
 
 import (
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
+
+// conns is the clients' side of persistent connections; without
+// clients.connection, on is false and the slices are nil.
+type conns struct {
+	on        bool
+	state     []uint8
+	fail      []uint16 // consecutive failed connection attempts
+	seq       []uint32 // changes on every connection state change: stale events
+	prev      []int64  // previous reconnect wait (decorrelated jitter only)
+	connected int      // clients connected (as the clients see it)
+	timeout   int64
+	rc        policy.Reconnect
+	// reconnect tracking: when 99% of the fleet is connected again after the
+	// last connection-closing fault
+	faultEnd       int64
+	reconnected    int64 // ns after faultEnd until 99% were connected, or -1
+	reconnectedAll int64 // ... until all were, or -1
+}
+
+// Connection states of a client.
+const (
+	csIdle       uint8 = iota // not started yet, or no connection model
+	csWaiting                 // disconnected, a connection attempt is scheduled
+	csConnecting              // handshake in flight
+	csConnected
+)
+
+func (cn *conns) init(sc *scenario.Scenario) error {
+	c := sc.Clients.Connection
+	if c == nil {
+		return nil
+	}
+	rc, err := buildReconnect(c.Reconnect)
+	if err != nil {
+		return err
+	}
+	n := sc.Clients.Count
+	cn.on = true
+	cn.state = make([]uint8, n)
+	cn.fail = make([]uint16, n)
+	cn.seq = make([]uint32, n)
+	cn.timeout = int64(c.ConnectTimeout)
+	cn.rc = rc
+	if rc.Backoff.Jitter == policy.Decorrelated {
+		cn.prev = make([]int64, n)
+	}
+	cn.reconnected, cn.reconnectedAll = -1, -1
+	for _, f := range sc.Faults {
+		if f.Kind == scenario.FaultOutage || f.Kind == scenario.FaultDisconnect {
+			cn.faultEnd = max(cn.faultEnd, int64(f.End()))
+		}
+	}
+	return nil
+}
 
 // Persistent connections (clients.connection): a client sends requests
 // only while connected. Losing the connection (an outage, a disconnect
@@ -20,17 +75,17 @@ import (
 
 // connect starts a connection attempt of client c.
 func (m *model) connect(now int64, c uint32) {
-	m.cstate[c] = csConnecting
-	m.cseq[c]++
-	seq := m.cseq[c]
-	m.row(now).ConnectAttempts++
-	if m.net {
+	m.cn.state[c] = csConnecting
+	m.cn.seq[c]++
+	seq := m.cn.seq[c]
+	m.mt.row(now).ConnectAttempts++
+	if m.net.on {
 		m.q.Schedule(m.after(now, m.connDelay(c, seq, 0)), evConnArrive, c, seq)
 	} else {
 		m.connectArrive(now, c, seq)
 	}
-	if m.cstate[c] == csConnecting && m.cseq[c] == seq {
-		m.q.Schedule(m.after(now, m.connTimeout), evConnectTimeout, c, seq)
+	if m.cn.state[c] == csConnecting && m.cn.seq[c] == seq {
+		m.q.Schedule(m.after(now, m.cn.timeout), evConnectTimeout, c, seq)
 	}
 }
 
@@ -45,12 +100,12 @@ func (m *model) connDelay(c, seq uint32, dir uint64) int64 {
 // attempt when the client gets it while still waiting (one that gave up
 // first has counted as a connect timeout).
 func (m *model) connRefused(now int64, c, seq uint32) {
-	if m.net {
+	if m.net.on {
 		m.q.Schedule(m.after(now, m.connDelay(c, seq, 1)), evConnRefused, c, seq)
 		return
 	}
-	if m.cstate[c] == csConnecting && m.cseq[c] == seq {
-		m.row(now).ConnectsFailed++
+	if m.cn.state[c] == csConnecting && m.cn.seq[c] == seq {
+		m.mt.row(now).ConnectsFailed++
 		m.connectFailed(now, c)
 	}
 }
@@ -59,53 +114,53 @@ func (m *model) connRefused(now int64, c, seq uint32) {
 // network. A success the client still waits for connects it; the work of
 // one it gave up on (its connect timeout came first) is wasted.
 func (m *model) connAnswered(now int64, c, seq uint32, ok bool) {
-	waiting := m.cstate[c] == csConnecting && m.cseq[c] == seq
+	waiting := m.cn.state[c] == csConnecting && m.cn.seq[c] == seq
 	if !ok {
 		if waiting {
-			m.row(now).ConnectsFailed++
+			m.mt.row(now).ConnectsFailed++
 			m.connectFailed(now, c)
 		}
 		return
 	}
 	done := now - m.connDelay(c, seq, 1) // the same draw as when it was sent
-	if !waiting || m.lastOutage > done {
+	if !waiting || m.be.lastOutage > done {
 		// Given up, or an outage started while the answer travelled (it
 		// may be over by now): the outage closed the new connection, and
 		// the client tries again.
-		m.held--
-		m.ser.AddHandshakeWasted(done-m.connCost, done)
+		m.be.held--
+		m.be.ser.AddHandshakeWasted(done-m.be.connCost, done)
 		if waiting {
-			m.row(now).ConnectsFailed++
+			m.mt.row(now).ConnectsFailed++
 			m.connectFailed(now, c)
 		}
 		return
 	}
-	m.ser.AddHandshakeUseful(done-m.connCost, done)
+	m.be.ser.AddHandshakeUseful(done-m.be.connCost, done)
 	m.connected1(now, c)
 }
 
 // connectArrive is the backend receiving a handshake.
 func (m *model) connectArrive(now int64, c, seq uint32) {
-	row := m.row(now)
-	if m.down {
-		if !m.blackhole {
+	row := m.mt.row(now)
+	if m.be.down {
+		if !m.be.blackhole {
 			m.connRefused(now, c, seq)
 		}
 		return
 	}
 	row.ConnectsRcvd++
-	if m.connLimit > 0 && m.held >= m.connLimit {
+	if m.be.connLimit > 0 && m.be.held >= m.be.connLimit {
 		m.refuseConnect(now, c, seq)
 		return
 	}
-	if m.busy < m.limit {
-		w := m.takeWorker()
+	if m.be.busy < m.be.limit {
+		w := m.be.takeWorker()
 		m.handshakeOn(now, w, c, seq)
 		return
 	}
-	if m.queue.n < m.qlimit {
-		m.queueChanged(now)
-		m.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: m.connCost})
+	if m.be.queue.n < m.be.qlimit {
+		m.be.queueChanged(now)
+		m.be.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: m.be.connCost})
 		return
 	}
 	m.refuseConnect(now, c, seq)
@@ -115,7 +170,7 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 // price of a rejection; with the accept backlog full it goes unanswered and
 // the client times out.
 func (m *model) refuseConnect(now int64, c, seq uint32) {
-	row := m.row(now)
+	row := m.mt.row(now)
 	if !m.chargeReject(now) {
 		row.ConnectsUnanswered++
 		return
@@ -124,16 +179,16 @@ func (m *model) refuseConnect(now int64, c, seq uint32) {
 }
 
 func (m *model) handshakeOn(now int64, w, c, seq uint32) {
-	wk := &m.workers[w]
+	wk := &m.be.workers[w]
 	wk.start, wk.slot, wk.token, wk.kind = now, c, seq, wkHandshake
-	m.q.Schedule(m.after(now, m.connCost), evWorkerDone, w, wk.gen)
+	m.q.Schedule(m.after(now, m.be.connCost), evWorkerDone, w, wk.gen)
 }
 
 // startHandshake gives a queued handshake to worker w; false when the job
 // was skipped (its client has given up and cancel_timed_out is set).
 func (m *model) startHandshake(now int64, w uint32, j job) bool {
 	c := j.slot &^ handshakeFlag
-	if m.cancel && !(m.cstate[c] == csConnecting && m.cseq[c] == j.token) {
+	if m.be.cancel && !(m.cn.state[c] == csConnecting && m.cn.seq[c] == j.token) {
 		return false // skipped: its client gave up (already counted as a connect timeout)
 	}
 	m.handshakeOn(now, w, c, j.token)
@@ -142,43 +197,43 @@ func (m *model) startHandshake(now int64, w uint32, j job) bool {
 
 // handshakeDone is the backend finishing a handshake that started at start.
 func (m *model) handshakeDone(now int64, c, seq uint32, start int64) {
-	if m.cstate[c] != csConnecting || m.cseq[c] != seq {
-		m.ser.AddHandshakeWasted(start, now) // the client gave up: wasted
+	if m.cn.state[c] != csConnecting || m.cn.seq[c] != seq {
+		m.be.ser.AddHandshakeWasted(start, now) // the client gave up: wasted
 		return
 	}
-	if m.connLimit > 0 && m.held >= m.connLimit {
-		m.ser.AddHandshakeWasted(start, now)
+	if m.be.connLimit > 0 && m.be.held >= m.be.connLimit {
+		m.be.ser.AddHandshakeWasted(start, now)
 		m.connRefused(now, c, seq)
 		return
 	}
-	m.held++
-	if m.net { // the client learns when the answer arrives (connAnswered)
+	m.be.held++
+	if m.net.on { // the client learns when the answer arrives (connAnswered)
 		m.q.Schedule(m.after(now, m.connDelay(c, seq, 1)), evConnOK, c, seq)
 		return
 	}
-	m.ser.AddHandshakeUseful(start, now)
+	m.be.ser.AddHandshakeUseful(start, now)
 	m.connected1(now, c)
 }
 
 // connected1 is client c connected: it may send again.
 func (m *model) connected1(now int64, c uint32) {
-	m.row(now).ConnectsOK++
-	m.cstate[c] = csConnected
-	m.cseq[c]++
-	m.cfail[c] = 0
-	if m.cprev != nil {
-		m.cprev[c] = 0
+	m.mt.row(now).ConnectsOK++
+	m.cn.state[c] = csConnected
+	m.cn.seq[c]++
+	m.cn.fail[c] = 0
+	if m.cn.prev != nil {
+		m.cn.prev[c] = 0
 	}
-	m.connected++
+	m.cn.connected++
 	m.checkReconnected(now)
-	if m.once && m.ord[c] == 0 {
+	if m.cl.once && m.cl.ord[c] == 0 {
 		m.q.Schedule(now, evArrival, c, 0) // its one request, now that it can send it
 	}
 }
 
 // handshakeLost: an outage killed the handshake of client c.
 func (m *model) handshakeLost(now int64, c, seq uint32) {
-	if m.blackhole || m.cstate[c] != csConnecting || m.cseq[c] != seq {
+	if m.be.blackhole || m.cn.state[c] != csConnecting || m.cn.seq[c] != seq {
 		return // blackhole: the client times out
 	}
 	m.connRefused(now, c, seq)
@@ -186,21 +241,21 @@ func (m *model) handshakeLost(now int64, c, seq uint32) {
 
 // connectFailed schedules the next attempt after a failed one.
 func (m *model) connectFailed(now int64, c uint32) {
-	m.cstate[c] = csWaiting
-	m.cseq[c]++
-	if m.cfail[c] < 1<<16-1 {
-		m.cfail[c]++
+	m.cn.state[c] = csWaiting
+	m.cn.seq[c]++
+	if m.cn.fail[c] < 1<<16-1 {
+		m.cn.fail[c]++
 	}
 	var prev int64
-	if m.cprev != nil {
-		prev = m.cprev[c]
+	if m.cn.prev != nil {
+		prev = m.cn.prev[c]
 	}
 	u, uw := m.reconnectDraws(c)
-	d := max(m.rc.AfterFailure(int(m.cfail[c]), prev, u, uw), minReconnectWait)
-	if m.cprev != nil {
-		m.cprev[c] = d
+	d := max(m.cn.rc.AfterFailure(int(m.cn.fail[c]), prev, u, uw), minReconnectWait)
+	if m.cn.prev != nil {
+		m.cn.prev[c] = d
 	}
-	m.q.Schedule(m.after(now, d), evConnect, c, m.cseq[c])
+	m.q.Schedule(m.after(now, d), evConnect, c, m.cn.seq[c])
 }
 
 // minReconnectWait is the shortest wait between two connection attempts of
@@ -213,31 +268,31 @@ const minReconnectWait = int64(1e6) // 1 ms
 // every state change).
 func (m *model) reconnectDraws(c uint32) (u, uw float64) {
 	key := m.src.Key(rng.Reconnect, uint64(c))
-	n := uint64(m.cseq[c])
+	n := uint64(m.cn.seq[c])
 	return rng.Float64(key, n), rng.Float64(key, n|1<<63)
 }
 
 // disconnect closes client c's connection and schedules the first
 // reconnect attempt.
 func (m *model) disconnect(now int64, c uint32) {
-	m.connected--
-	m.held--
-	m.cstate[c] = csWaiting
-	m.cseq[c]++
-	m.cfail[c] = 0
-	if m.cprev != nil {
-		m.cprev[c] = 0
+	m.cn.connected--
+	m.be.held--
+	m.cn.state[c] = csWaiting
+	m.cn.seq[c]++
+	m.cn.fail[c] = 0
+	if m.cn.prev != nil {
+		m.cn.prev[c] = 0
 	}
 	_, uw := m.reconnectDraws(c)
-	m.row(now).Disconnects++
-	m.q.Schedule(m.after(now, m.rc.First(uw)), evConnect, c, m.cseq[c])
+	m.mt.row(now).Disconnects++
+	m.q.Schedule(m.after(now, m.cn.rc.First(uw)), evConnect, c, m.cn.seq[c])
 }
 
 // disconnectFault closes each connection with probability f.Fraction.
 func (m *model) disconnectFault(now int64, f scenario.Fault) {
 	key := m.src.Key(rng.Fault, uint64(f.Start))
-	for c := range m.cstate {
-		if m.cstate[c] == csConnected && rng.Float64(key, uint64(c)) < f.Fraction {
+	for c := range m.cn.state {
+		if m.cn.state[c] == csConnected && rng.Float64(key, uint64(c)) < f.Fraction {
 			m.disconnect(now, uint32(c))
 		}
 	}
@@ -246,13 +301,13 @@ func (m *model) disconnectFault(now int64, f scenario.Fault) {
 // checkReconnected records when 99% and when all of the fleet are
 // connected again after the last connection-closing fault.
 func (m *model) checkReconnected(now int64) {
-	if !m.conn || m.reconnectedAll >= 0 || now < m.connFaultEnd || m.connFaultEnd == 0 {
+	if !m.cn.on || m.cn.reconnectedAll >= 0 || now < m.cn.faultEnd || m.cn.faultEnd == 0 {
 		return
 	}
-	if m.reconnected < 0 && m.connected*100 >= 99*len(m.cstate) {
-		m.reconnected = now - m.connFaultEnd
+	if m.cn.reconnected < 0 && m.cn.connected*100 >= 99*len(m.cn.state) {
+		m.cn.reconnected = now - m.cn.faultEnd
 	}
-	if m.connected == len(m.cstate) {
-		m.reconnectedAll = now - m.connFaultEnd
+	if m.cn.connected == len(m.cn.state) {
+		m.cn.reconnectedAll = now - m.cn.faultEnd
 	}
 }

@@ -169,7 +169,7 @@ func TestStartupModes(t *testing.T) {
 		{scenario.Startup{Mode: "uniform", Window: dur(50 * time.Second), Batches: 1}, 20, 50},
 		{scenario.Startup{Mode: "ramp", Window: dur(50 * time.Second), Batches: 10}, 100, 46},
 	} {
-		t.Run(tc.st.Mode, func(t *testing.T) {
+		t.Run(string(tc.st.Mode), func(t *testing.T) {
 			sc := connScenario(1000)
 			sc.Faults = nil
 			sc.Clients.Startup = tc.st

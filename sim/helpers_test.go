@@ -38,13 +38,13 @@ func withRetry(sc *scenario.Scenario, attempts int, jitter string) *scenario.Sce
 	r := &scenario.Retry{}
 	scenario.SetDefaults(r)
 	r.MaxAttempts = attempts
-	r.Backoff.Jitter = jitter
+	r.Backoff.Jitter = scenario.Jitter(jitter)
 	sc.Clients.Retry = r
 	return sc
 }
 
 func withNetwork(sc *scenario.Scenario, dist string, mean, sd time.Duration) *scenario.Scenario {
-	sc.Network = &scenario.Network{Delay: scenario.Delay{Dist: dist, Mean: dur(mean), SD: dur(sd)}}
+	sc.Network = &scenario.Network{Delay: scenario.Delay{Dist: scenario.DelayDist(dist), Mean: dur(mean), SD: dur(sd)}}
 	return sc
 }
 

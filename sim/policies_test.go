@@ -51,7 +51,7 @@ func TestPushbackExactly(t *testing.T) {
 			sc := withRetry(small(), 3, "none")
 			sc.Clients.Count = 1
 			sc.Clients.Arrival.TotalRate = 0.2
-			sc.Clients.Retry.RetryAfterMode = mode
+			sc.Clients.Retry.RetryAfterMode = scenario.RetryAfterMode(mode)
 			sc.Clients.Retry.Backoff.Base = dur(5 * time.Second)
 			sc.Clients.Retry.Backoff.Cap = dur(5 * time.Second)
 			sc.Faults[0].RetryAfter = dur(time.Second)
@@ -213,7 +213,7 @@ func TestRetryBudgetsCapAmplification(t *testing.T) {
 			sc := base()
 			b := &scenario.Budget{}
 			scenario.SetDefaults(b)
-			b.Kind = kind
+			b.Kind = scenario.BudgetKind(kind)
 			sc.Clients.Retry.Budget = b
 			s := mustRun(t, sc).Summary
 			amp := *s.Amplification

@@ -80,7 +80,7 @@ func schemaOf(t reflect.Type) map[string]any {
 				name = f.Name
 			}
 			ps := schemaOf(f.Type)
-			if e := f.Tag.Get("enum"); e != "" {
+			if e := scenario.EnumOf(f); e != "" {
 				var vals []any
 				for _, v := range strings.Split(e, ",") {
 					vals = append(vals, v)

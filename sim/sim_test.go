@@ -230,23 +230,27 @@ func TestLoadProfileStep(t *testing.T) {
 // client, 58% of them failed by stale timeouts).
 func TestSlotRetiredBeforeItsGenerationWraps(t *testing.T) {
 	sc := small()
-	m := newModel(sc, 1)
+	m, err := newModel(sc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &m.cl
 	var slot uint32
 	tokens := map[uint32]bool{}
 	for i := 0; i < 1<<24; i++ {
-		got := m.alloc()
+		got := cl.alloc()
 		if i == 0 {
 			slot = got
 		} else if got != slot {
 			t.Fatalf("reuse %d: got slot %d, want %d", i, got, slot)
 		}
-		m.reqs[slot].attempt = 1
+		cl.reqs[slot].attempt = 1
 		if i < 4 || i >= 1<<24-4 {
-			tokens[m.reqs[slot].token()] = true
+			tokens[cl.reqs[slot].token()] = true
 		}
-		m.release(slot)
+		cl.release(slot)
 	}
-	if got := m.alloc(); got == slot {
+	if got := cl.alloc(); got == slot {
 		t.Fatalf("slot %d reused after 2^24 generations: its tokens start over", slot)
 	}
 	if len(tokens) != 8 {

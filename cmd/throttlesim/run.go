@@ -271,16 +271,16 @@ func chartInput(res *sim.Result) plots.Input {
 		in.Faults = append(in.Faults, plots.Fault{Start: start, End: end, Label: "load spike"})
 	}
 	for _, f := range sc.Faults {
-		label := f.Kind
+		label := string(f.Kind)
 		switch f.Kind {
-		case "outage":
-			label = "outage (" + f.Mode + ")"
-		case "capacity":
+		case scenario.FaultOutage:
+			label = "outage (" + string(f.Mode) + ")"
+		case scenario.FaultCapacity:
 			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
-		case "disconnect":
+		case scenario.FaultDisconnect:
 			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
 		}
-		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == "outage"})
+		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
 	}
 	return in
 }

@@ -246,7 +246,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		f := t.Field(idx)
-		d.decode(val, v.Field(idx), fp, f.Tag.Get("enum"))
+		d.decode(val, v.Field(idx), fp, EnumOf(f))
 	}
 }
 
@@ -387,4 +387,20 @@ func sortErrors(es Errors) {
 		}
 		return a3 < b3
 	})
+}
+
+var enumerated = reflect.TypeFor[Enumerated]()
+
+// EnumOf is the comma-separated list of the values field f accepts: its
+// type's names table when it is a named kind (or a pointer to one), else
+// its enum tag (lists of outcomes), else "".
+func EnumOf(f reflect.StructField) string {
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(enumerated) {
+		return strings.Join(reflect.Zero(t).Interface().(Enumerated).Names(), ",")
+	}
+	return f.Tag.Get("enum")
 }

@@ -181,20 +181,20 @@ func (c *Clients) ResolvedGroups() []GroupSpec {
 // succeed) or "resilience4j" (trip at a 50% failure rate over the last 100
 // calls once 100 were seen, open 60 s, 10 probes judged by the same rate).
 type Breaker struct {
-	Style               string   `yaml:"style" json:"style" enum:"gobreaker,resilience4j"`
-	Trip                string   `yaml:"trip" json:"trip" enum:"consecutive,rate"`
-	ConsecutiveFailures int      `yaml:"consecutive_failures" json:"consecutive_failures"`
-	FailureRate         float64  `yaml:"failure_rate" json:"failure_rate"`
-	MinCalls            int      `yaml:"min_calls" json:"min_calls"`
-	WindowCalls         int      `yaml:"window_calls" json:"window_calls"`
-	Window              Duration `yaml:"window" json:"window"`
-	WindowBuckets       int      `yaml:"window_buckets" json:"window_buckets"`
-	OpenDuration        Duration `yaml:"open_duration" json:"open_duration"`
-	OpenBackoff         float64  `yaml:"open_backoff" json:"open_backoff"`
-	MaxOpenDuration     Duration `yaml:"max_open_duration" json:"max_open_duration"`
-	OpenJitter          float64  `yaml:"open_jitter" json:"open_jitter"`
-	HalfOpenProbes      int      `yaml:"half_open_probes" json:"half_open_probes"`
-	HalfOpenRule        string   `yaml:"half_open_rule" json:"half_open_rule" enum:"all-succeed,rate"`
+	Style               BreakerStyle `yaml:"style" json:"style"`
+	Trip                BreakerTrip  `yaml:"trip" json:"trip"`
+	ConsecutiveFailures int          `yaml:"consecutive_failures" json:"consecutive_failures"`
+	FailureRate         float64      `yaml:"failure_rate" json:"failure_rate"`
+	MinCalls            int          `yaml:"min_calls" json:"min_calls"`
+	WindowCalls         int          `yaml:"window_calls" json:"window_calls"`
+	Window              Duration     `yaml:"window" json:"window"`
+	WindowBuckets       int          `yaml:"window_buckets" json:"window_buckets"`
+	OpenDuration        Duration     `yaml:"open_duration" json:"open_duration"`
+	OpenBackoff         float64      `yaml:"open_backoff" json:"open_backoff"`
+	MaxOpenDuration     Duration     `yaml:"max_open_duration" json:"max_open_duration"`
+	OpenJitter          float64      `yaml:"open_jitter" json:"open_jitter"`
+	HalfOpenProbes      int          `yaml:"half_open_probes" json:"half_open_probes"`
+	HalfOpenRule        HalfOpenRule `yaml:"half_open_rule" json:"half_open_rule"`
 	// FailureOutcomes are the answers that count as failures; any other
 	// answer counts as a success.
 	FailureOutcomes []string `yaml:"failure_outcomes" json:"failure_outcomes" enum:"rejected,timeout,unavailable,error"`
@@ -218,9 +218,9 @@ type RateLimiter struct {
 // over Window, like a rolling deploy). A client issues no requests before
 // its start.
 type Startup struct {
-	Mode    string   `yaml:"mode" json:"mode" enum:"immediate,uniform,ramp"`
-	Window  Duration `yaml:"window" json:"window"`
-	Batches int      `yaml:"batches" json:"batches"`
+	Mode    StartupMode `yaml:"mode" json:"mode"`
+	Window  Duration    `yaml:"window" json:"window"`
+	Batches int         `yaml:"batches" json:"batches"`
 }
 
 // Connection is the clients' persistent connection and how they get it
@@ -239,10 +239,10 @@ type Connection struct {
 // failures ("backoff"). Every attempt also waits U(0, JitterWindow). The
 // backoff resets after a successful connection.
 type Reconnect struct {
-	Policy       string   `yaml:"policy" json:"policy" enum:"immediate,fixed,backoff"`
-	Delay        Duration `yaml:"delay" json:"delay"`
-	Backoff      Backoff  `yaml:"backoff" json:"backoff"`
-	JitterWindow Duration `yaml:"jitter_window" json:"jitter_window"`
+	Policy       ReconnectPolicy `yaml:"policy" json:"policy"`
+	Delay        Duration        `yaml:"delay" json:"delay"`
+	Backoff      Backoff         `yaml:"backoff" json:"backoff"`
+	JitterWindow Duration        `yaml:"jitter_window" json:"jitter_window"`
 }
 
 // Arrival is the open-loop arrival process of application requests:
@@ -250,7 +250,7 @@ type Reconnect struct {
 // issues exactly one request, when it starts (clients.startup), like a
 // fleet that syncs once at boot or Brooker's clients that each write once.
 type Arrival struct {
-	Process string `yaml:"process" json:"process" enum:"poisson,constant,once"`
+	Process ArrivalProcess `yaml:"process" json:"process"`
 	// Rate is the rate of one client; TotalRate is the rate of the whole
 	// fleet, split evenly. Exactly one of the two is set.
 	Rate      Rate `yaml:"rate" json:"rate"`
@@ -279,8 +279,8 @@ type Throttle struct {
 	CountLocalRejects bool `yaml:"count_local_rejects" json:"count_local_rejects"`
 	// Scope is "client" (one throttle per client) or "group" (GroupSize
 	// consecutive clients share one throttle, like the clients of a pod).
-	Scope     string `yaml:"scope" json:"scope" enum:"client,group"`
-	GroupSize int    `yaml:"group_size" json:"group_size"`
+	Scope     ThrottleScope `yaml:"scope" json:"scope"`
+	GroupSize int           `yaml:"group_size" json:"group_size"`
 	// AcceptOutcomes lists the backend outcomes that count as accepts.
 	AcceptOutcomes []string `yaml:"accept_outcomes" json:"accept_outcomes" enum:"ok,rejected,unavailable,error"`
 	// Variants of the formula (policy.ThrottleForm): p = min(max_probability,
@@ -305,7 +305,7 @@ type Retry struct {
 	// RetryAfterMode: "at_least" waits max(backoff, Retry-After) (HTTP
 	// clients); "exactly" waits exactly the server's delay and restarts the
 	// backoff (gRPC pushback, gRFC A6). Used when honor_retry_after is set.
-	RetryAfterMode string `yaml:"retry_after_mode" json:"retry_after_mode" enum:"at_least,exactly"`
+	RetryAfterMode RetryAfterMode `yaml:"retry_after_mode" json:"retry_after_mode"`
 }
 
 // Budget is a retry budget (policy.BudgetSet). Fields not given take the
@@ -315,7 +315,7 @@ type Retry struct {
 // A field given as 0 means 0 (e.g. no_retry_increment: 0, a quota that
 // never refills, as aws/aws-sdk-go-v2#3550 reports of adaptive mode).
 type Budget struct {
-	Kind string `yaml:"kind" json:"kind" enum:"sre,grpc,finagle,aws,aws-2026"`
+	Kind BudgetKind `yaml:"kind" json:"kind"`
 	// GroupSize consecutive clients share one budget (1: one per client).
 	GroupSize int `yaml:"group_size" json:"group_size"`
 
@@ -340,7 +340,7 @@ type Backoff struct {
 	Base       Duration `yaml:"base" json:"base"`
 	Cap        Duration `yaml:"cap" json:"cap"`
 	Multiplier float64  `yaml:"multiplier" json:"multiplier"`
-	Jitter     string   `yaml:"jitter" json:"jitter" enum:"none,full,equal,decorrelated,proportional"`
+	Jitter     Jitter   `yaml:"jitter" json:"jitter"`
 	// JitterFraction is the ±fraction of "proportional" jitter (gRPC: 0.2).
 	JitterFraction float64 `yaml:"jitter_fraction" json:"jitter_fraction"`
 }
@@ -352,10 +352,10 @@ type Backoff struct {
 // a stale version fails (answered as "error") and the client retries. It
 // has no capacity limit, so the pool's fields do not apply to it.
 type Backend struct {
-	Kind    string  `yaml:"kind" json:"kind" enum:"pool,occ"`
-	Workers int     `yaml:"workers" json:"workers"`
-	Service Service `yaml:"service" json:"service"`
-	Queue   Queue   `yaml:"queue" json:"queue"`
+	Kind    BackendKind `yaml:"kind" json:"kind"`
+	Workers int         `yaml:"workers" json:"workers"`
+	Service Service     `yaml:"service" json:"service"`
+	Queue   Queue       `yaml:"queue" json:"queue"`
 	// RejectCost is worker time spent on every rejected request.
 	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
 	// AcceptBacklog is how many rejections may wait for a worker to do
@@ -386,8 +386,8 @@ type Connections struct {
 
 // Service is the service-time distribution of one request.
 type Service struct {
-	Dist string   `yaml:"dist" json:"dist" enum:"constant,exponential,lognormal,concurrency"`
-	Mean Duration `yaml:"mean" json:"mean"`
+	Dist ServiceDist `yaml:"dist" json:"dist"`
+	Mean Duration    `yaml:"mean" json:"mean"`
 	// Sigma is the shape (standard deviation of the log) of the lognormal.
 	Sigma float64 `yaml:"sigma" json:"sigma"`
 	// PerConcurrent: with dist "concurrency" a request's service time is
@@ -418,19 +418,19 @@ type Network struct {
 // Mean) or "normal": |N(Mean, SD)|, folded at 0 as in Brooker's
 // simulator.
 type Delay struct {
-	Dist string   `yaml:"dist" json:"dist" enum:"constant,exponential,normal"`
-	Mean Duration `yaml:"mean" json:"mean"`
-	SD   Duration `yaml:"sd" json:"sd"`
+	Dist DelayDist `yaml:"dist" json:"dist"`
+	Mean Duration  `yaml:"mean" json:"mean"`
+	SD   Duration  `yaml:"sd" json:"sd"`
 }
 
 // Fault is a window of time in which the backend misbehaves.
 type Fault struct {
-	Kind     string   `yaml:"kind" json:"kind" enum:"outage,capacity,disconnect"`
-	Start    Duration `yaml:"start" json:"start"`
-	Duration Duration `yaml:"duration" json:"duration"`
+	Kind     FaultKind `yaml:"kind" json:"kind"`
+	Start    Duration  `yaml:"start" json:"start"`
+	Duration Duration  `yaml:"duration" json:"duration"`
 	// Mode of an outage: "refuse" answers every request at once as
 	// unavailable; "blackhole" never answers, so clients time out.
-	Mode string `yaml:"mode" json:"mode" enum:"refuse,blackhole"`
+	Mode OutageMode `yaml:"mode" json:"mode"`
 	// Fraction of the workers left during a capacity fault; fraction of the
 	// connections closed by a disconnect fault.
 	Fraction float64 `yaml:"fraction" json:"fraction"`

@@ -260,7 +260,7 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 		}
 		in.Seeds = len(pts[0].Runs)
 		for _, f := range sc.Faults {
-			in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: f.Kind, Outage: f.Kind == "outage"})
+			in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: string(f.Kind), Outage: f.Kind == "outage"})
 		}
 		if start, end, ok := sim.SpikeWindow(sc); ok {
 			in.Faults = append(in.Faults, plots.Fault{Start: start, End: end, Label: "load spike"})

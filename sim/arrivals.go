@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// start schedules every client's first event (its first arrival at or
+// after its start, and its first connection attempt) and the faults.
+func (m *model) start() {
+	cl := &m.cl
+	for c := range cl.ord {
+		at := m.startTime(uint32(c))
+		// The first arrival at or after the client's start: the same
+		// ordinals and times as without a startup spread.
+		var n uint32
+		t := m.firstArrival(uint32(c))
+		if cl.once {
+			t = at
+		}
+		for t < at {
+			n++
+			t = m.nextArrival(uint32(c), n, t)
+		}
+		cl.ord[c] = n
+		// A once client with a connection sends its request when its first
+		// connection is up (handshakeDone), not at its start, when it has
+		// no connection yet.
+		if t < m.end && !(cl.once && m.cn.on) {
+			m.q.Schedule(t, evArrival, uint32(c), 0)
+		}
+		if p := cl.pol(uint32(c)); p.limiter != nil && at > 0 {
+			p.limiter.Reset(int(uint32(c)-p.start), at) // its limiter is created when it starts
+		}
+		if m.cn.on && at < m.end {
+			m.cn.state[c] = csWaiting
+			m.q.Schedule(at, evConnect, uint32(c), 0)
+		}
+	}
+	m.scheduleFaults()
+}
+
+func (m *model) firstArrival(c uint32) int64 {
+	if m.cl.constant {
+		return m.nextArrival(c, 0, 0)
+	}
+	e := rng.Exp(m.src.Key(rng.Arrival, uint64(c)), 0)
+	return m.cl.prof.invert(e / m.cl.lambda)
+}
+
+// startTime is when client c starts (clients.startup).
+func (m *model) startTime(c uint32) int64 {
+	st := m.sc.Clients.Startup
+	w := int64(st.Window)
+	switch st.Mode {
+	case scenario.StartupUniform:
+		return int64(rng.Float64(m.src.Key(rng.Startup, uint64(c)), 0) * float64(w))
+	case scenario.StartupRamp:
+		b := int64(c) * int64(st.Batches) / int64(len(m.cl.ord))
+		return b * w / int64(st.Batches)
+	}
+	return 0
+}
+
+// nextArrival is when client c issues request number n (n >= 1), given
+// that request n−1 was at t.
+func (m *model) nextArrival(c uint32, n uint32, t int64) int64 {
+	cl := &m.cl
+	if cl.once {
+		return math.MaxInt64 // one request per client
+	}
+	if cl.constant {
+		// Request n at operational time (phase + n)/λ: computed from n, so
+		// rounding never accumulates.
+		phase := rng.Float64(m.src.Key(rng.Phase, uint64(c)), 0)
+		return cl.prof.invert((phase + float64(n)) / cl.lambda)
+	}
+	e := rng.Exp(m.src.Key(rng.Arrival, uint64(c)), uint64(n))
+	if cl.prof.flat {
+		return t + int64(math.Round(e/cl.lambda*1e9))
+	}
+	return cl.prof.invert(cl.prof.cum(t) + e/cl.lambda)
+}

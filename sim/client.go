@@ -1,0 +1,314 @@
+package sim
+
+import (
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/policy"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// fleet is the clients: per-client arrival state, the request slots, and
+// the request-policy stack of each client group. Per-client state is kept
+// in slices indexed by client id; a request lives in a reusable slot.
+type fleet struct {
+	ord       []uint32 // per client: application requests issued so far
+	lambda    float64  // per-client base rate, per second
+	constant  bool
+	once      bool // arrival process once: one request per client
+	prof      profile
+	reqs      []request
+	freeSlots []uint32
+	pols      []cpol  // request policies, one per client group
+	cgroup    []uint8 // client → group, when there is more than one
+}
+
+// Request states.
+const (
+	stFree uint8 = iota
+	stInFlight
+	stBackoff
+	stPacing // waiting for the rate limiter
+)
+
+// request is one application request, from arrival to success or failure.
+// Slots are reused; gen changes on every reuse so that events still
+// pending for an earlier use are recognised as stale.
+type request struct {
+	arrival   int64 // when the application issued it
+	prevSleep int64 // last backoff (decorrelated jitter)
+	client    uint32
+	ord       uint32 // the client's request ordinal: names its random draws
+	charge    int32  // what the budget charged for the latest retry (AWS refunds it)
+	gen       uint32 // 24 bits used
+	attempt   uint8
+	bo        uint8 // backoffs since the start or the last pushback reset
+	state     uint8
+	// With a network: the answer on its way back (outcome, and its
+	// retry-after or, for an occ read, the version read), and which half
+	// of an occ attempt is in flight (0 the read, 1 the write).
+	ansOut uint8
+	phase  uint8
+	ansVal int64
+}
+
+func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
+
+func (cl *fleet) init(sc *scenario.Scenario) error {
+	n := sc.Clients.Count
+	cl.ord = make([]uint32, n)
+	cl.lambda = sc.PerClientRate()
+	cl.constant = sc.Clients.Arrival.Process == scenario.ArrivalConstant
+	cl.once = sc.Clients.Arrival.Process == scenario.ArrivalOnce
+	cl.prof = newProfile(sc.Clients.Arrival.Profile)
+	for _, g := range sc.Clients.ResolvedGroups() {
+		p, err := buildStack(g)
+		if err != nil {
+			return err
+		}
+		cl.pols = append(cl.pols, p)
+	}
+	if len(cl.pols) > 1 {
+		cl.cgroup = make([]uint8, n)
+		for gi, p := range cl.pols {
+			for c := p.start; c < p.start+p.n; c++ {
+				cl.cgroup[c] = uint8(gi)
+			}
+		}
+	}
+	return nil
+}
+
+// groupOf is the group of client c (0 when the fleet is one group).
+func (cl *fleet) groupOf(c uint32) uint8 {
+	if cl.cgroup == nil {
+		return 0
+	}
+	return cl.cgroup[c]
+}
+
+// pol is the policy stack of client c.
+func (cl *fleet) pol(c uint32) *cpol {
+	if cl.cgroup == nil {
+		return &cl.pols[0]
+	}
+	return &cl.pols[cl.cgroup[c]]
+}
+
+func (cl *fleet) alloc() uint32 {
+	if n := len(cl.freeSlots); n > 0 {
+		s := cl.freeSlots[n-1]
+		cl.freeSlots = cl.freeSlots[:n-1]
+		return s
+	}
+	cl.reqs = append(cl.reqs, request{})
+	return uint32(len(cl.reqs) - 1)
+}
+
+// release frees slot for the next request. Its generation changes, so
+// that events still pending for this request find a different token. The
+// generation has 24 bits: a slot that has served 2^24 requests is retired
+// instead of wrapping around to a token that a stale timer could still
+// carry (a one-client fleet reuses one slot for every request).
+func (cl *fleet) release(slot uint32) {
+	r := &cl.reqs[slot]
+	r.state = stFree
+	r.gen++
+	if r.gen >= 1<<24 {
+		return // retired: stays free, and every check on it fails
+	}
+	cl.freeSlots = append(cl.freeSlots, slot)
+}
+
+// onArrival is client c issuing its next application request.
+func (m *model) onArrival(now int64, c uint32) {
+	cl := &m.cl
+	n := cl.ord[c]
+	cl.ord[c] = n + 1
+	m.mt.arrivals++
+	m.mt.arrHash += rng.Mix(uint64(now)*0x9e3779b97f4a7c15 ^ uint64(c))
+	if next := m.nextArrival(c, n+1, now); next < m.end {
+		m.q.Schedule(next, evArrival, c, 0)
+	}
+	m.count(now, c, offered)
+	slot := cl.alloc()
+	r := &cl.reqs[slot]
+	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, c, n, 0, 0, 0
+	p := cl.pol(c)
+	if p.budget != nil {
+		p.budget.OnRequest(int((c-p.start)/p.budgetGroup), now)
+	}
+	if p.deadline > 0 {
+		m.q.Schedule(m.after(now, p.deadline), evDeadline, slot, r.gen)
+	}
+	m.attempt(now, slot)
+}
+
+// attempt sends the next attempt of request slot through the policy stack.
+func (m *model) attempt(now int64, slot uint32) {
+	r := &m.cl.reqs[slot]
+	r.attempt++
+	if r.attempt > 1 {
+		m.count(now, r.client, retries)
+	}
+	if m.cn.on && m.cn.state[r.client] != csConnected {
+		m.drop(now, slot, dropNoConn)
+		return
+	}
+	pl := m.cl.pol(r.client)
+	local := r.client - pl.start
+	if pl.throttle != nil {
+		u := rng.Float64(m.src.Key(rng.Throttle, uint64(r.client)), drawIndex(r.ord, r.attempt))
+		if !pl.throttle.Allow(now, int(local/pl.groupSize), u) {
+			m.drop(now, slot, dropThrottle)
+			return
+		}
+	}
+	// The breaker comes last among the gates that may drop the attempt: a
+	// call it admits (possibly a half-open probe) is always sent, so it
+	// always gets a result back (an answer, a timeout, or the deadline).
+	if pl.breaker != nil && !pl.breaker.Allow(int(local/pl.breakerGroup), now) {
+		m.drop(now, slot, dropBreaker)
+		return
+	}
+	if pl.limiter != nil {
+		// The AWS adaptive rate limiter delays the send, never drops it.
+		if wait := pl.limiter.Acquire(int(local), now); wait > 0 {
+			m.count(now, r.client, paced)
+			m.mt.row(now).PacedWaitNS += wait
+			r.state = stPacing
+			m.q.Schedule(m.after(now, wait), evSend, slot, r.token())
+			return
+		}
+	}
+	m.send(now, slot)
+}
+
+// drop ends request slot without sending its attempt, counted by why.
+func (m *model) drop(now int64, slot uint32, why func(*metrics.Row) *int64) {
+	m.count(now, m.cl.reqs[slot].client, why)
+	m.cl.release(slot)
+}
+
+// send puts the current attempt of slot on the wire.
+func (m *model) send(now int64, slot uint32) {
+	r := &m.cl.reqs[slot]
+	if m.cn.on && m.cn.state[r.client] != csConnected {
+		// The connection went away while the rate limiter held the attempt.
+		m.breakerResult(now, r, outUnavailable)
+		m.drop(now, slot, dropNoConn)
+		return
+	}
+	m.count(now, r.client, attempts)
+	r.state = stInFlight
+	r.phase = 0
+	tok := r.token()
+	if m.net.on {
+		var svc int64
+		if !m.occ.on {
+			svc = m.serviceTime(r) // named by the attempt: the same draw whenever it is taken
+		}
+		m.post(now, slot, tok, svc, false)
+	} else {
+		m.receive(now, slot, tok)
+	}
+	// Arm the timeout only if the backend did not answer at once: an
+	// immediate answer would leave a stale timer in the queue.
+	if to := m.cl.pol(r.client).timeout; to > 0 && m.waiting(slot, tok) {
+		m.q.Schedule(m.after(now, to), evTimeout, slot, tok)
+	}
+}
+
+// outcome handles the answer (or timeout) of the current attempt of slot.
+func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
+	r := &m.cl.reqs[slot]
+	pl := m.cl.pol(r.client)
+	local := r.client - pl.start
+	if pl.throttle != nil && pl.acceptMask&(1<<out) != 0 {
+		pl.throttle.Accept(now, int(local/pl.groupSize))
+	}
+	if pl.limiter != nil {
+		pl.limiter.Update(int(local), now, pl.limiterMask&(1<<out) != 0)
+	}
+	if pl.budget != nil && (out == outOK || pl.retryMask&(1<<out) != 0) {
+		// Only successes and retryable failures count (gRFC A6: "only
+		// retryable or non-fatal codes count as failures").
+		pl.budget.OnResult(int(local/pl.budgetGroup), now, out == outOK, r.charge)
+	}
+	m.breakerResult(now, r, out)
+	if out == outOK {
+		m.count(now, r.client, succeeded)
+		m.mt.success(now, now-r.arrival)
+		m.cl.release(slot)
+		return
+	}
+	if pl.retryMask&(1<<out) == 0 || r.attempt >= pl.maxAtt || retryAfter == dontRetry {
+		m.drop(now, slot, failed)
+		return
+	}
+	if pl.budget != nil {
+		cause := policy.CauseError
+		switch out {
+		case outTimeout:
+			cause = policy.CauseTimeout
+		case outRejected:
+			cause = policy.CauseThrottle // an overload rejection is throttling
+		}
+		charge, ok := pl.budget.AllowRetry(int(local/pl.budgetGroup), now, cause)
+		if !ok {
+			m.count(now, r.client, failed)
+			m.drop(now, slot, budgetRefused)
+			return
+		}
+		r.charge = charge
+	}
+	var d int64
+	if pl.honorRA && pl.exactRA && retryAfter > 0 {
+		// gRPC pushback: retry after exactly the server's delay and start
+		// the backoff over.
+		d, r.bo, r.prevSleep = retryAfter, 0, 0
+	} else {
+		u := rng.Float64(m.src.Key(rng.Backoff, uint64(r.client)), drawIndex(r.ord, r.attempt))
+		d = pl.backoff.Delay(int(r.bo)+1, r.prevSleep, u)
+		r.bo++
+		r.prevSleep = d
+		if pl.honorRA {
+			d = policy.HonorRetryAfter(d, retryAfter)
+		}
+	}
+	if pl.deadline > 0 && now+d >= r.arrival+pl.deadline {
+		// The retry would start after the deadline: give up now.
+		m.count(now, r.client, failed)
+		m.drop(now, slot, deadlineExceeded)
+		return
+	}
+	r.state = stBackoff
+	m.q.Schedule(m.after(now, d), evRetry, slot, r.token())
+}
+
+// onDeadline is request slot's overall deadline passing while it is still
+// under way: the client gives it up, and an attempt in flight is abandoned.
+func (m *model) onDeadline(now int64, slot uint32) {
+	r := &m.cl.reqs[slot]
+	if r.state == stInFlight || r.state == stPacing {
+		m.breakerResult(now, r, outTimeout) // the client gave up the call
+	}
+	m.count(now, r.client, failed)
+	m.drop(now, slot, deadlineExceeded)
+}
+
+// breakerResult gives the breaker of r's client the result of r's current
+// attempt.
+func (m *model) breakerResult(now int64, r *request, out uint8) {
+	pl := m.cl.pol(r.client)
+	if pl.breaker == nil {
+		return
+	}
+	u := rng.Float64(m.src.Key(rng.Breaker, uint64(r.client)), drawIndex(r.ord, r.attempt))
+	pl.breaker.Record(int((r.client-pl.start)/pl.breakerGroup), now, pl.breakerMask&(1<<out) != 0, u)
+}
+
+// waiting reports whether the client still waits for this attempt.
+func (m *model) waiting(slot, token uint32) bool {
+	r := &m.cl.reqs[slot]
+	return r.state == stInFlight && r.token() == token
+}

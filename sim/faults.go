@@ -1,0 +1,110 @@
+package sim
+
+import (
+	"math"
+	"sort"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// scheduleFaults puts every fault's start and end on the calendar, in time
+// order whatever the file's order: at an instant where one fault ends and
+// the next starts, the end is scheduled first and so runs first (faults do
+// not overlap).
+func (m *model) scheduleFaults() {
+	order := make([]int, len(m.sc.Faults))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.sc.Faults[order[a]].Start < m.sc.Faults[order[b]].Start })
+	for _, i := range order {
+		f := m.sc.Faults[i]
+		m.q.Schedule(int64(f.Start), evFaultStart, uint32(i), 0)
+		if f.Duration > 0 {
+			m.q.Schedule(int64(f.End()), evFaultEnd, uint32(i), 0)
+		}
+	}
+}
+
+func (m *model) onFaultStart(now int64, f scenario.Fault) {
+	b := &m.be
+	switch f.Kind {
+	case scenario.FaultOutage:
+		b.down, b.blackhole, b.faultRA = true, f.Mode == scenario.OutageBlackhole, int64(f.RetryAfter)
+		b.lastOutage = now
+		b.capacityChanged(now, 0)
+		// The server dies: work in progress and queued work are lost. With
+		// "refuse" the clients see their connections reset (unavailable);
+		// with "blackhole" they hear nothing and time out.
+		for w := range b.workers {
+			wk := &b.workers[w]
+			if wk.busy {
+				switch wk.kind {
+				case wkServe:
+					b.ser.AddWasted(wk.start, now)
+					if g := m.mt.gseries(wk.group); g != nil {
+						g.AddWasted(wk.start, now)
+					}
+					m.lost(now, wk.slot, wk.token, wk.group)
+				case wkReject:
+					b.ser.AddWasted(wk.start, now)
+				case wkHandshake:
+					b.ser.AddHandshakeWasted(wk.start, now)
+					m.handshakeLost(now, wk.slot, wk.token)
+				}
+			}
+			wk.gen++
+			wk.busy = false
+		}
+		b.queueChanged(now)
+		for b.queue.n > 0 {
+			j := b.queue.pop()
+			if j.slot&handshakeFlag != 0 {
+				m.handshakeLost(now, j.slot&^handshakeFlag, j.token)
+				continue
+			}
+			m.lost(now, j.slot, j.token, j.group)
+		}
+		b.overhead = 0
+		b.busy = 0
+		b.freeW = b.freeW[:0]
+		for i := len(b.workers) - 1; i >= 0; i-- {
+			b.freeW = append(b.freeW, uint32(i))
+		}
+		if m.cn.on {
+			// Every connection closes; clients notice at once.
+			for c := range m.cn.state {
+				if m.cn.state[c] == csConnected {
+					m.disconnect(now, uint32(c))
+				}
+			}
+		}
+	case scenario.FaultCapacity:
+		b.capacityChanged(now, int(math.Round(float64(len(b.workers))*f.Fraction)))
+	case scenario.FaultDisconnect:
+		m.disconnectFault(now, f)
+	}
+}
+
+// lost is an attempt whose work an outage destroyed.
+func (m *model) lost(now int64, slot, tok uint32, group uint8) {
+	m.mt.row(now).LostOutage++
+	if g := m.mt.growG(now, group); g != nil {
+		g.LostOutage++
+	}
+	if !m.be.blackhole {
+		m.answer(now, slot, tok, outUnavailable, m.be.faultRA)
+	}
+}
+
+func (m *model) onFaultEnd(now int64, f scenario.Fault) {
+	b := &m.be
+	if f.Kind == scenario.FaultOutage {
+		b.down, b.blackhole, b.faultRA = false, false, 0
+	}
+	m.checkReconnected(now)
+	b.capacityChanged(now, len(b.workers))
+	for b.busy < b.limit && (b.queue.n > 0 || b.overhead > 0) {
+		m.dispatch(now, b.takeWorker())
+	}
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/throttlesim/throttlesim/sim/policy"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// This file is the one place where policies are built from the scenario:
+// the request-policy stack of each client group (throttle, retry with
+// backoff, budget, breaker, rate limiter) and the reconnect policy. Every
+// parse or construction error is returned; scenario.Validate has already
+// refused what it knows to be bad, so an error here is a bug in one of the
+// two, reported as such rather than ignored.
+
+// cpol is the request-policy stack of one client group: its clients are
+// [start, start+n) and policy instances are indexed from start.
+type cpol struct {
+	name         string
+	start, n     uint32
+	timeout      int64
+	deadline     int64 // overall per-request deadline, 0: none
+	maxAtt       uint8
+	throttle     *policy.Throttle
+	groupSize    uint32 // clients per throttle
+	acceptMask   uint8
+	retryMask    uint8
+	backoff      policy.Backoff
+	honorRA      bool
+	exactRA      bool // gRPC pushback: retry after exactly the server's delay
+	budget       *policy.BudgetSet
+	budgetGroup  uint32
+	breaker      *policy.BreakerSet
+	breakerGroup uint32
+	breakerMask  uint8 // outcomes that count as failures
+	limiter      *policy.Adaptive
+	limiterMask  uint8 // outcomes that count as throttles
+}
+
+// buildStack builds the request-policy stack of group g.
+func buildStack(g scenario.GroupSpec) (cpol, error) {
+	n := g.Count
+	pp := g.Policies
+	p := cpol{name: g.Name, start: uint32(g.Start), n: uint32(n), timeout: int64(pp.Timeout), deadline: int64(pp.Deadline), maxAtt: 1}
+	fail := func(section string, err error) (cpol, error) {
+		return cpol{}, fmt.Errorf("sim: group %q: %s: %w", g.Name, section, err)
+	}
+	if t := pp.Throttle; t != nil && t.Enabled {
+		gs := 1
+		if t.Scope == scenario.ScopeGroup {
+			gs = t.GroupSize
+		}
+		p.groupSize = uint32(gs)
+		th, err := policy.NewThrottle((n+gs-1)/gs, policy.ThrottleConfig{
+			Window: int64(t.Window), Buckets: int64(t.Buckets),
+			Form:              policy.ThrottleForm{K: t.K, Padding: t.Padding, Aggression: t.Aggression, MaxP: t.MaxProbability, MinRequests: uint32(t.MinRequests)},
+			CountLocalRejects: t.CountLocalRejects,
+		})
+		if err != nil {
+			return fail("throttle", err)
+		}
+		p.throttle = th
+		p.acceptMask = outcomeMask(t.AcceptOutcomes)
+	}
+	if r := pp.Retry; r != nil {
+		p.maxAtt = uint8(r.MaxAttempts)
+		p.retryMask = outcomeMask(r.RetryOn)
+		b, err := buildBackoff(r.Backoff)
+		if err != nil {
+			return fail("retry.backoff", err)
+		}
+		p.backoff = b
+		p.honorRA = r.HonorRetryAfter
+		p.exactRA = r.RetryAfterMode == scenario.RetryAfterExactly
+		if bg := r.Budget; bg != nil {
+			p.budgetGroup = uint32(bg.GroupSize)
+			p.budget = policy.NewBudgetSet(bg.BudgetConfig(), (n+bg.GroupSize-1)/bg.GroupSize)
+		}
+	}
+	if br := pp.Breaker; br != nil {
+		p.breakerGroup = uint32(br.GroupSize)
+		bs, err := policy.NewBreakerSet((n+br.GroupSize-1)/br.GroupSize, br.BreakerConfig())
+		if err != nil {
+			return fail("breaker", err)
+		}
+		p.breaker = bs
+		p.breakerMask = outcomeMask(br.FailureOutcomes)
+	}
+	if rl := pp.RateLimiter; rl != nil {
+		p.limiter = policy.NewAdaptive(n, policy.AdaptiveConfig{Beta: rl.Beta, C: rl.C, Smoothing: rl.Smoothing, MinRate: float64(rl.MinRate), BucketInterval: int64(rl.BucketInterval)})
+		p.limiterMask = outcomeMask(rl.ThrottleOutcomes)
+	}
+	return p, nil
+}
+
+// buildBackoff is the backoff policy of a scenario backoff section.
+func buildBackoff(b scenario.Backoff) (policy.Backoff, error) {
+	j, err := policy.ParseJitter(string(b.Jitter))
+	if err != nil {
+		return policy.Backoff{}, err
+	}
+	return policy.Backoff{Base: int64(b.Base), Cap: int64(b.Cap), Multiplier: b.Multiplier, Jitter: j, Fraction: b.JitterFraction}, nil
+}
+
+// buildReconnect is the reconnect policy of clients.connection.reconnect.
+func buildReconnect(rc scenario.Reconnect) (policy.Reconnect, error) {
+	pol, err := policy.ParseReconnectPolicy(string(rc.Policy))
+	if err != nil {
+		return policy.Reconnect{}, fmt.Errorf("sim: clients.connection.reconnect: %w", err)
+	}
+	b, err := buildBackoff(rc.Backoff)
+	if err != nil {
+		return policy.Reconnect{}, fmt.Errorf("sim: clients.connection.reconnect.backoff: %w", err)
+	}
+	return policy.Reconnect{Policy: pol, Delay: int64(rc.Delay), Window: int64(rc.JitterWindow), Backoff: b}, nil
+}

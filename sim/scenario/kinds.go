@@ -1,0 +1,207 @@
+package scenario
+
+// Named kinds. Each choice field of a scenario has its own string type whose
+// valid values are listed once, in the type's Names method: the decoder
+// checks a value against it (with did-you-mean), the JSON schema lists it,
+// and code compares with the typed constants below instead of string
+// literals. The zero value "" means "not given" (the defaults fill it in).
+
+// Enumerated is implemented by every named kind.
+type Enumerated interface{ Names() []string }
+
+// BackendKind is backend.kind.
+type BackendKind string
+
+// Backend kinds.
+const (
+	BackendPool BackendKind = "pool" // workers, a queue, service times
+	BackendOCC  BackendKind = "occ"  // one versioned row under optimistic concurrency
+)
+
+// Names lists the valid backend kinds.
+func (BackendKind) Names() []string { return []string{"pool", "occ"} }
+
+// FaultKind is faults[].kind.
+type FaultKind string
+
+// Fault kinds.
+const (
+	FaultOutage     FaultKind = "outage"
+	FaultCapacity   FaultKind = "capacity"
+	FaultDisconnect FaultKind = "disconnect"
+)
+
+// Names lists the valid fault kinds.
+func (FaultKind) Names() []string { return []string{"outage", "capacity", "disconnect"} }
+
+// OutageMode is faults[].mode.
+type OutageMode string
+
+// Outage modes.
+const (
+	OutageRefuse    OutageMode = "refuse"
+	OutageBlackhole OutageMode = "blackhole"
+)
+
+// Names lists the valid outage modes.
+func (OutageMode) Names() []string { return []string{"refuse", "blackhole"} }
+
+// ServiceDist is backend.service.dist.
+type ServiceDist string
+
+// Service-time distributions.
+const (
+	ServiceConstant    ServiceDist = "constant"
+	ServiceExponential ServiceDist = "exponential"
+	ServiceLognormal   ServiceDist = "lognormal"
+	ServiceConcurrency ServiceDist = "concurrency"
+)
+
+// Names lists the valid service-time distributions.
+func (ServiceDist) Names() []string {
+	return []string{"constant", "exponential", "lognormal", "concurrency"}
+}
+
+// DelayDist is network.delay.dist.
+type DelayDist string
+
+// Network delay distributions.
+const (
+	DelayConstant    DelayDist = "constant"
+	DelayExponential DelayDist = "exponential"
+	DelayNormal      DelayDist = "normal"
+)
+
+// Names lists the valid network delay distributions.
+func (DelayDist) Names() []string { return []string{"constant", "exponential", "normal"} }
+
+// ArrivalProcess is clients.arrival.process.
+type ArrivalProcess string
+
+// Arrival processes.
+const (
+	ArrivalPoisson  ArrivalProcess = "poisson"
+	ArrivalConstant ArrivalProcess = "constant"
+	ArrivalOnce     ArrivalProcess = "once"
+)
+
+// Names lists the valid arrival processes.
+func (ArrivalProcess) Names() []string { return []string{"poisson", "constant", "once"} }
+
+// StartupMode is clients.startup.mode.
+type StartupMode string
+
+// Startup modes.
+const (
+	StartupImmediate StartupMode = "immediate"
+	StartupUniform   StartupMode = "uniform"
+	StartupRamp      StartupMode = "ramp"
+)
+
+// Names lists the valid startup modes.
+func (StartupMode) Names() []string { return []string{"immediate", "uniform", "ramp"} }
+
+// ThrottleScope is clients.throttle.scope.
+type ThrottleScope string
+
+// Throttle scopes.
+const (
+	ScopeClient ThrottleScope = "client"
+	ScopeGroup  ThrottleScope = "group"
+)
+
+// Names lists the valid throttle scopes.
+func (ThrottleScope) Names() []string { return []string{"client", "group"} }
+
+// RetryAfterMode is clients.retry.retry_after_mode.
+type RetryAfterMode string
+
+// Retry-After modes.
+const (
+	RetryAfterAtLeast RetryAfterMode = "at_least"
+	RetryAfterExactly RetryAfterMode = "exactly"
+)
+
+// Names lists the valid Retry-After modes.
+func (RetryAfterMode) Names() []string { return []string{"at_least", "exactly"} }
+
+// BudgetKind is clients.retry.budget.kind.
+type BudgetKind string
+
+// Retry budget kinds.
+const (
+	BudgetSRE     BudgetKind = "sre"
+	BudgetGRPC    BudgetKind = "grpc"
+	BudgetFinagle BudgetKind = "finagle"
+	BudgetAWS     BudgetKind = "aws"
+	BudgetAWS2026 BudgetKind = "aws-2026"
+)
+
+// Names lists the valid retry budget kinds.
+func (BudgetKind) Names() []string { return []string{"sre", "grpc", "finagle", "aws", "aws-2026"} }
+
+// BreakerStyle is clients.breaker.style.
+type BreakerStyle string
+
+// Breaker styles.
+const (
+	StyleGobreaker    BreakerStyle = "gobreaker"
+	StyleResilience4j BreakerStyle = "resilience4j"
+)
+
+// Names lists the valid breaker styles.
+func (BreakerStyle) Names() []string { return []string{"gobreaker", "resilience4j"} }
+
+// BreakerTrip is clients.breaker.trip.
+type BreakerTrip string
+
+// Breaker trip rules.
+const (
+	TripConsecutive BreakerTrip = "consecutive"
+	TripRate        BreakerTrip = "rate"
+)
+
+// Names lists the valid trip rules.
+func (BreakerTrip) Names() []string { return []string{"consecutive", "rate"} }
+
+// HalfOpenRule is clients.breaker.half_open_rule.
+type HalfOpenRule string
+
+// Half-open rules.
+const (
+	HalfOpenAllSucceed HalfOpenRule = "all-succeed"
+	HalfOpenRate       HalfOpenRule = "rate"
+)
+
+// Names lists the valid half-open rules.
+func (HalfOpenRule) Names() []string { return []string{"all-succeed", "rate"} }
+
+// ReconnectPolicy is clients.connection.reconnect.policy.
+type ReconnectPolicy string
+
+// Reconnect policies.
+const (
+	ReconnectImmediate ReconnectPolicy = "immediate"
+	ReconnectFixed     ReconnectPolicy = "fixed"
+	ReconnectBackoff   ReconnectPolicy = "backoff"
+)
+
+// Names lists the valid reconnect policies.
+func (ReconnectPolicy) Names() []string { return []string{"immediate", "fixed", "backoff"} }
+
+// Jitter is a backoff's jitter (…backoff.jitter).
+type Jitter string
+
+// Jitter kinds.
+const (
+	JitterNone         Jitter = "none"
+	JitterFull         Jitter = "full"
+	JitterEqual        Jitter = "equal"
+	JitterDecorrelated Jitter = "decorrelated"
+	JitterProportional Jitter = "proportional"
+)
+
+// Names lists the valid jitter kinds.
+func (Jitter) Names() []string {
+	return []string{"none", "full", "equal", "decorrelated", "proportional"}
+}
