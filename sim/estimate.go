@@ -46,7 +46,7 @@ func EstimateCost(sc *scenario.Scenario) Estimate {
 	if sc.Network != nil {
 		perAttempt += 2 // the request's arrival and the answer's
 	}
-	if sc.Backend.Kind == "occ" {
+	if sc.Backend.Kind == scenario.BackendOCC {
 		perAttempt = 4 // read there and back, write there and back
 	}
 	events := rate*secs*(1+perAttempt*attempts) + float64(sc.Clients.Count)
@@ -56,13 +56,13 @@ func EstimateCost(sc *scenario.Scenario) Estimate {
 		// until the run ends (a storm may never settle).
 		per := 1.0
 		for _, f := range sc.Faults {
-			if f.Kind == "capacity" {
+			if f.Kind == scenario.FaultCapacity {
 				continue
 			}
 			rest := (sc.Duration - f.Start).Seconds()
 			rc := cn.Reconnect
 			jw := rc.JitterWindow.Seconds() / 2 // the mean jitter every attempt waits
-			if rc.Policy == "backoff" {
+			if rc.Policy == scenario.ReconnectBackoff {
 				// Up to the cap, then waits of at least half of it (full
 				// jitter) each.
 				base := max(rc.Backoff.Base.Seconds(), 1e-3)

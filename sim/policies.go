@@ -75,7 +75,11 @@ func buildStack(g scenario.GroupSpec) (cpol, error) {
 		p.exactRA = r.RetryAfterMode == scenario.RetryAfterExactly
 		if bg := r.Budget; bg != nil {
 			p.budgetGroup = uint32(bg.GroupSize)
-			p.budget = policy.NewBudgetSet(bg.BudgetConfig(), (n+bg.GroupSize-1)/bg.GroupSize)
+			cfg := bg.BudgetConfig()
+			if err := cfg.Validate(); err != nil { // NewBudgetSet panics on a bad configuration
+				return fail("retry.budget", err)
+			}
+			p.budget = policy.NewBudgetSet(cfg, (n+bg.GroupSize-1)/bg.GroupSize)
 		}
 	}
 	if br := pp.Breaker; br != nil {
@@ -88,7 +92,11 @@ func buildStack(g scenario.GroupSpec) (cpol, error) {
 		p.breakerMask = outcomeMask(br.FailureOutcomes)
 	}
 	if rl := pp.RateLimiter; rl != nil {
-		p.limiter = policy.NewAdaptive(n, policy.AdaptiveConfig{Beta: rl.Beta, C: rl.C, Smoothing: rl.Smoothing, MinRate: float64(rl.MinRate), BucketInterval: int64(rl.BucketInterval)})
+		cfg := rl.AdaptiveConfig()
+		if err := cfg.Validate(); err != nil {
+			return fail("rate_limiter", err)
+		}
+		p.limiter = policy.NewAdaptive(n, cfg)
 		p.limiterMask = outcomeMask(rl.ThrottleOutcomes)
 	}
 	return p, nil

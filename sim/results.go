@@ -147,7 +147,7 @@ func ReadSummary(dir string) (*SummaryDoc, error) {
 }
 
 func capacityOf(sc *scenario.Scenario) *float64 {
-	if sc.Backend.Kind == "occ" {
+	if sc.Backend.Kind == scenario.BackendOCC {
 		return nil
 	}
 	c := sc.Capacity()

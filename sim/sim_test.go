@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,5 +256,25 @@ func TestSlotRetiredBeforeItsGenerationWraps(t *testing.T) {
 	}
 	if len(tokens) != 8 {
 		t.Errorf("the first and last four generations gave %d distinct tokens, want 8", len(tokens))
+	}
+}
+
+// A policy configuration that scenario validation lets through but the
+// policy package refuses comes back from Run as an error, never as a
+// panic (the budget and limiter constructors panic on bad settings).
+func TestRunReturnsPolicyBuildErrors(t *testing.T) {
+	sc := withRetry(small(), 3, "full")
+	b := &scenario.Budget{}
+	scenario.SetDefaults(b)
+	sc.Clients.Retry.Budget = b
+	p, err := buildStack(sc.Clients.ResolvedGroups()[0])
+	if err != nil || p.budget == nil {
+		t.Fatalf("valid stack: err %v, budget %v", err, p.budget)
+	}
+	neg := -0.5
+	b.Ratio = &neg // refused by policy.BudgetConfig.Validate
+	g := sc.Clients.ResolvedGroups()[0]
+	if _, err := buildStack(g); err == nil || !strings.Contains(err.Error(), "retry.budget") {
+		t.Errorf("buildStack with ratio -0.5: got %v, want an error naming retry.budget", err)
 	}
 }

@@ -259,7 +259,7 @@ func chartInput(res *sim.Result) plots.Input {
 		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.Backend.Workers,
 		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
-		Contention: sc.Backend.Kind == "occ",
+		Contention: sc.Backend.Kind == scenario.BackendOCC,
 	}
 	if sc.Clients.Connection != nil {
 		in.Clients = sc.Clients.Count
@@ -327,10 +327,10 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) 
 		{"backend", fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
 		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
 	}
-	if sc.Backend.Kind == "occ" {
+	if sc.Backend.Kind == scenario.BackendOCC {
 		rows[2][1] = fmt.Sprintf("%s write calls   %s refused for a stale version", group(s.Received), group(s.Errors))
 	}
-	if sc.Clients.Arrival.Process == "once" {
+	if sc.Clients.Arrival.Process == scenario.ArrivalOnce {
 		rows = append(rows, [2]string{"completion", "last success at " + num(s.LastSuccessS, 3) + " s"})
 	}
 	r := s.Recovery

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
@@ -52,11 +54,11 @@ func validateRun(_ context.Context, e *env, files, sets []string) error {
 		load := sc.PerClientRate() * float64(sc.Clients.Count) / sc.Capacity()
 		what := fmt.Sprintf("offered load %.0f%% of capacity (%.0f req/s)", 100*load, sc.Capacity())
 		switch {
-		case sc.Backend.Kind == "occ":
+		case sc.Backend.Kind == scenario.BackendOCC:
 			what = "backend: one versioned row (occ)"
-		case sc.Backend.Service.Dist == "concurrency":
+		case sc.Backend.Service.Dist == scenario.ServiceConcurrency:
 			what = fmt.Sprintf("offered load %.0f req/s, service time %s + %s per request in service", sc.PerClientRate()*float64(sc.Clients.Count), sc.Backend.Service.Mean, sc.Backend.Service.PerConcurrent)
-		case sc.Clients.Arrival.Process == "once":
+		case sc.Clients.Arrival.Process == scenario.ArrivalOnce:
 			what = fmt.Sprintf("one request per client, capacity %.0f req/s", sc.Capacity())
 		}
 		fmt.Fprintf(e.stdout, "ok  %s: %q, %s clients, %s, %s, %d fault%s\n",

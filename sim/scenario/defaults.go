@@ -22,15 +22,15 @@ func Default() *Scenario {
 		},
 		Clients: Clients{
 			Count:   10000,
-			Arrival: Arrival{Process: "poisson", Profile: []Step{}},
+			Arrival: Arrival{Process: ArrivalPoisson, Profile: []Step{}},
 			Timeout: Duration(2 * time.Second),
-			Startup: Startup{Mode: "immediate", Batches: 10},
+			Startup: Startup{Mode: StartupImmediate, Batches: 10},
 			Groups:  []Group{},
 		},
 		Backend: Backend{
-			Kind:          "pool",
+			Kind:          BackendPool,
 			Workers:       100,
-			Service:       Service{Dist: "exponential", Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
+			Service:       Service{Dist: ServiceExponential, Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
 			Queue:         Queue{Limit: 1000},
 			AcceptBacklog: 1000,
 			Connections:   Connections{ConnectCost: Duration(20 * time.Millisecond)},
@@ -50,7 +50,7 @@ func (t *Throttle) setDefaults() {
 		Window:            Duration(2 * time.Minute),
 		Buckets:           120,
 		CountLocalRejects: true,
-		Scope:             "client",
+		Scope:             ScopeClient,
 		GroupSize:         1,
 		AcceptOutcomes:    []string{"ok"},
 		Padding:           1,
@@ -66,12 +66,12 @@ func (r *Retry) setDefaults() {
 			Base:           Duration(100 * time.Millisecond),
 			Cap:            Duration(10 * time.Second),
 			Multiplier:     2,
-			Jitter:         "full",
+			Jitter:         JitterFull,
 			JitterFraction: 0.2,
 		},
 		RetryOn:         []string{"rejected", "timeout", "unavailable", "error"},
 		HonorRetryAfter: true,
-		RetryAfterMode:  "at_least",
+		RetryAfterMode:  RetryAfterAtLeast,
 	}
 }
 
@@ -82,13 +82,13 @@ func (c *Connection) setDefaults() {
 	*c = Connection{
 		ConnectTimeout: Duration(20 * time.Second),
 		Reconnect: Reconnect{
-			Policy: "backoff",
+			Policy: ReconnectBackoff,
 			Delay:  Duration(time.Second),
 			Backoff: Backoff{
 				Base:           Duration(time.Second),
 				Cap:            Duration(120 * time.Second),
 				Multiplier:     1.6,
-				Jitter:         "proportional",
+				Jitter:         JitterProportional,
 				JitterFraction: 0.2,
 			},
 		},
@@ -97,27 +97,33 @@ func (c *Connection) setDefaults() {
 
 func (s *Sweep) setDefaults() { *s = Sweep{Seeds: 5} }
 
-// The AWS SDKs' adaptive-mode constants.
+// The AWS SDKs' adaptive-mode constants, as the policy package has them.
 func (r *RateLimiter) setDefaults() {
-	*r = RateLimiter{Beta: 0.7, C: 0.4, Smoothing: 0.8, MinRate: 0.5, BucketInterval: Duration(500 * time.Millisecond),
+	d := policy.AdaptiveDefaults()
+	*r = RateLimiter{Beta: d.Beta, C: d.C, Smoothing: d.Smoothing, MinRate: Rate(d.MinRate), BucketInterval: Duration(d.BucketInterval),
 		ThrottleOutcomes: []string{"rejected"}}
 }
 
+// AdaptiveConfig is the policy configuration of r.
+func (r *RateLimiter) AdaptiveConfig() policy.AdaptiveConfig {
+	return policy.AdaptiveConfig{Beta: r.Beta, C: r.C, Smoothing: r.Smoothing, MinRate: float64(r.MinRate), BucketInterval: int64(r.BucketInterval)}
+}
+
 func (b *Breaker) setDefaults() {
-	*b = Breaker{Style: "gobreaker", FailureOutcomes: []string{"rejected", "timeout", "unavailable", "error"}, GroupSize: 1}
+	*b = Breaker{Style: StyleGobreaker, FailureOutcomes: []string{"rejected", "timeout", "unavailable", "error"}, GroupSize: 1}
 }
 
 // BreakerConfig is the policy configuration of b: its style's defaults
 // with every non-zero field of b on top.
 func (b *Breaker) BreakerConfig() policy.BreakerConfig {
 	c := policy.GobreakerDefaults()
-	if b.Style == "resilience4j" {
+	if b.Style == StyleResilience4j {
 		c = policy.Resilience4jDefaults()
 	}
 	switch b.Trip {
-	case "consecutive":
+	case TripConsecutive:
 		c.Trip = policy.TripConsecutive
-	case "rate":
+	case TripRate:
 		c.Trip = policy.TripRate
 	}
 	if c.Trip == policy.TripRate && c.FailureRate == 0 { // gobreaker style switched to a rate trip
@@ -154,9 +160,9 @@ func (b *Breaker) BreakerConfig() policy.BreakerConfig {
 		c.HalfOpenProbes = b.HalfOpenProbes
 	}
 	switch b.HalfOpenRule {
-	case "all-succeed":
+	case HalfOpenAllSucceed:
 		c.HalfOpen = policy.HalfOpenAllSucceed
-	case "rate":
+	case HalfOpenRate:
 		c.HalfOpen = policy.HalfOpenRate
 	}
 	return c
@@ -169,13 +175,13 @@ func (b *Budget) setDefaults() { *b = Budget{Kind: "sre", GroupSize: 1} }
 func (b *Budget) BudgetConfig() policy.BudgetConfig {
 	var c policy.BudgetConfig
 	switch b.Kind {
-	case "grpc":
+	case BudgetGRPC:
 		c = policy.GRPCDefaults()
-	case "finagle":
+	case BudgetFinagle:
 		c = policy.FinagleDefaults()
-	case "aws":
+	case BudgetAWS:
 		c = policy.AWSStandardDefaults()
-	case "aws-2026":
+	case BudgetAWS2026:
 		c = policy.AWS2026Defaults()
 	default:
 		c = policy.SREDefaults()

@@ -73,7 +73,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(c.Count < MaxClients, "clients.count", "must be < %d, got %d", MaxClients, c.Count)
 	a := c.Arrival
 	switch {
-	case a.Process == "once":
+	case a.Process == ArrivalOnce:
 		v.check(a.Rate == 0 && a.TotalRate == 0, "clients.arrival.process", "once: every client issues one request when it starts; remove rate and total_rate")
 		v.check(len(a.Profile) == 0, "clients.arrival.profile", "does not apply to process once (one request per client)")
 	case a.Rate == 0 && a.TotalRate == 0:
@@ -121,7 +121,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			v.check(width > 0 && int64(s.Duration)/max(width, 1) < 1<<32, "clients.throttle.buckets", "buckets of %s over a %s run are more than 2^32 buckets; use fewer buckets", Duration(width), s.Duration)
 		}
 		v.check(t.GroupSize >= 1, "clients.throttle.group_size", "must be >= 1, got %d", t.GroupSize)
-		v.check(t.Scope == "group" || t.GroupSize == 1, "clients.throttle.group_size", "is %d but scope is %q: set scope: group to share a throttle", t.GroupSize, t.Scope)
+		v.check(t.Scope == ScopeGroup || t.GroupSize == 1, "clients.throttle.group_size", "is %d but scope is %q: set scope: group to share a throttle", t.GroupSize, t.Scope)
 		v.check(len(t.AcceptOutcomes) > 0, "clients.throttle.accept_outcomes", "must name at least one outcome (usually [ok])")
 		v.check(t.Padding > 0, "clients.throttle.padding", "must be > 0 (the SRE book: 1, gRPC's RLS throttler: 8), got %g", t.Padding)
 		v.check(t.Aggression > 0, "clients.throttle.aggression", "must be > 0 (1: the SRE formula), got %g", t.Aggression)
@@ -134,7 +134,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(b.Base >= 0, "clients.retry.backoff.base", "must be >= 0, got %s", b.Base)
 		v.check(b.Cap >= b.Base, "clients.retry.backoff.cap", "must be >= base (%s), got %s", b.Base, b.Cap)
 		v.check(b.Multiplier >= 1, "clients.retry.backoff.multiplier", "must be >= 1, got %g", b.Multiplier)
-		v.check(b.Jitter != "decorrelated" || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
+		v.check(b.Jitter != JitterDecorrelated || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
 		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
 		if bg := r.Budget; bg != nil {
 			v.check(bg.GroupSize >= 1, "clients.retry.budget.group_size", "must be >= 1, got %d", bg.GroupSize)
@@ -200,19 +200,19 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	bk := s.Backend
 	st := c.Startup
 	v.check(st.Window >= 0, "clients.startup.window", "must be >= 0, got %s", st.Window)
-	v.check(st.Mode == "immediate" || st.Window > 0, "clients.startup.window", "mode %q needs a window > 0", st.Mode)
+	v.check(st.Mode == StartupImmediate || st.Window > 0, "clients.startup.window", "mode %q needs a window > 0", st.Mode)
 	v.check(st.Window < s.Duration || s.Duration <= 0, "clients.startup.window", "%s is not shorter than the run (%s)", st.Window, s.Duration)
 	v.check(st.Batches >= 1, "clients.startup.batches", "must be >= 1, got %d", st.Batches)
 	if cn := c.Connection; cn != nil {
 		v.check(cn.ConnectTimeout > 0, "clients.connection.connect_timeout", "must be > 0, got %s", cn.ConnectTimeout)
 		r := cn.Reconnect
 		v.check(r.Delay >= 0, "clients.connection.reconnect.delay", "must be >= 0, got %s", r.Delay)
-		v.check(r.Policy == "backoff" || r.Delay > 0, "clients.connection.reconnect.delay", "policy %q needs a delay > 0 between failed attempts", r.Policy)
+		v.check(r.Policy == ReconnectBackoff || r.Delay > 0, "clients.connection.reconnect.delay", "policy %q needs a delay > 0 between failed attempts", r.Policy)
 		v.check(r.JitterWindow >= 0, "clients.connection.reconnect.jitter_window", "must be >= 0, got %s", r.JitterWindow)
 		v.check(r.JitterWindow < s.Duration || s.Duration <= 0, "clients.connection.reconnect.jitter_window", "%s is not shorter than the run (%s)", r.JitterWindow, s.Duration)
 		rb := r.Backoff
 		v.check(rb.Base >= 0, "clients.connection.reconnect.backoff.base", "must be >= 0, got %s", rb.Base)
-		if r.Policy != "backoff" {
+		if r.Policy != ReconnectBackoff {
 			rb = Backoff{Base: 1, Cap: 1, Multiplier: 1} // only the sign matters when unused
 		}
 		v.check(rb.Base > 0, "clients.connection.reconnect.backoff.base", "must be > 0, got %s", rb.Base)
@@ -228,14 +228,14 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(d.Mean >= 0, "network.delay.mean", "must be >= 0, got %s", d.Mean)
 		v.check(d.Mean <= s.Duration, "network.delay.mean", "%s is longer than the run (%s)", d.Mean, s.Duration)
 		v.check(d.SD >= 0 && d.SD <= s.Duration, "network.delay.sd", "must be in [0, duration], got %s", d.SD)
-		v.check(d.Dist == "normal" || d.SD == 0, "network.delay.sd", "applies to dist: normal only")
+		v.check(d.Dist == DelayNormal || d.SD == 0, "network.delay.sd", "applies to dist: normal only")
 	}
 	b := s.Backend
-	if b.Kind == "occ" {
+	if b.Kind == BackendOCC {
 		v.check(s.Network != nil, "backend.kind", "occ needs a network: section (e.g. network: {delay: {dist: normal, mean: 10ms, sd: 2ms}}): its reads and writes are messages that cross it, and the delay between them is what lets writes conflict")
 		v.check(c.Connection == nil, "clients.connection", "is not modelled with backend.kind occ (it has no workers to do handshakes)")
 		for i, f := range s.Faults {
-			v.check(f.Kind == "outage", fmt.Sprintf("faults.%d.kind", i), "only outage faults apply to backend.kind occ (it has no workers or connections), got %s", f.Kind)
+			v.check(f.Kind == FaultOutage, fmt.Sprintf("faults.%d.kind", i), "only outage faults apply to backend.kind occ (it has no workers or connections), got %s", f.Kind)
 		}
 		// The pool's fields must keep their defaults (a resolved scenario
 		// states them, and must load back).
@@ -255,9 +255,9 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	}
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, "backend.workers", "must be in 1..10000000, got %d", b.Workers)
 	v.check(b.Service.Mean > 0, "backend.service.mean", "must be > 0, got %s", b.Service.Mean)
-	v.check(b.Service.Dist != "lognormal" || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), "backend.service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
+	v.check(b.Service.Dist != ServiceLognormal || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), "backend.service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
 	v.check(b.Service.PerConcurrent >= 0, "backend.service.per_concurrent", "must be >= 0, got %s", b.Service.PerConcurrent)
-	v.check(b.Service.Dist == "concurrency" || b.Service.PerConcurrent == 0, "backend.service.per_concurrent", "applies to dist: concurrency only")
+	v.check(b.Service.Dist == ServiceConcurrency || b.Service.PerConcurrent == 0, "backend.service.per_concurrent", "applies to dist: concurrency only")
 	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, "backend.queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
 	v.check(b.Queue.Timeout >= 0, "backend.queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
 	v.check(b.RejectCost >= 0, "backend.reject_cost", "must be >= 0, got %s", b.RejectCost)
@@ -272,7 +272,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			v.check(false, p+".start", "the fault (start %s, duration %s) does not fit in the run (duration %s)", f.Start, f.Duration, s.Duration)
 			continue
 		}
-		if f.Kind == "disconnect" {
+		if f.Kind == FaultDisconnect {
 			v.check(f.Duration >= 0, p+".duration", "must be >= 0, got %s", f.Duration)
 			v.check(f.Fraction > 0 && f.Fraction <= 1, p+".fraction", "must be in (0, 1]: the share of connections closed, got %g", f.Fraction)
 			v.check(c.Connection != nil, p+".kind", "a disconnect fault needs clients.connection")
@@ -281,7 +281,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		}
 		v.check(f.End() <= s.Duration, p+".duration", "the fault ends at %s, after the run (duration %s)", f.End(), s.Duration)
 		v.check(f.Kind != "", p+".kind", "is required: outage, capacity or disconnect")
-		if f.Kind == "capacity" {
+		if f.Kind == FaultCapacity {
 			v.check(f.Fraction >= 0 && f.Fraction < 1, p+".fraction", "must be in [0, 1), got %g", f.Fraction)
 		}
 		v.check(f.RetryAfter >= 0, p+".retry_after", "must be >= 0, got %s", f.RetryAfter)
@@ -332,7 +332,7 @@ func (s *Scenario) Intervals() int {
 // PerClientRate is the arrival rate of one client, per second (with
 // process once, one request over the run).
 func (s *Scenario) PerClientRate() float64 {
-	if s.Clients.Arrival.Process == "once" {
+	if s.Clients.Arrival.Process == ArrivalOnce {
 		return 1 / s.Duration.Seconds()
 	}
 	if s.Clients.Arrival.TotalRate > 0 {
