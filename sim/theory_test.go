@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlesim/throttlesim/internal/queueing"
 	"github.com/throttlesim/throttlesim/sim/metrics"
-	"github.com/throttlesim/throttlesim/sim/queueing"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
