@@ -115,7 +115,7 @@ func NewPlan(file string, data []byte, o PlanOptions) (*Plan, error) {
 		p.Points = append(p.Points, PointSpec{Label: pt.Label, Sets: pt.Set})
 	}
 	if len(p.Points) == 0 {
-		return nil, fmt.Errorf("%s: nothing to sweep: add a sweep: block (vary: or points:) or --vary path=v1,v2,...", file)
+		return nil, fmt.Errorf("%s: nothing to sweep: add a sweep: block (vary: or points:) or --vary path=v1,v2 (e.g. --vary clients.throttle.k=1.5,2,3)", file)
 	}
 	seen := map[string]bool{}
 	for _, pt := range p.Points {
