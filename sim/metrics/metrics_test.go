@@ -107,6 +107,14 @@ func TestRecoveryRule(t *testing.T) {
 	if r := recovery(recoverySeries(cat(repeat(0, 5), repeat(100, 10))), p); r.Recovered || r.Reason == "" {
 		t.Errorf("zero baseline: %+v", r)
 	}
+	// An interrupted run's series ends where it stopped, possibly before
+	// the fault: no baseline, no recovery, no panic (found by
+	// TestSignalStopsARun, which interrupts a run at a random point).
+	for _, rows := range []int{0, 1, 3, 4, 6} {
+		if r := recovery(recoverySeries(repeat(100, rows)), p); r.Recovered || r.Reason == "" {
+			t.Errorf("series of %d rows, fault at row 5: %+v", rows, r)
+		}
+	}
 }
 
 // timeseries.csv layout is a file format: pinned by a golden file.

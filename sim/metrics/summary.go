@@ -285,6 +285,10 @@ func recovery(s *Series, p Params) Recovery {
 		rec.Reason = "no whole metrics interval before the first fault to take a baseline from"
 		return rec
 	}
+	if hi > len(g) { // an interrupted run that stopped before the first fault
+		rec.Reason = "the run stopped before the first fault"
+		return rec
+	}
 	var base float64
 	for _, x := range g[lo:hi] {
 		base += x
