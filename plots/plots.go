@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -78,17 +79,13 @@ func All(in Input) ([]Chart, error) {
 	var out []Chart
 	for _, c := range []struct {
 		file string
-		f    func(Input) (*plot.Plot, *plot.Legend, error)
+		f    func(Input) ([]byte, error)
 	}{
-		{"server_load.png", serverLoad},
-		{"local_drops.png", localDrops},
-		{"recovery.png", recoveryChart},
+		{"server_load.png", serverLoadChart},
+		{"local_drops.png", single(localDrops)},
+		{"recovery.png", single(recoveryChart)},
 	} {
-		p, l, err := c.f(in)
-		if err != nil {
-			return nil, fmt.Errorf("plots: %s: %w", c.file, err)
-		}
-		b, err := Render(p, l)
+		b, err := c.f(in)
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", c.file, err)
 		}
@@ -104,25 +101,77 @@ func All(in Input) ([]Chart, error) {
 	return out, nil
 }
 
-// Render draws the plot with its legend to the right of the data and
-// returns PNG bytes.
-func Render(p *plot.Plot, l *plot.Legend) ([]byte, error) {
-	img := vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI))
-	dc := draw.New(img)
-	dc = draw.Crop(dc, vg.Millimeter, -2*vg.Millimeter, vg.Millimeter, -vg.Millimeter)
-	if l != nil {
-		l.Top = true
-		l.YOffs = -p.Title.TextStyle.FontExtents().Height - 3*vg.Millimeter
-		r := l.Rectangle(dc)
-		l.Draw(dc)
-		dc = draw.Crop(dc, 0, -(r.Max.X-r.Min.X)-4*vg.Millimeter, 0, 0)
+func single(f func(Input) (*plot.Plot, *plot.Legend, error)) func(Input) ([]byte, error) {
+	return func(in Input) ([]byte, error) {
+		p, l, err := f(in)
+		if err != nil {
+			return nil, err
+		}
+		return Render(p, l)
 	}
-	p.Draw(dc)
+}
+
+// Layout shared by every chart, so that charts of one run (or of one
+// comparison) stacked on a page have their time axes at the same place:
+// the data area starts dataLeft from the left edge (further only when
+// the y tick labels need it) and ends where the legend strip begins,
+// legendStrip wide (wider only when a legend needs it).
+const (
+	dataLeft    = 2.4 * vg.Centimeter
+	legendStrip = 6.2 * vg.Centimeter
+)
+
+// Render draws the plot with its legend (nil: none) to the right of the
+// data and returns PNG bytes.
+func Render(p *plot.Plot, l *plot.Legend) ([]byte, error) {
+	return RenderStack([]*plot.Plot{p}, []*plot.Legend{l}, Height)
+}
+
+// RenderStack draws plots stacked vertically, x axes aligned, each with its
+// legend (nil: none) to the right, and returns PNG bytes.
+func RenderStack(ps []*plot.Plot, ls []*plot.Legend, height vg.Length) ([]byte, error) {
+	img := vgimg.NewWith(vgimg.UseWH(Width, height), vgimg.UseDPI(DPI))
+	dc := draw.Crop(draw.New(img), vg.Millimeter, -2*vg.Millimeter, vg.Millimeter, -vg.Millimeter)
+	strip := legendStrip
+	for _, l := range ls {
+		if l != nil {
+			r := l.Rectangle(dc)
+			strip = max(strip, r.Max.X-r.Min.X+2*vg.Millimeter)
+		}
+	}
+	tiles := draw.Tiles{Rows: len(ps), Cols: 1, PadY: 5 * vg.Millimeter}
+	dataRight := dc.Max.X - strip - 3*vg.Millimeter
+	for i, p := range ps {
+		c := tiles.At(dc, 0, i)
+		d := p.DataCanvas(c)
+		left, right := d.Min.X-c.Min.X, c.Max.X-d.Max.X
+		pc := c
+		pc.Min.X = max(c.Min.X, c.Min.X+dataLeft-left)
+		pc.Max.X = dataRight + right
+		fitTitle(p, pc.Max.X-pc.Min.X)
+		p.Draw(pc)
+		if i < len(ls) && ls[i] != nil {
+			l := ls[i]
+			lc := c
+			lc.Min.X = dc.Max.X - strip + 2*vg.Millimeter
+			l.Left, l.Top = true, true
+			l.YOffs = -p.Title.TextStyle.FontExtents().Height - 3*vg.Millimeter
+			l.Draw(lc)
+		}
+	}
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// fitTitle shrinks a title's font, down to 9 points, until it fits the
+// width.
+func fitTitle(p *plot.Plot, width vg.Length) {
+	for p.Title.TextStyle.Font.Size > vg.Points(9) && p.Title.TextStyle.Width(p.Title.Text) > width {
+		p.Title.TextStyle.Font.Size -= vg.Points(0.5)
+	}
 }
 
 // NewPlot is a plot with our title and axis styling.
@@ -136,9 +185,82 @@ func NewPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.X.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Tick.Marker = yTicks{}
+	p.X.Tick.Marker = timeTicks{}
 	p.Add(plotter.NewGrid())
 	return p
 }
+
+// timeTicks marks a time axis in seconds: a labelled tick every minute
+// (every few minutes on long runs, every few seconds on short ones) and
+// unlabelled ticks between, so that a fault's start and the recovery can
+// be read off the axis.
+type timeTicks struct {
+	upTo float64 // when > 0: no ticks after this time (labels beyond the data)
+}
+
+func (tt timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	if tt.upTo > 0 {
+		hi = min(hi, tt.upTo)
+	}
+	span := hi - lo
+	if !(span > 0) || math.IsInf(span, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := 0.0
+	for _, s := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400} {
+		if span/s <= 16 && (s >= 60 || span < 240) {
+			step = s
+			break
+		}
+	}
+	if step == 0 {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	minor := step / 5
+	if math.Mod(step, 60) == 0 {
+		minor = step / 6
+	}
+	var ts []plot.Tick
+	for k, last := math.Ceil(lo/minor-1e-9), math.Floor(hi/minor+1e-9); k <= last; k++ {
+		v := k*minor + 0 // no "-0"
+		if v == 0 {
+			v = 0
+		}
+		if math.Abs(math.Round(v/step)*step-v) < minor*1e-6 {
+			ts = append(ts, plot.Tick{Value: v, Label: thousands(strconv.FormatFloat(v, 'f', -1, 64))})
+		} else {
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	return ts
+}
+
+// thousands puts a comma between each group of three digits of a
+// number's integer part: 100000 -> 100,000; 1234.5 -> 1,234.5.
+func thousands(num string) string {
+	sign := ""
+	if strings.HasPrefix(num, "-") {
+		sign, num = "-", num[1:]
+	}
+	intPart, frac, hasFrac := strings.Cut(num, ".")
+	if len(intPart) <= 3 {
+		return sign + num
+	}
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if hasFrac {
+		b.WriteString("." + frac)
+	}
+	return sign + b.String()
+}
+
+// Thousands formats n with thousands separators.
+func Thousands(n float64) string { return thousands(strconv.FormatFloat(math.Round(n), 'f', 0, 64)) }
 
 // yTicks marks five to seven round values (steps of 1, 2, 2.5 or 5 times a
 // power of ten) with as many decimals as the step needs, and four minor
@@ -169,7 +291,7 @@ func (yTicks) Ticks(lo, hi float64) []plot.Tick {
 		v := min(max(k*minor, lo), hi)
 		if math.Abs(math.Round(v/step)*step-v) < minor*1e-6 {
 			v = math.Round(v/step) * step
-			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
+			ts = append(ts, plot.Tick{Value: v, Label: thousands(strconv.FormatFloat(v, 'f', decimals, 64))})
 		} else {
 			ts = append(ts, plot.Tick{Value: v})
 		}
@@ -192,19 +314,38 @@ type stepSeries struct {
 	c      color.Color
 	dashes []vg.Length
 	f      func(r *metrics.Row) float64
+	// always: drawn and listed even when zero everywhere (a capacity);
+	// other series that are zero throughout are left out, legend and all.
+	always bool
+	width  vg.Length // 0: the default
 }
 
-// addSteps adds each series to the plot and the legend.
+// addSteps adds each series that applies to the plot and the legend.
 func addSteps(p *plot.Plot, l *plot.Legend, s *metrics.Series, series []stepSeries) error {
 	for _, sr := range series {
+		if !sr.always && allZero(s, sr.f) {
+			continue
+		}
 		ln, err := StepLine(s, sr.c, sr.dashes, sr.f)
 		if err != nil {
 			return err
+		}
+		if sr.width > 0 {
+			ln.Width = sr.width
 		}
 		p.Add(ln)
 		l.Add(sr.name, ln)
 	}
 	return nil
+}
+
+func allZero(s *metrics.Series, f func(r *metrics.Row) float64) bool {
+	for i := range s.Rows {
+		if v := f(&s.Rows[i]); v != 0 && !math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // StepLine is a per-interval series drawn as steps from each interval's
@@ -236,14 +377,18 @@ func StepLine(s *metrics.Series, c color.Color, dashes []vg.Length, value func(r
 // their labels at the top. Call it before adding the data so the data draw
 // on top, and fix the y range with SetYRange afterwards.
 func Shade(p *plot.Plot, faults []Fault, ymax float64) error {
+	return shadeIn(p, faults, 0, ymax, faultFill, Vermillion)
+}
+
+func shadeIn(p *plot.Plot, faults []Fault, ymin, ymax float64, fill, labelColour color.Color) error {
 	var labels plotter.XYLabels
 	for _, f := range faults {
 		x0, x1 := float64(f.Start)/1e9, float64(f.End)/1e9
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: ymax}, {X: x0, Y: ymax}})
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: ymin}, {X: x1, Y: ymin}, {X: x1, Y: ymax}, {X: x0, Y: ymax}})
 		if err != nil {
 			return err
 		}
-		poly.Color = faultFill
+		poly.Color = fill
 		poly.LineStyle.Width = 0
 		p.Add(poly)
 		labels.XYs = append(labels.XYs, plotter.XY{X: x0, Y: ymax})
@@ -255,7 +400,7 @@ func Shade(p *plot.Plot, faults []Fault, ymax float64) error {
 			return err
 		}
 		for i := range lb.TextStyle {
-			lb.TextStyle[i].Color = Vermillion
+			lb.TextStyle[i].Color = labelColour
 			lb.TextStyle[i].YAlign = text.YTop
 			lb.TextStyle[i].Font.Size = vg.Points(9)
 		}
@@ -279,6 +424,35 @@ func niceMax(v float64) float64 {
 
 func perSecond(s *metrics.Series) float64 { return float64(s.Interval) / 1e9 }
 
+// capacityName names the capacity line: "effective capacity" when a
+// capacity fault changes it.
+func capacityName(in Input, what string) string {
+	for _, f := range in.Faults {
+		if strings.HasPrefix(f.Label, "capacity") {
+			return "effective " + what + " (workers left)"
+		}
+	}
+	return what
+}
+
+// serverLoadChart is server_load.png: the attempts on the backend and,
+// when clients hold connections, the handshakes in a panel of their own
+// (they come in storms an order of magnitude above the requests).
+func serverLoadChart(in Input) ([]byte, error) {
+	p, l, err := serverLoad(in)
+	if err != nil {
+		return nil, err
+	}
+	if in.Clients == 0 || in.Contention {
+		return Render(p, l)
+	}
+	hp, hl, err := handshakePanel(in, in.Name+": handshakes on the backend")
+	if err != nil {
+		return nil, err
+	}
+	return RenderStack([]*plot.Plot{p, hp}, []*plot.Legend{l, hl}, 2*Height)
+}
+
 func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	if in.Contention {
 		return contentionLoad(in)
@@ -288,33 +462,71 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	capPerWorker := in.CapacityRPS / float64(max(in.Workers, 1))
 	var ymax float64
 	for _, r := range s.Rows {
-		ymax = max(ymax, float64(r.Received)/sec, float64(r.FailedOutage)/sec, float64(r.CapacityNS)/float64(s.Interval)*capPerWorker, float64(r.ConnectsRcvd)/sec)
+		ymax = max(ymax, float64(r.Received)/sec, float64(r.FailedOutage)/sec, float64(r.CapacityNS)/float64(s.Interval)*capPerWorker)
 	}
 	ymax = niceMax(ymax)
-	ylabel := "attempts per second"
-	if in.Clients > 0 {
-		ylabel = "attempts and handshakes per second"
-	}
-	p := NewPlot(in.Name+": load on the backend", "simulated time (s)", ylabel)
+	p := NewPlot(in.Name+": load on the backend", "simulated time (s)", "attempts per second")
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
 	l := NewLegend()
 	series := []stepSeries{
-		{"received", Blue, nil, func(r *metrics.Row) float64 { return float64(r.Received) / sec }},
-		{"accepted", Green, nil, func(r *metrics.Row) float64 { return float64(r.Accepted) / sec }},
-		{"rejected (overload)", Vermillion, nil, func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts) / sec }},
-		{"sent into the outage", Purple, []vg.Length{vg.Points(2), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }},
-		{"capacity", Black, []vg.Length{vg.Points(6), vg.Points(3)}, func(r *metrics.Row) float64 {
+		// received first, wide and light: accepted (often equal) draws on
+		// top of it without hiding it.
+		{name: "received", c: Sky, f: func(r *metrics.Row) float64 { return float64(r.Received) / sec }, width: vg.Points(4)},
+		{name: "accepted", c: Green, f: func(r *metrics.Row) float64 { return float64(r.Accepted) / sec }},
+		{name: "rejected (overload)", c: Vermillion, f: func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts) / sec }},
+		{name: "dropped unanswered", c: Orange, dashes: []vg.Length{vg.Points(4), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.Unanswered) / sec }},
+		{name: "sent into the outage", c: Purple, dashes: []vg.Length{vg.Points(2), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }},
+		{name: capacityName(in, "capacity"), c: Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}, f: func(r *metrics.Row) float64 {
 			return float64(r.CapacityNS) / float64(s.Interval) * capPerWorker
-		}},
-	}
-	if in.Clients > 0 { // persistent connections: handshakes are load too
-		hs := stepSeries{"handshakes received", Orange, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) / sec }}
-		series = append(series[:4:4], append([]stepSeries{hs}, series[4:]...)...)
+		}, always: in.CapacityRPS > 0},
 	}
 	if err := addSteps(p, l, s, series); err != nil {
 		return nil, nil, err
+	}
+	SetYRange(p, ymax)
+	return p, l, nil
+}
+
+// handshakePanel plots the handshakes the backend received per second,
+// as means over bins long enough to read a storm (a band shows the
+// per-interval minimum and maximum in each bin), with the effective
+// handshake capacity.
+func handshakePanel(in Input, title string) (*plot.Plot, *plot.Legend, error) {
+	s := in.Series
+	sec := perSecond(s)
+	bin := readableBin(s.Interval, len(s.Rows))
+	rcvd := binned(s, bin, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) / sec })
+	ok := binned(s, bin, func(r *metrics.Row) float64 { return float64(r.ConnectsOK) / sec })
+	hcap := func(r *metrics.Row) float64 {
+		return float64(r.CapacityNS) / float64(s.Interval) / float64(max(in.Workers, 1)) * in.ConnectCapacityRPS
+	}
+	ymax, cut := rcvd.axisMax()
+	title += bin.note()
+	if cut {
+		title += fmt.Sprintf("; peaks to %s/s cut off", Thousands(rcvd.hiMax()))
+	}
+	if c := in.ConnectCapacityRPS; c > 0 && c < 3*ymax {
+		ymax = max(ymax, c)
+	}
+	ymax = niceMax(ymax)
+	p := NewPlot(title, "simulated time (s)", "handshakes per second")
+	if err := Shade(p, in.Faults, ymax); err != nil {
+		return nil, nil, err
+	}
+	l := NewLegend()
+	if err := rcvd.add(p, l, "handshakes received", Orange, nil, true); err != nil {
+		return nil, nil, err
+	}
+	if err := ok.add(p, l, "connections established", Green, nil, false); err != nil {
+		return nil, nil, err
+	}
+	if in.ConnectCapacityRPS > 0 && in.ConnectCapacityRPS < ymax {
+		if err := addSteps(p, l, s, []stepSeries{{name: capacityName(in, "handshake capacity"), c: Black,
+			dashes: []vg.Length{vg.Points(6), vg.Points(3)}, f: hcap, always: true}}); err != nil {
+			return nil, nil, err
+		}
 	}
 	SetYRange(p, ymax)
 	return p, l, nil
@@ -336,12 +548,10 @@ func contentionLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	}
 	l := NewLegend()
 	series := []stepSeries{
-		{"write calls", Blue, nil, func(r *metrics.Row) float64 { return float64(r.Received) / sec }},
-		{"refused: stale version", Vermillion, nil, func(r *metrics.Row) float64 { return float64(r.Errors) / sec }},
-		{"succeeded", Green, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.Received-r.Errors) / sec }},
-	}
-	if len(in.Faults) > 0 {
-		series = append(series, stepSeries{"sent into the outage", Purple, []vg.Length{vg.Points(2), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }})
+		{name: "write calls", c: Sky, f: func(r *metrics.Row) float64 { return float64(r.Received) / sec }, width: vg.Points(4)},
+		{name: "refused: stale version", c: Vermillion, f: func(r *metrics.Row) float64 { return float64(r.Errors) / sec }},
+		{name: "succeeded", c: Green, dashes: []vg.Length{vg.Points(4), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.Received-r.Errors) / sec }},
+		{name: "sent into the outage", c: Purple, dashes: []vg.Length{vg.Points(2), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }},
 	}
 	if err := addSteps(p, l, s, series); err != nil {
 		return nil, nil, err
@@ -350,35 +560,51 @@ func contentionLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	return p, l, nil
 }
 
+// ended is the application requests that ended in row r: succeeded,
+// failed or dropped locally.
+func ended(r *metrics.Row) int64 {
+	return r.Succeeded + r.Failed + r.DropThrottle + r.DropNoConn + r.DropBreaker
+}
+
 func localDrops(in Input) (*plot.Plot, *plot.Legend, error) {
 	s := in.Series
+	// Shares of the requests that ended in the interval (a failure ends
+	// after its retries, often in a later interval than it arrived in:
+	// against the requests that arrived it could pass 100%).
 	frac := func(num func(r *metrics.Row) int64) func(r *metrics.Row) float64 {
 		return func(r *metrics.Row) float64 {
-			if r.Offered == 0 {
+			if ended(r) == 0 {
 				return 0
 			}
-			return 100 * float64(num(r)) / float64(r.Offered)
+			return 100 * float64(num(r)) / float64(ended(r))
 		}
 	}
-	p := NewPlot(in.Name+": requests dropped or failed at the client", "simulated time (s)", "% of application requests")
+	p := NewPlot(in.Name+": requests dropped or failed at the client", "simulated time (s)", "% of requests that ended")
+	series := []stepSeries{
+		{name: "dropped locally: throttle", c: Blue, f: frac(func(r *metrics.Row) int64 { return r.DropThrottle })},
+		{name: "dropped locally: circuit breaker", c: Purple, f: frac(func(r *metrics.Row) int64 { return r.DropBreaker })},
+		{name: "dropped locally: no connection", c: Orange, f: frac(func(r *metrics.Row) int64 { return r.DropNoConn })},
+		{name: "failed after last attempt", c: Grey, dashes: []vg.Length{vg.Points(3), vg.Points(2)}, f: frac(func(r *metrics.Row) int64 { return r.Failed })},
+	}
 	var ymax float64
-	for _, r := range s.Rows {
-		if r.Offered > 0 {
-			ymax = max(ymax, 100*float64(r.DropThrottle)/float64(r.Offered), 100*float64(r.DropNoConn)/float64(r.Offered),
-				100*float64(r.DropBreaker)/float64(r.Offered), 100*float64(r.Failed)/float64(r.Offered))
+	for i := range s.Rows {
+		for _, sr := range series {
+			ymax = max(ymax, sr.f(&s.Rows[i]))
 		}
 	}
 	ymax = min(max(niceMax(ymax), 5), 105)
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
+	none := true
+	for _, sr := range series {
+		none = none && allZero(s, sr.f)
+	}
+	if none {
+		p.Title.Text += ": none"
+	}
 	l := NewLegend()
-	if err := addSteps(p, l, s, []stepSeries{
-		{"dropped locally: throttle", Blue, nil, frac(func(r *metrics.Row) int64 { return r.DropThrottle })},
-		{"dropped locally: circuit breaker", Purple, nil, frac(func(r *metrics.Row) int64 { return r.DropBreaker })},
-		{"dropped locally: no connection", Orange, nil, frac(func(r *metrics.Row) int64 { return r.DropNoConn })},
-		{"failed after last attempt", Grey, []vg.Length{vg.Points(3), vg.Points(2)}, frac(func(r *metrics.Row) int64 { return r.Failed })},
-	}); err != nil {
+	if err := addSteps(p, l, s, series); err != nil {
 		return nil, nil, err
 	}
 	SetYRange(p, ymax)

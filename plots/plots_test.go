@@ -100,7 +100,8 @@ func TestYTicks(t *testing.T) {
 		lo, hi float64
 		want   []string // the labelled ticks
 	}{
-		{0, 2709, []string{"0", "500", "1000", "1500", "2000", "2500"}},
+		{0, 2709, []string{"0", "500", "1,000", "1,500", "2,000", "2,500"}},
+		{0, 112000, []string{"0", "20,000", "40,000", "60,000", "80,000", "100,000"}},
 		{0, 1.12, []string{"0.0", "0.2", "0.4", "0.6", "0.8", "1.0"}},
 		{0, 67.2, []string{"0", "20", "40", "60"}},
 		{0, 112, []string{"0", "20", "40", "60", "80", "100"}},
@@ -126,5 +127,164 @@ func TestYTicks(t *testing.T) {
 		if minor < 3*(len(got)-1) {
 			t.Errorf("[%g, %g]: %d minor ticks for %d labels", tc.lo, tc.hi, minor, len(got))
 		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "999": "999", "1000": "1,000", "100000": "100,000",
+		"1234567.25": "1,234,567.25", "-4500": "-4,500", "12.5": "12.5"} {
+		if got := thousands(in); got != want {
+			t.Errorf("thousands(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Time axes are labelled every minute (fault starts and recoveries read
+// off the axis), every few minutes on long runs, every few seconds on
+// short ones.
+func TestTimeTicks(t *testing.T) {
+	tests := []struct {
+		hi   float64
+		upTo float64
+		want []string
+	}{
+		{480, 0, []string{"0", "60", "120", "180", "240", "300", "360", "420", "480"}},
+		{30, 0, []string{"0", "2", "4", "6", "8", "10", "12", "14", "16", "18", "20", "22", "24", "26", "28", "30"}},
+		{3600, 0, []string{"0", "300", "600", "900", "1,200", "1,500", "1,800", "2,100", "2,400", "2,700", "3,000", "3,300", "3,600"}},
+		{800, 720, []string{"0", "60", "120", "180", "240", "300", "360", "420", "480", "540", "600", "660", "720"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, tk := range (timeTicks{upTo: tc.upTo}).Ticks(0, tc.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("[0, %g]: labels %q, want %q", tc.hi, got, tc.want)
+		}
+	}
+}
+
+func TestReadableBin(t *testing.T) {
+	tests := []struct {
+		interval int64
+		rows     int
+		want     int
+	}{
+		{1e9, 30, 1},   // short: every interval
+		{1e9, 600, 30}, // 10 min of 1 s: 30 s bins (20 steps)
+		{1e9, 720, 30}, // 12 min: 30 s
+		{5e8, 600, 20}, // 5 min of 0.5 s: 10 s bins
+		{1e9, 7200, 300},
+	}
+	for _, tc := range tests {
+		if got := readableBin(tc.interval, tc.rows).n; got != tc.want {
+			t.Errorf("readableBin(%d ns, %d rows) = %d intervals, want %d", tc.interval, tc.rows, got, tc.want)
+		}
+	}
+}
+
+// A storm that spikes to 28,000 every third interval and is at 1,000
+// otherwise bins to its mean, 10,000, with the swing as the band; the
+// band, 2.8x the mean, is cut off rather than squash the means.
+func TestBinnedStorm(t *testing.T) {
+	s := metrics.NewSeries(1e9, 600)
+	for i := range s.Rows {
+		s.Rows[i].ConnectAttempts = 1000
+		if i%3 == 2 {
+			s.Rows[i].ConnectAttempts = 28000
+		}
+	}
+	bs := binned(s, readableBin(s.Interval, len(s.Rows)), func(r *metrics.Row) float64 { return float64(r.ConnectAttempts) })
+	if len(bs.mean) != 20 {
+		t.Fatalf("%d bins, want 20", len(bs.mean))
+	}
+	for i := range bs.mean {
+		if bs.mean[i] != 10000 || bs.lo[i] != 1000 || bs.hi[i] != 28000 {
+			t.Fatalf("bin %d: mean %g [%g, %g], want 10000 [1000, 28000]", i, bs.mean[i], bs.lo[i], bs.hi[i])
+		}
+	}
+	if m, cut := bs.axisMax(); !cut || m != 1.3*10000 {
+		t.Errorf("axis max %g (cut %v): want the band cut off at 1.3x the mean", m, cut)
+	}
+}
+
+// Failure and drop percentages are shares of the requests that ended in
+// the interval: never above 100%, even when failures of earlier arrivals
+// end in an interval with few arrivals.
+func TestLocalDropsAtMost100(t *testing.T) {
+	s := series()
+	s.Rows[31].Offered, s.Rows[31].Failed, s.Rows[31].Succeeded = 5, 200, 5
+	in := Input{Name: "t", Series: s, CapacityRPS: 100, Workers: 10}
+	p, _, err := localDrops(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max > 105 {
+		t.Errorf("y axis to %g%%", p.Y.Max)
+	}
+	for i := range s.Rows {
+		if v := 100 * float64(s.Rows[i].Failed) / float64(max(ended(&s.Rows[i]), 1)); v > 100 {
+			t.Errorf("row %d: %g%%", i, v)
+		}
+	}
+}
+
+func TestShortLabel(t *testing.T) {
+	for in, want := range map[string]string{"clients.throttle.k=1.1": "k=1.1", "no throttle": "no throttle",
+		"k=2, window=30s": "k=2, window=30s", "a very long label indeed, more than 22": "a very long label ind…"} {
+		if got := shortLabel(in); got != want {
+			t.Errorf("shortLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// One capacity line when the points share it; one per point otherwise; a
+// capacity that changes over time is named the effective capacity.
+func TestCompareCapacities(t *testing.T) {
+	same := []float64{10, 5, 10}
+	in := CompareInput{Points: []ComparePoint{{Label: "a", Capacity: same}, {Label: "b", Capacity: same}}}
+	cs := capacities(in)
+	if len(cs) != 1 || cs[0].name != "effective capacity" {
+		t.Errorf("shared capacity: %+v", cs)
+	}
+	in.Points[1].Capacity = []float64{10, 10, 10}
+	cs = capacities(in)
+	if len(cs) != 2 || cs[1].name != "capacity: b" || cs[0].name != "effective capacity: a" {
+		t.Errorf("different capacities: %+v", cs)
+	}
+}
+
+// A comparison of runs with different faults and connections renders
+// every chart, compare_connections.png included, at the documented size.
+func TestCompareDifferentFaultsAndConnections(t *testing.T) {
+	band := Band{Mean: make([]float64, 120), Lo: make([]float64, 120), Hi: make([]float64, 120)}
+	for i := range band.Mean {
+		band.Mean[i], band.Lo[i], band.Hi[i] = float64(i%7), 0, 10
+	}
+	pts := []ComparePoint{
+		{Label: "storm", Received: band, Drops: band, Goodput: band, Handshakes: band, HandshakeWork: band,
+			Faults: []Fault{{Start: 20e9, End: 30e9, Label: "outage", Outage: true}}},
+		{Label: "jitter", Received: band, Drops: band, Goodput: band, Handshakes: band, HandshakeWork: band,
+			Faults: []Fault{{Start: 40e9, End: 50e9, Label: "capacity 50%"}}},
+	}
+	charts, err := Compare(CompareInput{Name: "c", Seeds: 1, Interval: 1e9, Capacity: 8, Points: pts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, c := range charts {
+		files = append(files, c.File)
+		img, err := png.Decode(bytes.NewReader(c.PNG))
+		if err != nil {
+			t.Fatalf("%s: %v", c.File, err)
+		}
+		if w := img.Bounds().Dx(); w < 1000 {
+			t.Errorf("%s: %d px wide", c.File, w)
+		}
+	}
+	if !slices.Contains(files, "compare_connections.png") {
+		t.Errorf("charts %v: no compare_connections.png", files)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
 type runOptions struct {
@@ -267,21 +268,7 @@ func chartInput(res *sim.Result) plots.Input {
 			in.ConnectCapacityRPS = float64(sc.Backend.Workers) / cc.Seconds()
 		}
 	}
-	if start, end, ok := sim.SpikeWindow(sc); ok {
-		in.Faults = append(in.Faults, plots.Fault{Start: start, End: end, Label: "load spike"})
-	}
-	for _, f := range sc.Faults {
-		label := string(f.Kind)
-		switch f.Kind {
-		case scenario.FaultOutage:
-			label = "outage (" + string(f.Mode) + ")"
-		case scenario.FaultCapacity:
-			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
-		case scenario.FaultDisconnect:
-			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
-		}
-		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
-	}
+	in.Faults = sweep.ChartFaults(sc)
 	return in
 }
 

@@ -123,7 +123,8 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 			row = append(row, cell("connect_attempts", 1, 0, ""), cell("reconnected_all_s", 1, 1, ""))
 		}
 		// Columns shown only when --columns asks for them.
-		row = append(row, cell("backend_received", 1, 0, ""), cell("last_success_s", 1, 2, ""))
+		row = append(row, cell("backend_received", 1, 0, ""), cell("last_success_s", 1, 2, ""),
+			cell("fault_load_over_effective_capacity", 1, 2, ""), cell("time_above_capacity_s", 1, 0, ""), cell("recovery_wasted_fraction", 100, 1, "%"))
 		rows = append(rows, row)
 	}
 	header = append(header, optionalColumns...)
@@ -171,8 +172,9 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 // optionalColumns are the sweep table's columns left out unless --columns
 // names them: the backend's received attempts (with backend.kind occ, its
 // write calls) and the time of the last success (with arrival process
-// once, when every client was served).
-var optionalColumns = []string{"backend received", "last success (s)"}
+// once, when every client was served), and the load against the
+// effective capacity (docs/reading-results.md).
+var optionalColumns = []string{"backend received", "last success (s)", "fault load / eff. capacity", "time above capacity (s)", "wasted in recovery"}
 
 func writeTable(w io.Writer, header []string, rows [][]string, format string) error {
 	switch format {

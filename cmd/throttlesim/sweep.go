@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -207,7 +208,25 @@ func aggregateSweep(dir string, plan *sweep.Plan) error {
 	if err != nil {
 		return err
 	}
-	return sweep.Aggregate(dir, plan.Name, strings.Join(plan.Varied, ", "), pts, plan.Baseline, !plan.Independent)
+	return sweep.Aggregate(dir, plan.Name, variedLabel(plan), pts, plan.Baseline, !plan.Independent)
+}
+
+// variedLabel names what differs between a sweep's points, for the charts'
+// x axis and legend: the varied fields, or else the fields its labelled
+// points set.
+func variedLabel(plan *sweep.Plan) string {
+	if len(plan.Varied) > 0 {
+		return strings.Join(plan.Varied, ", ")
+	}
+	var paths []string
+	for _, pt := range plan.Points {
+		for _, s := range pt.Sets {
+			if path, _, ok := strings.Cut(s, "="); ok && !slices.Contains(paths, path) {
+				paths = append(paths, path)
+			}
+		}
+	}
+	return strings.Join(paths, ", ")
 }
 
 var errInterrupted = errors.New("interrupted")

@@ -221,3 +221,58 @@ func TestMSER5(t *testing.T) {
 		t.Error("a series too short to batch must not be cut")
 	}
 }
+
+// The overload figures against a hand-built run: 10 workers of 100 req/s
+// capacity (10/s each) cut to 5 workers for rows 2–3 (the fault), 1 s
+// rows, goodput back to baseline from row 6.
+func TestOverloadFigures(t *testing.T) {
+	s := NewSeries(1e9, 10)
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		r.CapacityNS = 10 * 1e9
+		r.Received, r.Succeeded, r.UsefulNS = 60, 60, 6e9
+	}
+	for _, i := range []int{2, 3} { // the fault: half the workers, 120 received
+		s.Rows[i].CapacityNS = 5 * 1e9
+		s.Rows[i].Received, s.Rows[i].Succeeded = 120, 10
+	}
+	for _, i := range []int{4, 5} { // after it: 110 received (> 100), mostly wasted
+		s.Rows[i].Received, s.Rows[i].Succeeded, s.Rows[i].UsefulNS, s.Rows[i].WastedNS = 110, 10, 1e9, 9e9
+	}
+	var h Histogram
+	p := Params{Workers: 10, CapacityRPS: 100, Faults: []Window{{Start: 2e9, End: 4e9}}, RecoveryWindow: 1e9, Baseline: 2e9,
+		RecoverFraction: 0.9, StayFraction: 0.8}
+	sum := Summarise(s, p, &h, 0, 0)
+	if got := EffectiveCapacity(&s.Rows[2], s.Interval, p); got != 50 {
+		t.Errorf("effective capacity in the fault: got %g, want 50", got)
+	}
+	// Fault rows: 240 received against 2 × 50 = 100 that could be served.
+	// Above capacity: rows 2, 3 (120 > 50) and 4, 5 (110 > 100): 4 s.
+	// Recovery: the fault ends at 4 s, goodput is back in row 6 (window
+	// ends at 7 s); rows 4–6 wasted 18 of 18 + 2 + 6 worker-seconds.
+	checks := []struct {
+		name string
+		got  *float64
+		want float64
+	}{
+		{"fault load / effective capacity", sum.FaultLoadOverCapacity, 2.4},
+		{"time above capacity", sum.TimeAboveCapacityS, 4},
+		{"recovery wasted worker-s", sum.RecoveryWastedWorkerS, 18},
+		{"recovery wasted fraction", sum.RecoveryWastedFraction, 18.0 / 26},
+	}
+	if !sum.Recovery.Recovered || *sum.Recovery.RecoveredAtS != 7 {
+		t.Fatalf("recovery %+v, want recovered at 7 s", sum.Recovery)
+	}
+	for _, c := range checks {
+		if c.got == nil || math.Abs(*c.got-c.want) > 1e-12 {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// An outage leaves no capacity: the fault-load ratio is null.
+	for _, i := range []int{2, 3} {
+		s.Rows[i].CapacityNS, s.Rows[i].Received = 0, 0
+	}
+	if sum := Summarise(s, p, &h, 0, 0); sum.FaultLoadOverCapacity != nil {
+		t.Errorf("fault load with no capacity left: got %v, want null", *sum.FaultLoadOverCapacity)
+	}
+}

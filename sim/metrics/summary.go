@@ -72,6 +72,24 @@ type Summary struct {
 	// every client was served (Brooker's "completion time").
 	LastSuccessS *float64 `json:"last_success_s"`
 
+	// FaultLoadOverCapacity is the attempts the backend received during
+	// the fault windows ÷ what its effective capacity (the workers left
+	// by capacity faults) could serve in them: above 1, the clients kept
+	// pushing more than was left. Null without a fault, without a
+	// capacity (occ), or when no capacity was left (an outage).
+	FaultLoadOverCapacity *float64 `json:"fault_load_over_effective_capacity"`
+	// TimeAboveCapacityS is the simulated time, in whole metrics
+	// intervals, in which the backend received more attempts per second
+	// than its effective capacity. Null without a capacity (occ).
+	TimeAboveCapacityS *float64 `json:"time_above_capacity_s"`
+	// RecoveryWastedWorkerS is the worker time wasted (rejections, work
+	// for clients that had given up, failed handshakes) from the end of
+	// the last fault until the service recovered, or until the end of
+	// the run when it did not; RecoveryWastedFraction is its share of
+	// the worker time spent in that span. Null without a fault.
+	RecoveryWastedWorkerS  *float64 `json:"recovery_wasted_worker_s"`
+	RecoveryWastedFraction *float64 `json:"recovery_wasted_fraction"`
+
 	Recovery    Recovery     `json:"recovery"`
 	Connections *ConnSummary `json:"connections"`
 }
@@ -261,7 +279,65 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 		sum.MeanQueueWaitMS = ptr(waitSum / float64(waitN) / 1e6)
 	}
 	sum.Recovery = recovery(s, p)
+	overload(&sum, s, p)
 	return sum
+}
+
+// EffectiveCapacity is the backend's capacity in row r, in attempts per
+// second: the nominal capacity scaled by the share of the nominal workers
+// available during the row (capacity faults remove workers; an outage
+// leaves none).
+func EffectiveCapacity(r *Row, interval int64, p Params) float64 {
+	if p.Workers <= 0 || interval <= 0 {
+		return 0
+	}
+	return float64(r.CapacityNS) / float64(interval) / float64(p.Workers) * p.CapacityRPS
+}
+
+// overload computes the figures that compare the load with the effective
+// capacity, and the work wasted during the recovery.
+func overload(sum *Summary, s *Series, p Params) {
+	sec := float64(s.Interval) / 1e9
+	if p.CapacityRPS > 0 {
+		above := 0
+		var rcvd, capacity float64
+		for i := range s.Rows {
+			r := &s.Rows[i]
+			c := EffectiveCapacity(r, s.Interval, p)
+			if float64(r.Received)/sec > c {
+				above++
+			}
+			from, to := int64(i)*s.Interval, int64(i+1)*s.Interval
+			for _, f := range p.Faults {
+				if from < f.End && to > f.Start {
+					rcvd += float64(r.Received)
+					capacity += c * sec
+					break
+				}
+			}
+		}
+		sum.TimeAboveCapacityS = ptr(float64(above) * sec)
+		if capacity >= 1 { // at least one attempt's worth of capacity
+			sum.FaultLoadOverCapacity = ptr(rcvd / capacity)
+		}
+	}
+	rec := sum.Recovery
+	if !rec.Applicable || rec.FaultEndS == nil {
+		return
+	}
+	from := int64(math.Ceil(*rec.FaultEndS*1e9/float64(s.Interval))) * s.Interval
+	to := int64(len(s.Rows)) * s.Interval
+	if rec.RecoveredAtS != nil {
+		to = int64(math.Round(*rec.RecoveredAtS * 1e9))
+	}
+	var useful, wasted int64
+	for i := s.Index(from); i < len(s.Rows) && int64(i)*s.Interval < to && from < to; i++ {
+		r := &s.Rows[i]
+		useful += r.UsefulNS + r.HandshakeUsefulNS
+		wasted += r.WastedNS + r.HandshakeWastedNS
+	}
+	sum.RecoveryWastedWorkerS = ptr(float64(wasted) / 1e9)
+	sum.RecoveryWastedFraction = ratio(wasted, useful+wasted)
 }
 
 func recovery(s *Series, p Params) Recovery {

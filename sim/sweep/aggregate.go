@@ -57,6 +57,9 @@ var Metrics = []Metric{
 		x := float64(s.Connections.ConnectAttempts)
 		return &x
 	}, ""},
+	{"fault_load_over_effective_capacity", "load during the fault", "received ÷ effective capacity", func(s *metrics.Summary) *float64 { return s.FaultLoadOverCapacity }, "no capacity left"},
+	{"time_above_capacity_s", "time above capacity", "seconds", func(s *metrics.Summary) *float64 { return s.TimeAboveCapacityS }, "no value"},
+	{"recovery_wasted_fraction", "work wasted during the recovery", "wasted ÷ worker time spent", func(s *metrics.Summary) *float64 { return s.RecoveryWastedFraction }, "no value"},
 	{"reconnected_all_s", "", "", func(s *metrics.Summary) *float64 {
 		if s.Connections == nil {
 			return nil
@@ -70,6 +73,10 @@ var chartFiles = map[string]string{
 	"peak_received_over_capacity": "compare_peak_load.png",
 	"amplification":               "compare_amplification.png",
 	"success_ratio":               "compare_success.png",
+	// The figures that separate policies where the peak does not.
+	"fault_load_over_effective_capacity": "compare_fault_load.png",
+	"time_above_capacity_s":              "compare_time_above_capacity.png",
+	"recovery_wasted_fraction":           "compare_recovery_waste.png",
 }
 
 // oneShotChartFiles replace them for a sweep of one-shot clients
@@ -245,7 +252,7 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 	}
 
 	// Charts.
-	in := plots.CompareInput{Name: name, Varied: varied, XLabel: "point"}
+	in := plots.CompareInput{Name: name, Varied: varied, XLabel: "point"} // Varied: what the points set
 	charts := chartFiles
 	if len(pts) > 0 && len(pts[0].Runs) > 0 {
 		first := pts[0].Runs[0]
@@ -259,12 +266,7 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 			charts = oneShotChartFiles
 		}
 		in.Seeds = len(pts[0].Runs)
-		for _, f := range sc.Faults {
-			in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: string(f.Kind), Outage: f.Kind == "outage"})
-		}
-		if start, end, ok := sim.SpikeWindow(sc); ok {
-			in.Faults = append(in.Faults, plots.Fault{Start: start, End: end, Label: "load spike"})
-		}
+		in.Faults = ChartFaults(sc)
 	}
 	for _, pt := range pts {
 		in.Points = append(in.Points, plots.ComparePoint{
@@ -278,6 +280,7 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 				return 100 * float64(r.DropThrottle+r.DropNoConn+r.DropBreaker) / float64(r.Offered)
 			}, false),
 		})
+		chartPoint(&in.Points[len(in.Points)-1], pt, in.Interval)
 	}
 	for mi, m := range Metrics {
 		file, ok := charts[m.Name]

@@ -1,0 +1,60 @@
+package sweep
+
+import (
+	"fmt"
+
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// ChartFaults are the windows a chart of the scenario shades: its load
+// spike and its faults, labelled as a reader would name them.
+func ChartFaults(sc *scenario.Scenario) []plots.Fault {
+	var out []plots.Fault
+	if start, end, ok := sim.SpikeWindow(sc); ok {
+		out = append(out, plots.Fault{Start: start, End: end, Label: "load spike"})
+	}
+	for _, f := range sc.Faults {
+		label := string(f.Kind)
+		switch f.Kind {
+		case scenario.FaultOutage:
+			label = "outage (" + string(f.Mode) + ")"
+		case scenario.FaultCapacity:
+			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
+		case scenario.FaultDisconnect:
+			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
+		}
+		out = append(out, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
+	}
+	return out
+}
+
+// chartPoint adds to a comparison point what its own runs say about the
+// backend: its fault windows, its effective capacity per interval (the
+// mean over the runs; nil for the occ row) and, with persistent
+// connections, the handshakes and the handshake work.
+func chartPoint(cp *plots.ComparePoint, pt PointData, interval int64) {
+	if len(pt.Runs) == 0 {
+		return
+	}
+	sc := pt.Runs[0].Doc.Scenario
+	cp.Faults = ChartFaults(sc)
+	if cp.Faults == nil {
+		cp.Faults = []plots.Fault{}
+	}
+	workers := float64(max(sc.Backend.Workers, 1))
+	if sc.Backend.Kind != "occ" {
+		p := metrics.Params{Workers: int64(sc.Backend.Workers), CapacityRPS: sc.Capacity()}
+		cp.Capacity = band(pt, interval, func(r *metrics.Row) float64 {
+			return metrics.EffectiveCapacity(r, interval, p)
+		}, false).Mean
+	}
+	if sc.Clients.Connection != nil {
+		cp.Handshakes = band(pt, interval, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) }, true)
+		cp.HandshakeWork = band(pt, interval, func(r *metrics.Row) float64 {
+			return 100 * float64(r.HandshakeUsefulNS+r.HandshakeWastedNS) / float64(interval) / workers
+		}, false)
+	}
+}
