@@ -314,6 +314,20 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) 
 		{"backend", fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
 		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
 	}
+	if s.TimeAboveCapacityS != nil && (s.FaultLoadOverCapacity != nil || s.RecoveryWastedFraction != nil) {
+		line := fmt.Sprintf("%s s above capacity", num(s.TimeAboveCapacityS, 0))
+		if s.FaultLoadOverCapacity != nil {
+			line = fmt.Sprintf("%s× effective capacity during the fault   ", num(s.FaultLoadOverCapacity, 2)) + line
+		}
+		if s.RecoveryWastedFraction != nil {
+			until := "recovery"
+			if !s.Recovery.Recovered {
+				until = "the end"
+			}
+			line += fmt.Sprintf("   %s of worker time wasted from the fault's end to %s", pct(s.RecoveryWastedFraction), until)
+		}
+		rows = append(rows, [2]string{"overload", line})
+	}
 	if sc.Backend.Kind == scenario.BackendOCC {
 		rows[2][1] = fmt.Sprintf("%s write calls   %s refused for a stale version", group(s.Received), group(s.Errors))
 	}
