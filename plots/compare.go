@@ -129,7 +129,11 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 	p := NewPlot(title, "simulated time (s)", ylabel)
 	var ymax float64
 	for _, pt := range in.Points {
-		for _, v := range get(pt).Hi {
+		vs := get(pt).Hi
+		if in.Seeds <= 1 { // no band drawn: the means set the range
+			vs = get(pt).Mean
+		}
+		for _, v := range vs {
 			if !math.IsNaN(v) {
 				ymax = max(ymax, v)
 			}
