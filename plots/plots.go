@@ -132,9 +132,10 @@ func Render(p *plot.Plot, l *plot.Legend) ([]byte, error) {
 func RenderStack(ps []*plot.Plot, ls []*plot.Legend, height vg.Length) ([]byte, error) {
 	img := vgimg.NewWith(vgimg.UseWH(Width, height), vgimg.UseDPI(DPI))
 	dc := draw.Crop(draw.New(img), vg.Millimeter, -2*vg.Millimeter, vg.Millimeter, -vg.Millimeter)
-	strip := legendStrip
+	strip := vg.Length(0) // no legend: the data take the width
 	for _, l := range ls {
 		if l != nil {
+			strip = max(strip, legendStrip)
 			r := l.Rectangle(dc)
 			strip = max(strip, r.Max.X-r.Min.X+2*vg.Millimeter)
 		}
