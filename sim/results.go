@@ -3,7 +3,9 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -134,7 +136,7 @@ func (r *Result) TimeseriesCSV() ([]byte, error) {
 func ReadSummary(dir string) (*SummaryDoc, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a results folder: %w", dir, err)
+		return nil, notARun(dir, err)
 	}
 	var d SummaryDoc
 	if err := json.Unmarshal(b, &d); err != nil {
@@ -152,4 +154,27 @@ func capacityOf(sc *scenario.Scenario) *float64 {
 	}
 	c := sc.Capacity()
 	return &c
+}
+
+// notARun says what dir is, when it is not a run's results folder, and
+// what to do instead.
+func notARun(dir string, err error) error {
+	has := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !has("."):
+		return fmt.Errorf("%s: no such folder", dir)
+	case has("sweep.json"):
+		return fmt.Errorf("%s is a sweep's folder, not one run's: `throttlesim summarize %s` on its own prints its table (its charts are in it); its runs are in %s", dir, dir, filepath.Join(dir, "runs"))
+	case has("compare.json"):
+		return fmt.Errorf("%s is a comparison's folder, not a run's: compare and summarize the runs it was made from", dir)
+	case has("contention.json"):
+		return fmt.Errorf("%s is a contention model's folder (throttlesim contention), not a run's", dir)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json")); len(m) > 0 {
+		return fmt.Errorf("%s holds run folders, it is not one: name them, e.g. %s", dir, filepath.Dir(m[0]))
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: not a results folder (no summary.json)", dir)
+	}
+	return fmt.Errorf("%s: cannot read summary.json: %w", dir, err)
 }

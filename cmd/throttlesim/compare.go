@@ -95,7 +95,9 @@ func compareRun(_ context.Context, e *env, dirs []string, out, title string) err
 	if err := resultdir.Replace(tmp, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "compared %d runs\nresults: %s%c\n", len(pts), out, filepath.Separator)
+	if !e.quiet {
+		fmt.Fprintf(e.stdout, "compared %d runs\nresults: %s%c\n", len(pts), out, filepath.Separator)
+	}
 	return nil
 }
 
@@ -185,6 +187,8 @@ func mergeRun(e *env, shards []string, out string) error {
 	if err := resultdir.Replace(work, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "merged %d shards: %d runs\nresults: %s%c\n", len(shards), len(plan.Runs()), out, filepath.Separator)
+	if !e.quiet {
+		fmt.Fprintf(e.stdout, "merged %d shards: %d runs\nresults: %s%c\n", len(shards), len(plan.Runs()), out, filepath.Separator)
+	}
 	return nil
 }

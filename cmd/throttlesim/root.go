@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 // Exit codes (documented in docs/cli.md).
@@ -24,8 +27,10 @@ const (
 
 // env is what every command gets from the process.
 type env struct {
+	stdin          io.Reader // the scenario of `run -`
 	stdout, stderr io.Writer
 	tty            bool // stderr is a terminal: progress bars allowed
+	quiet          bool // --quiet, a flag of every command
 }
 
 type usageError struct{ err error }
@@ -46,6 +51,12 @@ func exitCode(err error, stderr io.Writer) int {
 	var rep reportedError
 	if errors.As(err, &rep) {
 		return rep.code
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, sim.ErrInterrupted) || errors.Is(err, errInterrupted) {
+		// Say what happened, not how the program learnt it ("context
+		// canceled").
+		fmt.Fprintln(stderr, "throttlesim: interrupted")
+		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "throttlesim: %v\n", err)
 	var ue usageError
@@ -87,10 +98,49 @@ Documentation: docs/README.md in the source tree.`,
 	}
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
+	// Flags every command takes.
+	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
 	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newContentionCmd(e), newMergeCmd(e), newSummarizeCmd(e), newBenchCmd(e), newVersionCmd(e))
-	root.CompletionOptions.HiddenDefaultCmd = true
+	// `throttlesim completion bash|zsh|fish|powershell` is listed in
+	// --help; completion knows every scenario field after --set and --vary.
+	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
+}
+
+var numError = regexp.MustCompile(`strconv\.Parse(Uint|Int|Float|Bool): parsing "(.*?)": (invalid syntax|value out of range)`)
+
+// plainFlagError rewrites a flag value error without the Go parser's
+// name: `invalid argument "-1" for "--seed" flag: strconv.ParseUint:
+// parsing "-1": invalid syntax` becomes `invalid argument "-1" for
+// "--seed" flag: expected a whole number >= 0`.
+func plainFlagError(err error) error {
+	msg := err.Error()
+	m := numError.FindStringSubmatch(msg)
+	if m == nil {
+		return err
+	}
+	what := map[string]string{"Uint": "a whole number >= 0", "Int": "a whole number", "Float": "a number", "Bool": "true or false"}[m[1]]
+	if m[3] == "value out of range" {
+		what += " in range"
+	}
+	return errors.New(strings.Replace(msg, m[0], "expected "+what, 1))
+}
+
+// completeFieldPath completes a scenario field path for --set and --vary
+// ("clients.thr" -> clients.throttle, clients.throttle.k, ...), with the
+// "=" that follows and no space after it.
+func completeFieldPath(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if strings.Contains(toComplete, "=") {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, p := range scenario.FieldPaths() {
+		if strings.HasPrefix(p, toComplete) {
+			out = append(out, p+"=")
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 }
 
 // argsExactly is cobra.ExactArgs with a usage error.

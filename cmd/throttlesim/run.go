@@ -41,9 +41,9 @@ func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cob
 		runF = runRun
 	}
 	cmd := &cobra.Command{
-		Use:   "run FILE",
+		Use:   "run FILE|-",
 		Short: "Run one scenario and write its results folder",
-		Long: `Run simulates the scenario in FILE and writes a results folder (default
+		Long: `Run simulates the scenario in FILE (- reads it from stdin) and writes a results folder (default
 results/<scenario name>/) holding timeseries.csv, summary.json and the charts
 server_load.png, local_drops.png and recovery.png (and connections.png when
 clients hold connections). The folder is replaced atomically: a failed or
@@ -58,11 +58,13 @@ terminal (never when piped, never with --quiet).`,
 		Example: `  throttlesim run scenarios/outage.yaml
   throttlesim run scenarios/outage.yaml --seed 7 --out results/outage-seed7
   throttlesim run scenarios/outage.yaml --set clients.throttle.k=3 --set faults.0.duration=60s
-  throttlesim run scenarios/overload.yaml --set clients.throttle=null   # no throttle`,
+  throttlesim run scenarios/overload.yaml --set clients.throttle=null   # no throttle
+  sed 's/k: 2/k: 3/' scenarios/outage.yaml | throttlesim run - --out results/k3`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
 			o.seedSet = cmd.Flags().Changed("seed")
+			o.quiet = e.quiet
 			return runF(cmd.Context(), e, o)
 		},
 	}
@@ -70,10 +72,10 @@ terminal (never when piped, never with --quiet).`,
 	f.Uint64Var(&o.seed, "seed", 0, "master seed (default: the scenario's seed)")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>)")
 	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
 	f.BoolVar(&o.noCharts, "no-charts", false, "write timeseries.csv and summary.json only")
 	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
 	cmd.MarkFlagDirname("out")
+	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
 }
 
@@ -89,7 +91,17 @@ func loadScenario(e *env, file string, sets []string) (*scenario.Scenario, error
 			return nil, usageError{fmt.Errorf("--set %q: the value is not valid YAML (quote it, or use flow syntax such as [a, b])", s)}
 		}
 	}
-	sc, err := scenario.Load(file, sets)
+	var sc *scenario.Scenario
+	var err error
+	if file == "-" {
+		var data []byte
+		if data, err = io.ReadAll(e.stdin); err != nil {
+			return nil, fmt.Errorf("reading the scenario from stdin: %w", err)
+		}
+		sc, err = scenario.Parse(data, "<stdin>", sets)
+	} else {
+		sc, err = scenario.Load(file, sets)
+	}
 	if err != nil {
 		var errs scenario.Errors
 		if errors.As(err, &errs) {
@@ -167,7 +179,7 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	}
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "throttlesim: interrupted; the partial result (status \"incomplete\") is in %s\n", out)
-		return runErr
+		return reportedError{exitInterrupted}
 	}
 	if !o.quiet {
 		printSummary(e.stdout, res, wall, out)
@@ -193,6 +205,14 @@ func checkOut(out string) error {
 			if !fi.IsDir() {
 				return fmt.Errorf("--out %s: %s is not a folder", out, p)
 			}
+			// The results are written beside the folder and moved into
+			// place: check now, not after the simulation, that they can
+			// be.
+			probe, err := os.MkdirTemp(p, ".throttlesim-write-check-")
+			if err != nil {
+				return fmt.Errorf("--out %s: cannot write in %s (%s)", out, p, plainIOError(err))
+			}
+			os.Remove(probe)
 			break
 		}
 		if p == filepath.Dir(p) {
@@ -200,6 +220,17 @@ func checkOut(out string) error {
 		}
 	}
 	return nil
+}
+
+// plainIOError is what went wrong, without the operation and path Go puts
+// in front ("mkdir /x/.tmp-123: permission denied" -> "permission
+// denied").
+func plainIOError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // isResultsFolder reports whether dir can be replaced by new results: it is

@@ -60,6 +60,7 @@ cluster; 'throttlesim merge' combines the shards.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
 			o.seedSet = cmd.Flags().Changed("seed")
+			o.quiet = e.quiet
 			return sweepRun(cmd.Context(), e, o)
 		},
 	}
@@ -70,10 +71,11 @@ cluster; 'throttlesim merge' combines the shards.`,
 	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the scenario's seed)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.BoolVar(&o.independent, "independent-seeds", false, "give every point its own seeds instead of common random numbers")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-sweep)")
+	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-sweep, or results/<name> when the name says sweep)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
 	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
+	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
+	cmd.RegisterFlagCompletionFunc("vary", completeFieldPath)
 	return cmd
 }
 
@@ -122,7 +124,10 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	}
 	out := o.out
 	if out == "" {
-		out = filepath.Join("results", plan.Name+"-sweep")
+		out = filepath.Join("results", plan.Name)
+		if !strings.Contains(plan.Name, "sweep") { // not results/k-sweep-sweep
+			out += "-sweep"
+		}
 		if shards > 0 {
 			out += fmt.Sprintf("-shard%dof%d", shard, shards)
 		}
@@ -174,7 +179,7 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(e.stderr, "throttlesim: interrupted; finished runs are kept in %s: continue with the same command and --resume\n", work)
-			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+			return reportedError{exitInterrupted}
 		}
 		return err
 	}

@@ -24,12 +24,17 @@ type FieldError struct {
 	Pos  Pos
 	Path string // YAML path of the field, e.g. clients.throttle.k
 	Msg  string
+	// Source, when set, names where an override came from in place of
+	// "--set #n" (e.g. a sweep's --vary value).
+	Source string
 }
 
 func (e *FieldError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	switch {
+	case e.Pos.Set > 0 && e.Source != "":
+		fmt.Fprintf(&b, " (%s)", e.Source)
 	case e.Pos.Set > 0:
 		fmt.Fprintf(&b, " (--set #%d)", e.Pos.Set)
 	case e.Pos.Line > 0:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,7 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, syntaxError(name, data, err)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
@@ -182,4 +183,42 @@ func markSet(n *yaml.Node, set int) {
 	for _, c := range n.Content {
 		markSet(c, set)
 	}
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError is a YAML syntax error as file:line:col: message. yaml.v3
+// gives the line only; the column is where on that line the parser
+// stopped making sense of it: the character that cannot start a token,
+// the colon that starts a second mapping value, else the line's first
+// character.
+func syntaxError(name string, data []byte, err error) error {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	n, _ := strconv.Atoi(m[1])
+	msg := m[2]
+	lines := strings.Split(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		return fmt.Errorf("%s:%d: %s", name, n, msg)
+	}
+	line := lines[n-1]
+	col := len(line) - len(strings.TrimLeft(line, " ")) + 1
+	switch {
+	case strings.Contains(msg, "cannot start any token"):
+		if i := strings.IndexAny(line, "\t@`"); i >= 0 {
+			col = i + 1
+		}
+		if strings.Contains(line, "\t") {
+			msg += " (a tab: indent with spaces)"
+		}
+	case strings.Contains(msg, "mapping values are not allowed"):
+		if i := strings.Index(line, ": "); i >= 0 {
+			if j := strings.IndexAny(line[i+2:], ":"); j >= 0 {
+				col = i + 2 + j + 1
+			}
+		}
+	}
+	return fmt.Errorf("%s:%d:%d: %s", name, n, col, msg)
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -481,5 +482,30 @@ func TestSetErrorsStopBeforeDecoding(t *testing.T) {
 	}
 	if len(errs) != 1 || errs[0].Pos.Set != 1 {
 		t.Errorf("got %v, want one problem at --set #1", errs)
+	}
+}
+
+// Every path FieldPaths lists can be set (the value may be invalid for
+// the field, but the path must exist), and the familiar ones are there.
+func TestFieldPaths(t *testing.T) {
+	paths := FieldPaths()
+	for _, want := range []string{"name", "clients.throttle.k", "clients.retry.backoff.base", "faults.0.start", "backend.queue.limit"} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("FieldPaths has no %q", want)
+		}
+	}
+	for _, p := range paths {
+		if strings.HasPrefix(p, "sweep") {
+			t.Errorf("FieldPaths lists %q: --set does not apply to the sweep block", p)
+		}
+		_, err := Parse([]byte("name: x\nfaults: [{kind: outage, start: 1s, duration: 1s}]\n"), "t.yaml", []string{p + "=null"})
+		var errs Errors
+		if errors.As(err, &errs) {
+			for _, e := range errs {
+				if strings.Contains(e.Msg, "unknown field") || strings.Contains(e.Msg, "no field") {
+					t.Errorf("--set %s=null: %v", p, e)
+				}
+			}
+		}
 	}
 }

@@ -44,6 +44,12 @@ type Plan struct {
 	Model          string `json:"model"`
 
 	data []byte
+	// Where the points came from, for error messages (known only for a
+	// plan made by NewPlan): the first gridPoints are the vary grid, from
+	// --vary when varyFlags.
+	known      bool
+	gridPoints int
+	varyFlags  bool
 }
 
 // Options of a plan that come from the command line.
@@ -110,7 +116,9 @@ func NewPlan(file string, data []byte, o PlanOptions) (*Plan, error) {
 	}
 	if len(vary) > 0 {
 		p.Points = grid
+		p.gridPoints = len(grid)
 	}
+	p.known, p.varyFlags = true, len(o.Vary) > 0
 	for _, pt := range sw.Points {
 		p.Points = append(p.Points, PointSpec{Label: pt.Label, Sets: pt.Set})
 	}
@@ -207,11 +215,36 @@ func (p *Plan) Resolve(point int, seed uint64) (*scenario.Scenario, error) {
 	sets := append(append([]string{}, p.BaseSets...), p.Points[point].Sets...)
 	sc, err := scenario.Parse(p.data, p.File, sets)
 	if err != nil {
+		// Name the point's overrides by where they came from, not by
+		// their place in the list of --set overrides.
+		var errs scenario.Errors
+		if errors.As(err, &errs) {
+			for _, e := range errs {
+				if i := e.Pos.Set - 1 - len(p.BaseSets); e.Pos.Set > 0 && i >= 0 && i < len(p.Points[point].Sets) {
+					e.Source = p.source(point) + " " + p.Points[point].Sets[i]
+				}
+			}
+		}
 		return nil, err
 	}
 	sc.Seed = seed
 	sc.Sweep = nil
 	return sc, nil
+}
+
+// source names where a point's overrides come from: --vary, the file's
+// sweep.vary, or a labelled point of sweep.points.
+func (p *Plan) source(point int) string {
+	if !p.known {
+		return fmt.Sprintf("sweep point %q:", p.Points[point].Label)
+	}
+	if point >= p.gridPoints {
+		return fmt.Sprintf("sweep.points %q:", p.Points[point].Label)
+	}
+	if p.varyFlags {
+		return "--vary"
+	}
+	return "sweep.vary"
 }
 
 // ModelVersion changes whenever the simulator's behaviour changes on
