@@ -55,7 +55,11 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, context.Canceled) || errors.Is(err, sim.ErrInterrupted) || errors.Is(err, errInterrupted) {
 		// Say what happened, not how the program learnt it ("context
 		// canceled").
-		fmt.Fprintln(stderr, "throttlesim: interrupted")
+		msg := "interrupted"
+		if m := interruptedAt.FindString(err.Error()); m != "" {
+			msg = m // "interrupted at 1807.694s of 7200.000s"
+		}
+		fmt.Fprintln(stderr, "throttlesim: "+msg)
 		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "throttlesim: %v\n", err)
@@ -107,6 +111,8 @@ Documentation: docs/README.md in the source tree.`,
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
 }
+
+var interruptedAt = regexp.MustCompile(`interrupted at [0-9.]+s of [0-9.]+s`)
 
 var numError = regexp.MustCompile(`strconv\.Parse(Uint|Int|Float|Bool): parsing "(.*?)": (invalid syntax|value out of range)`)
 
