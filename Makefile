@@ -98,10 +98,11 @@ experiment-k-sweep: build ## the K sweep (docs/experiments/k-sweep.md)
 	./$(BIN) sweep -q scenarios/k-sweep-overload.yaml --out $(KSWEEP_OUT)/overload
 	./$(BIN) sweep -q scenarios/outage.yaml --vary clients.throttle.window=30s,1m,2m,5m --seeds 10 \
 		--set faults.0.start=6m --set duration=14m --out $(KSWEEP_OUT)/window
-	@for s in outage overload window; do \
-		./$(BIN) summarize $(KSWEEP_OUT)/$$s > $(KSWEEP_OUT)/$$s-table.md || exit 1; \
-	done
-	@for f in compare_recovery compare_local_drops compare_goodput compare_server_load; do \
+	./$(BIN) summarize $(KSWEEP_OUT)/outage --columns "point,recovered,recovery (s),fault load / eff. capacity,time above capacity (s),wasted in recovery,peak load / capacity,success,dropped locally" > $(KSWEEP_OUT)/outage-table.md
+	./$(BIN) summarize $(KSWEEP_OUT)/outage --columns "point,recovered,recovery (s),time above capacity (s),wasted in recovery" > $(KSWEEP_OUT)/readme-table.md
+	./$(BIN) summarize $(KSWEEP_OUT)/overload > $(KSWEEP_OUT)/overload-table.md
+	./$(BIN) summarize $(KSWEEP_OUT)/window --columns "point,recovered,recovery (s),time above capacity (s),wasted in recovery,success,dropped locally" > $(KSWEEP_OUT)/window-table.md
+	@for f in compare_recovery compare_local_drops compare_goodput compare_server_load compare_fault_load compare_time_above_capacity compare_recovery_waste; do \
 		cp $(KSWEEP_OUT)/outage/$$f.png $(KSWEEP_DOC)/outage-$$f.png; done
 	@for f in compare_peak_load compare_server_load compare_success compare_amplification; do \
 		cp $(KSWEEP_OUT)/overload/$$f.png $(KSWEEP_DOC)/overload-$$f.png; done
@@ -110,6 +111,7 @@ experiment-k-sweep: build ## the K sweep (docs/experiments/k-sweep.md)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/outage-table.md,outage)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/overload-table.md,overload)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/window-table.md,window)
+	$(call splice,README.md,$(KSWEEP_OUT)/readme-table.md,k-sweep-readme)
 	@echo "updated $(KSWEEP_DOC).md and its figures"
 
 # ---- performance against the peers (shared/bench/R1.md) ----
