@@ -244,3 +244,20 @@ experiment-contention: build ## Brooker's backoff-and-jitter contention experime
 	$(call splice,$(OCC_DOC).md,$(OCC_OUT)-scenario.md,scenario)
 	$(call splice,$(OCC_DOC).md,$(OCC_OUT)-100/contention.md,model100)
 	@echo "updated $(OCC_DOC).md"
+
+TUT_DOC := docs/tutorial
+TUT_OUT := results/tutorial
+
+.PHONY: experiment-tutorial
+experiments: experiment-tutorial
+experiment-tutorial: build ## the tutorial's commands, from its own scenario block, and its charts (docs/tutorial.md)
+	@rm -rf $(TUT_OUT) && mkdir -p $(TUT_OUT) $(TUT_DOC)
+	@awk '/^```yaml/ { f = 1; next } /^```/ { if (f) exit } f' docs/tutorial.md > $(TUT_OUT)/first.yaml
+	cd $(TUT_OUT) && ../../$(BIN) validate first.yaml
+	cd $(TUT_OUT) && ../../$(BIN) run first.yaml
+	cd $(TUT_OUT) && ../../$(BIN) run first.yaml --set 'clients.retry.budget={kind: sre}' --out results/first-budget
+	cd $(TUT_OUT) && ../../$(BIN) compare results/first results/first-budget --out results/first-compare
+	cd $(TUT_OUT) && ../../$(BIN) summarize results/first results/first-budget
+	cd $(TUT_OUT) && ../../$(BIN) sweep first.yaml --vary 'clients.retry.budget=null,{kind: sre}' --vary clients.retry.max_attempts=2,4 --seeds 5
+	@cp $(TUT_OUT)/results/first-compare/compare_server_load.png $(TUT_OUT)/results/first-compare/compare_goodput.png $(TUT_DOC)/
+	@echo "the outputs above are the ones docs/tutorial.md shows (events/s and wall times vary); copied its charts"

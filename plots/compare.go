@@ -165,6 +165,12 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 		if ln == nil {
 			continue
 		}
+		if n := len(in.Points); n <= 3 {
+			// Few lines: each drawn wider than the ones drawn after it,
+			// so that where they coincide the earlier shows around the
+			// later instead of hiding under it.
+			ln.Width = vg.Points(1.4 + 1.1*float64(n-1-i))
+		}
 		l.Add(shorten(pt.Label), ln)
 		ends = append(ends, endLabel{text: pt.Label, y: ln.XYs[len(ln.XYs)-1].Y, c: c})
 	}
