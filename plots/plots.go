@@ -473,7 +473,8 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	l := NewLegend()
 	series := []stepSeries{
 		// received first, wide and light: accepted (often equal) draws on
-		// top of it without hiding it.
+		// top of it without hiding it. The capacity line is left out
+		// when CapacityRPS is 0 (no capacity to draw).
 		{name: "received", c: Sky, f: func(r *metrics.Row) float64 { return float64(r.Received) / sec }, width: vg.Points(4)},
 		{name: "accepted", c: Green, f: func(r *metrics.Row) float64 { return float64(r.Accepted) / sec }},
 		{name: "rejected (overload)", c: Vermillion, f: func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts) / sec }},
@@ -481,7 +482,10 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 		{name: "sent into the outage", c: Purple, dashes: []vg.Length{vg.Points(2), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.FailedOutage) / sec }},
 		{name: capacityName(in, "capacity"), c: Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}, f: func(r *metrics.Row) float64 {
 			return float64(r.CapacityNS) / float64(s.Interval) * capPerWorker
-		}, always: in.CapacityRPS > 0},
+		}, always: true},
+	}
+	if in.CapacityRPS <= 0 {
+		series = series[:len(series)-1]
 	}
 	if err := addSteps(p, l, s, series); err != nil {
 		return nil, nil, err

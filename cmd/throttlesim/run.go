@@ -293,6 +293,9 @@ func chartInput(res *sim.Result) plots.Input {
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
 		Contention: sc.Backend.Kind == scenario.BackendOCC,
 	}
+	if sc.Backend.Service.Dist == "concurrency" {
+		in.CapacityRPS = 0 // workers ÷ mean is not a capacity it has: no line
+	}
 	if sc.Clients.Connection != nil {
 		in.Clients = sc.Clients.Count
 		if cc := sc.Backend.Connections.ConnectCost; cc > 0 {

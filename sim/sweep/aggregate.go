@@ -259,8 +259,8 @@ func Aggregate(dir, name, varied string, pts []PointData, baseline int, paired b
 		sc := first.Doc.Scenario
 		in.Interval = first.Series.Interval
 		in.Capacity = sc.Capacity()
-		if sc.Backend.Kind == "occ" {
-			in.Capacity = 0 // one row: no capacity line
+		if !hasCapacity(sc) {
+			in.Capacity = 0 // the occ row, or dist: concurrency: no capacity line
 		}
 		if sc.Backend.Kind == "occ" || sc.Clients.Arrival.Process == "once" {
 			charts = oneShotChartFiles

@@ -45,7 +45,7 @@ func chartPoint(cp *plots.ComparePoint, pt PointData, interval int64) {
 		cp.Faults = []plots.Fault{}
 	}
 	workers := float64(max(sc.Backend.Workers, 1))
-	if sc.Backend.Kind != "occ" {
+	if hasCapacity(sc) {
 		p := metrics.Params{Workers: int64(sc.Backend.Workers), CapacityRPS: sc.Capacity()}
 		cp.Capacity = band(pt, interval, func(r *metrics.Row) float64 {
 			return metrics.EffectiveCapacity(r, interval, p)
@@ -57,4 +57,12 @@ func chartPoint(cp *plots.ComparePoint, pt PointData, interval int64) {
 			return 100 * float64(r.HandshakeUsefulNS+r.HandshakeWastedNS) / float64(interval) / workers
 		}, false)
 	}
+}
+
+// hasCapacity: a pool backend whose service time does not depend on
+// concurrency has a capacity (workers ÷ mean service time) worth drawing;
+// the occ row has none, and with dist: concurrency workers ÷ mean is a
+// number the backend never reaches (validate says so).
+func hasCapacity(sc *scenario.Scenario) bool {
+	return sc.Backend.Kind != "occ" && sc.Backend.Service.Dist != "concurrency"
 }
