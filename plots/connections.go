@@ -140,6 +140,11 @@ func (bs binnedSeries) add(p *plot.Plot, l *plot.Legend, name string, c color.Co
 		return err
 	}
 	ln.Color, ln.Dashes, ln.Width = c, dashes, vg.Points(1.6)
+	if band {
+		// The banded series is the total (attempts, handshakes): wider,
+		// so that an outcome equal to it (all refused) does not hide it.
+		ln.Width = vg.Points(3.2)
+	}
 	p.Add(ln)
 	l.Add(name, ln)
 	return nil
