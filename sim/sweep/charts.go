@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/throttlesim/throttlesim/plots"
-	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -13,7 +12,7 @@ import (
 // spike and its faults, labelled as a reader would name them.
 func ChartFaults(sc *scenario.Scenario) []plots.Fault {
 	var out []plots.Fault
-	if start, end, ok := sim.SpikeWindow(sc); ok {
+	if start, end, ok := spike(sc); ok {
 		out = append(out, plots.Fault{Start: start, End: end, Label: "load spike"})
 	}
 	for _, f := range sc.Faults {
@@ -65,4 +64,25 @@ func chartPoint(cp *plots.ComparePoint, pt PointData, interval int64) {
 // number the backend never reaches (validate says so).
 func hasCapacity(sc *scenario.Scenario) bool {
 	return sc.Backend.Kind != "occ" && sc.Backend.Service.Dist != "concurrency"
+}
+
+// spike is the span of the arrival profile where the multiplier is above
+// 1, as sim's recovery rule finds it; unlike sim.SpikeWindow it is found
+// with faults too: a chart shades the spike whatever else happens.
+func spike(sc *scenario.Scenario) (start, end int64, ok bool) {
+	steps := sc.Clients.Arrival.Profile
+	for i, st := range steps {
+		if st.Multiplier <= 1 {
+			continue
+		}
+		end := int64(sc.Duration)
+		for _, nx := range steps[i+1:] {
+			if nx.Multiplier <= 1 {
+				end = int64(nx.At)
+				break
+			}
+		}
+		return int64(st.At), end, true
+	}
+	return 0, 0, false
 }
