@@ -85,6 +85,9 @@ experiment-reconnect: build ## the reconnect-storm experiment (docs/experiments/
 		cp results/experiments/$$s/connections.png $(RECONNECT_DOC)/$$s-connections.png; \
 		cp results/experiments/$$s/recovery.png $(RECONNECT_DOC)/$$s-recovery.png; \
 	done
+	./$(BIN) compare -q $(addprefix results/experiments/,$(RECONNECT_RUNS)) --title "reconnect policies" --out results/experiments/reconnect-compare
+	@cp results/experiments/reconnect-compare/compare_connections.png $(RECONNECT_DOC)/compare_connections.png
+	@cp results/experiments/reconnect-compare/compare_server_load.png $(RECONNECT_DOC)/compare_server_load.png
 	./$(BIN) summarize $(addprefix results/experiments/,$(RECONNECT_RUNS)) > results/experiments/reconnect-storm-table.md
 	$(call splice,$(RECONNECT_DOC).md,results/experiments/reconnect-storm-table.md,table)
 	@echo "updated $(RECONNECT_DOC).md and its figures"

@@ -436,7 +436,7 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// shortLabel keeps a line-end label short: at most 22 characters, and
+// shortLabel keeps a line-end label short: at most 24 characters, and
 // only the value of a path=value label ("clients.throttle.k=2" -> "k=2").
 func shortLabel(s string) string {
 	if path, v, ok := strings.Cut(s, "="); ok && !strings.ContainsAny(path, " ,") {
@@ -444,8 +444,8 @@ func shortLabel(s string) string {
 			s = path[i+1:] + "=" + v
 		}
 	}
-	if r := []rune(s); len(r) > 22 {
-		return string(r[:21]) + "…"
+	if r := []rune(s); len(r) > 24 {
+		return string(r[:23]) + "…"
 	}
 	return s
 }

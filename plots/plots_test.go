@@ -233,7 +233,7 @@ func TestLocalDropsAtMost100(t *testing.T) {
 
 func TestShortLabel(t *testing.T) {
 	for in, want := range map[string]string{"clients.throttle.k=1.1": "k=1.1", "no throttle": "no throttle",
-		"k=2, window=30s": "k=2, window=30s", "a very long label indeed, more than 22": "a very long label ind…"} {
+		"k=2, window=30s": "k=2, window=30s", "a very long label indeed, more than 24": "a very long label indee…", "reconnect-storm-backoff": "reconnect-storm-backoff"} {
 		if got := shortLabel(in); got != want {
 			t.Errorf("shortLabel(%q) = %q, want %q", in, got, want)
 		}
