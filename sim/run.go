@@ -98,6 +98,8 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		// One row, no workers: the capacity figures do not apply.
 		res.Summary.PeakReceivedOverCapacity, res.Summary.Utilisation = nil, nil
 		res.Summary.WastedWorkFraction, res.Summary.MeanQueueWaitMS = nil, nil
+		res.Summary.FaultLoadOverCapacity, res.Summary.TimeAboveCapacityS = nil, nil
+		res.Summary.RecoveryWastedWorkerS, res.Summary.RecoveryWastedFraction = nil, nil
 	}
 	for gi, gs := range m.mt.gser {
 		if len(m.mt.ser.Rows) < len(gs.Rows) {

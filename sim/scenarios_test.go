@@ -151,3 +151,19 @@ func TestResolvedScenarioLoadsBack(t *testing.T) {
 		}
 	}
 }
+
+// The occ backend is one row with no workers: none of the figures that
+// compare the load with a capacity apply, and they are null, not 0.
+func TestOCCHasNoCapacityFigures(t *testing.T) {
+	s := mustRun(t, loadScenario(t, "contention.yaml")).Summary
+	for name, v := range map[string]*float64{
+		"peak_received_over_capacity":        s.PeakReceivedOverCapacity,
+		"fault_load_over_effective_capacity": s.FaultLoadOverCapacity,
+		"time_above_capacity_s":              s.TimeAboveCapacityS,
+		"recovery_wasted_fraction":           s.RecoveryWastedFraction,
+	} {
+		if v != nil {
+			t.Errorf("%s: got %g, want null", name, *v)
+		}
+	}
+}
