@@ -288,3 +288,74 @@ func TestCompareDifferentFaultsAndConnections(t *testing.T) {
 		t.Errorf("charts %v: no compare_connections.png", files)
 	}
 }
+
+// gridColumns are the pixel columns holding a vertical grid line (the
+// grid's light grey in over a third of the column): where the time ticks
+// are.
+func gridColumns(t *testing.T, b []byte) []int {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := img.Bounds()
+	var cols []int
+	for x := r.Min.X; x < r.Max.X; x++ {
+		n := 0
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			if cr == cg && cg == cb && cr >= 0xC000 && cr <= 0xE000 {
+				n++
+			}
+		}
+		if n > r.Dy()/3 {
+			cols = append(cols, x)
+		}
+	}
+	if len(cols) < 3 {
+		t.Fatalf("%d grid columns found", len(cols))
+	}
+	return cols
+}
+
+// The three charts of a run draw their time axis at the same pixels,
+// whatever the width of their tick labels (100,000 against 20) or
+// legends, so that they stack on a page.
+func TestRunChartsShareTheTimeAxis(t *testing.T) {
+	s := series()
+	for i := range s.Rows {
+		s.Rows[i].Received *= 1000 // server load ticks up to 100,000s
+	}
+	in := Input{Name: "t", Series: s, CapacityRPS: 100, Workers: 10, RecoveryWindow: 5e9, RecoverFraction: 0.95, StayFraction: 0.9}
+	charts, err := All(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Inside the data area every chart has the same grid columns; outside
+	// it (left of the first shared one) only the y axis line's edge may
+	// look like grid.
+	cols := make([][]int, len(charts))
+	shared := map[int]int{}
+	for i, c := range charts {
+		cols[i] = gridColumns(t, c.PNG)
+		for _, x := range cols[i] {
+			shared[x]++
+		}
+	}
+	first, n := 1<<30, 0
+	for x, k := range shared {
+		if k == len(charts) {
+			first, n = min(first, x), n+1
+		}
+	}
+	if n < 8 {
+		t.Fatalf("only %d grid columns shared by the three charts: %v", n, cols)
+	}
+	for i, c := range charts {
+		for _, x := range cols[i] {
+			if shared[x] != len(charts) && x > first {
+				t.Errorf("%s: a time grid line at column %d that the others do not have (%v)", c.File, x, cols)
+			}
+		}
+	}
+}
