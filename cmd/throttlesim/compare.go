@@ -93,7 +93,7 @@ func compareRun(_ context.Context, e *env, dirs []string, out, title string) err
 		return err
 	}
 	if err := resultdir.Replace(tmp, out); err != nil {
-		return err
+		return writeError(out, err)
 	}
 	if !e.quiet {
 		fmt.Fprintf(e.stdout, "compared %d runs\nresults: %s%c\n", len(pts), out, filepath.Separator)
@@ -185,7 +185,7 @@ func mergeRun(e *env, shards []string, out string) error {
 		return err
 	}
 	if err := resultdir.Replace(work, out); err != nil {
-		return err
+		return writeError(out, err)
 	}
 	if !e.quiet {
 		fmt.Fprintf(e.stdout, "merged %d shards: %d runs\nresults: %s%c\n", len(shards), len(plan.Runs()), out, filepath.Separator)

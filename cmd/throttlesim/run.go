@@ -175,7 +175,7 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 		out += ".incomplete"
 	}
 	if err := writeResults(out, res, !o.noCharts); err != nil {
-		return err
+		return writeError(out, err)
 	}
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "throttlesim: interrupted; the partial result (status \"incomplete\") is in %s\n", out)
@@ -222,6 +222,13 @@ func checkOut(out string) error {
 	return nil
 }
 
+// writeError says that the results could not be written to out, and why,
+// in the system's words and without the package that found out
+// ("resultdir: rename ...").
+func writeError(out string, err error) error {
+	return fmt.Errorf("--out %s: the results could not be written (%s)", out, plainIOError(err))
+}
+
 // plainIOError is what went wrong, without the operation and path Go puts
 // in front ("mkdir /x/.tmp-123: permission denied" -> "permission
 // denied").
@@ -230,7 +237,11 @@ func plainIOError(err error) string {
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
-	return err.Error()
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return strings.TrimPrefix(err.Error(), "resultdir: ")
 }
 
 // isResultsFolder reports whether dir can be replaced by new results: it is

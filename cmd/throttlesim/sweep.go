@@ -190,7 +190,7 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	}
 	if work != out {
 		if err := resultdir.Replace(work, out); err != nil {
-			return err
+			return writeError(out, err)
 		}
 	}
 	if !o.quiet {
