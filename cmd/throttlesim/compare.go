@@ -84,7 +84,8 @@ func compareRun(_ context.Context, e *env, dirs []string, out, title string) err
 			title = fmt.Sprintf("%d runs compared", len(names))
 		}
 	}
-	if err := sweep.Aggregate(tmp, title, "", pts, -1, false); err != nil {
+	// "run" names the charts' x axis and heads their legends.
+	if err := sweep.Aggregate(tmp, title, "run", pts, -1, false); err != nil {
 		return err
 	}
 	// compare.json names what was compared (and marks the folder as ours).
