@@ -90,7 +90,9 @@ a time series, a summary and charts of server load, local drops, recovery
 time and connections; sweeps compare policies over seeds with confidence
 intervals.
 
-Documentation: docs/README.md in the source tree.`,
+Documentation: docs/README.md in the source tree; start with docs/tutorial.md,
+your first scenario in ten minutes. Shell completion (commands, flags, and
+scenario fields after --set and --vary): throttlesim completion --help.`,
 		Example: `  throttlesim run scenarios/outage.yaml
   throttlesim run scenarios/outage.yaml --set clients.throttle.k=1.1 --out results/k1.1
   throttlesim sweep scenarios/k-sweep.yaml
