@@ -100,9 +100,6 @@ func (bs binnedSeries) axisMax() (ymax float64, cut bool) {
 	return 1.3 * m, true
 }
 
-// max is the series' highest bin mean or band value, whichever fits.
-func (bs binnedSeries) max() float64 { m, _ := bs.axisMax(); return m }
-
 // add draws the band (when the bins hold more than one interval and the
 // values vary) and the means as steps; a series that is zero throughout
 // is left out.
