@@ -46,6 +46,9 @@ type SummaryDoc struct {
 	Summary       metrics.Summary    `json:"summary"`
 	// Groups is each client group's figures; empty without groups.
 	Groups []GroupSummary `json:"groups"`
+	// Services is each service's figures in a service graph; absent
+	// otherwise.
+	Services []ServiceSummary `json:"services,omitempty"`
 }
 
 // Build identifies the binary; the CLI fills it from its link-time flags.
@@ -73,7 +76,16 @@ func (r *Result) Doc(b Build) SummaryDoc {
 		Scenario: r.Scenario,
 		Summary:  r.Summary,
 		Groups:   r.groupSummaries(),
+		Services: r.serviceSummaries(),
 	}
+}
+
+func (r *Result) serviceSummaries() []ServiceSummary {
+	var out []ServiceSummary
+	for _, s := range r.Services {
+		out = append(out, s.Summary)
+	}
+	return out
 }
 
 func (r *Result) groupSummaries() []GroupSummary {
@@ -95,7 +107,7 @@ func (r *Result) GroupsCSV() []byte {
 	iv := r.Series.Interval
 	b.WriteString("t_s,group,offered,attempts,retries,succeeded,failed,deadline_exceeded,budget_refused,paced,drop_throttle,drop_breaker,drop_no_connection," +
 		"received,accepted,rejected,unanswered,queue_timeouts,failed_outage,lost_outage,timed_out,served,errors,cancelled,util_useful,util_wasted\n")
-	capNS := float64(iv) * float64(r.Scenario.Backend.Workers)
+	capNS := float64(iv) * float64(r.Scenario.EntryBackend().Workers)
 	for i := range r.Series.Rows {
 		for _, g := range r.Groups {
 			if i >= len(g.Series.Rows) {
@@ -126,7 +138,7 @@ func (r *Result) SummaryJSON(b Build) ([]byte, error) {
 // TimeseriesCSV is timeseries.csv's bytes.
 func (r *Result) TimeseriesCSV() ([]byte, error) {
 	var buf bytes.Buffer
-	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.Backend.Workers)
+	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.EntryBackend().Workers)
 	return buf.Bytes(), err
 }
 

@@ -256,7 +256,7 @@ func writeResults(dir string, res *sim.Result, charts bool) error {
 func chartInput(res *sim.Result) plots.Input {
 	sc := res.Scenario
 	in := plots.Input{
-		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.Backend.Workers,
+		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.EntryBackend().Workers,
 		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
 		Contention: sc.Backend.Kind == scenario.BackendOCC,
