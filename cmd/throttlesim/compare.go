@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
@@ -84,7 +85,7 @@ func compareRun(_ context.Context, e *env, dirs []string, out, title string) err
 			title = fmt.Sprintf("%d runs compared", len(names))
 		}
 	}
-	if err := sweep.Aggregate(tmp, title, "", pts, -1, false); err != nil {
+	if err := writeComparison(tmp, report.Comparison{Name: title, Points: pts, Baseline: -1}); err != nil {
 		return err
 	}
 	// compare.json names what was compared (and marks the folder as ours).
@@ -130,54 +131,10 @@ func mergeRun(e *env, shards []string, out string) error {
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	var plan *sweep.Plan
-	var planBytes []byte
-	for _, d := range shards {
-		b, err := os.ReadFile(filepath.Join(d, "sweep.json"))
-		if err != nil {
-			return fmt.Errorf("%s: not a sweep shard: %w", d, err)
-		}
-		if planBytes == nil {
-			planBytes = b
-			if plan, err = sweep.ReadPlan(d); err != nil {
-				return err
-			}
-		} else if string(b) != string(planBytes) {
-			return fmt.Errorf("%s: a shard of a different sweep (sweep.json differs from %s's)", d, shards[0])
-		}
-	}
 	work := out + ".incomplete"
-	if err := os.RemoveAll(work); err != nil {
+	plan, err := sweep.Merge(shards, work)
+	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(filepath.Join(work, "runs"), 0o755); err != nil {
-		return err
-	}
-	if err := resultdir.WriteFile(filepath.Join(work, "sweep.json"), planBytes); err != nil {
-		return err
-	}
-	for _, r := range plan.Runs() {
-		var src string
-		for _, d := range shards {
-			if _, err := os.Stat(filepath.Join(sweep.RunDir(d, r), "key.txt")); err == nil {
-				src = sweep.RunDir(d, r)
-				break
-			}
-		}
-		if src == "" {
-			return fmt.Errorf("run %s is in none of the shards: is a shard missing or unfinished?", filepath.Base(sweep.RunDir("", r)))
-		}
-		var files []resultdir.File
-		for _, n := range []string{"timeseries.csv", "summary.json", "key.txt"} {
-			b, err := os.ReadFile(filepath.Join(src, n))
-			if err != nil {
-				return err
-			}
-			files = append(files, resultdir.File{Name: n, Data: b})
-		}
-		if err := resultdir.Write(sweep.RunDir(work, r), files); err != nil {
-			return err
-		}
 	}
 	if err := aggregateSweep(work, plan); err != nil {
 		return err

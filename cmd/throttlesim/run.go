@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -233,7 +234,7 @@ func resultFiles(res *sim.Result, charts bool) ([]resultdir.File, error) {
 		files = append(files, resultdir.File{Name: "groups.csv", Data: g})
 	}
 	if charts && len(res.Series.Rows) > 0 {
-		cs, err := plots.All(chartInput(res))
+		cs, err := plots.All(report.RunInput(res))
 		if err != nil {
 			return nil, err
 		}
@@ -251,38 +252,6 @@ func writeResults(dir string, res *sim.Result, charts bool) error {
 		return err
 	}
 	return resultdir.Write(dir, files)
-}
-
-func chartInput(res *sim.Result) plots.Input {
-	sc := res.Scenario
-	in := plots.Input{
-		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.EntryBackend().Workers,
-		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
-		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
-		Contention: sc.Backend.Kind == scenario.BackendOCC,
-	}
-	if sc.Clients.Connection != nil {
-		in.Clients = sc.Clients.Count
-		if cc := sc.Backend.Connections.ConnectCost; cc > 0 {
-			in.ConnectCapacityRPS = float64(sc.Backend.Workers) / cc.Seconds()
-		}
-	}
-	if start, end, ok := sim.SpikeWindow(sc); ok {
-		in.Faults = append(in.Faults, plots.Fault{Start: start, End: end, Label: "load spike"})
-	}
-	for _, f := range sc.Faults {
-		label := string(f.Kind)
-		switch f.Kind {
-		case scenario.FaultOutage:
-			label = "outage (" + string(f.Mode) + ")"
-		case scenario.FaultCapacity:
-			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
-		case scenario.FaultDisconnect:
-			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
-		}
-		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
-	}
-	return in
 }
 
 func pct(p *float64) string {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
@@ -207,7 +211,22 @@ func aggregateSweep(dir string, plan *sweep.Plan) error {
 	if err != nil {
 		return err
 	}
-	return sweep.Aggregate(dir, plan.Name, strings.Join(plan.Varied, ", "), pts, plan.Baseline, !plan.Independent)
+	c := report.Comparison{Name: plan.Name, Varied: strings.Join(plan.Varied, ", "), Points: pts, Baseline: plan.Baseline, Paired: !plan.Independent}
+	return writeComparison(dir, c)
+}
+
+// writeComparison writes the comparison's tables and charts into dir.
+func writeComparison(dir string, c report.Comparison) error {
+	files, err := c.Files(plots.Compare)
+	if err != nil {
+		return err
+	}
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := resultdir.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var errInterrupted = errors.New("interrupted")
