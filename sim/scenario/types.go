@@ -24,6 +24,10 @@ type Scenario struct {
 	// first), which may call others. Without services, backend is a
 	// one-node graph.
 	Services []Node `yaml:"services" json:"services,omitempty"`
+	// Thresholds are pass/fail criteria on the run's summary, such as
+	// "recovery_s<=120" (package threshold); a run that fails one exits
+	// with its own exit code. They do not change the simulation.
+	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
 	// Sweep is read by `throttlesim sweep` and ignored by `run`; it is not
 	// part of a resolved scenario.
 	Sweep *Sweep `yaml:"sweep" json:"-"`

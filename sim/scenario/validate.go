@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -319,6 +321,10 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 				v.check(strings.Contains(st, "="), fmt.Sprintf("%s.set.%d", p, j), "expected path=value, got %q", st)
 			}
 		}
+	}
+	for i, t := range s.Thresholds {
+		_, err := threshold.Parse(t)
+		v.check(err == nil, fmt.Sprintf("thresholds.%d", i), "%v", err)
 	}
 	return v.errs
 }
