@@ -20,6 +20,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
 type runOptions struct {
@@ -31,6 +32,8 @@ type runOptions struct {
 	quiet    bool
 	noCharts bool
 	force    bool
+	// thresholds are --threshold flags, added to the scenario's.
+	thresholds []string
 }
 
 // newRunCmd builds `throttlesim run`; runF replaces the run function in
@@ -73,6 +76,7 @@ terminal (never when piped, never with --quiet).`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
 	f.BoolVar(&o.noCharts, "no-charts", false, "write timeseries.csv and summary.json only")
 	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
+	addThresholdFlag(f, &o.thresholds)
 	cmd.MarkFlagDirname("out")
 	return cmd
 }
@@ -112,12 +116,20 @@ func plural(n int) string {
 }
 
 func runRun(ctx context.Context, e *env, o *runOptions) error {
+	extra, err := parseThresholds(o.thresholds)
+	if err != nil {
+		return err
+	}
 	sc, err := loadScenario(e, o.file, o.sets)
 	if err != nil {
 		return err
 	}
 	if o.seedSet {
 		sc.Seed = o.seed
+	}
+	ths, err := report.Thresholds(sc, extra)
+	if err != nil {
+		return err
 	}
 	if why := sim.EstimateCost(sc).TooBig(); why != "" && !o.force {
 		return fmt.Errorf("%s: %s; use --force to run it anyway", o.file, why)
@@ -162,7 +174,13 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 		// Keep the previous results; put what finished beside them, marked.
 		out += ".incomplete"
 	}
-	if err := writeResults(out, res, !o.noCharts); err != nil {
+	var verdicts []threshold.Verdict
+	if runErr == nil { // an interrupted run is not judged
+		for _, t := range ths {
+			verdicts = append(verdicts, t.Check(&res.Summary))
+		}
+	}
+	if err := writeResults(out, res, !o.noCharts, verdicts); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -170,9 +188,9 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 		return runErr
 	}
 	if !o.quiet {
-		printSummary(e.stdout, res, wall, out)
+		printSummary(e.stdout, res, wall, out, verdicts)
 	}
-	return nil
+	return verdictError(verdicts)
 }
 
 // checkOut refuses, before any simulation, an output path that cannot
@@ -219,8 +237,9 @@ func isResultsFolder(dir string) bool {
 
 func build() sim.Build { return sim.Build{Version: version, Commit: commit} }
 
-// resultFiles renders every output file of a run.
-func resultFiles(res *sim.Result, charts bool) ([]resultdir.File, error) {
+// resultFiles renders every output file of a run: report.html shows the
+// threshold verdicts.
+func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]resultdir.File, error) {
 	csv, err := res.TimeseriesCSV()
 	if err != nil {
 		return nil, err
@@ -233,21 +252,35 @@ func resultFiles(res *sim.Result, charts bool) ([]resultdir.File, error) {
 	if g := res.GroupsCSV(); g != nil {
 		files = append(files, resultdir.File{Name: "groups.csv", Data: g})
 	}
+	var cs []plots.Chart
 	if charts && len(res.Series.Rows) > 0 {
-		cs, err := plots.All(report.RunInput(res))
-		if err != nil {
+		if cs, err = plots.All(report.RunInput(res)); err != nil {
 			return nil, err
 		}
 		for _, c := range cs {
 			files = append(files, resultdir.File{Name: c.File, Data: c.PNG})
 		}
 	}
+	doc := res.Doc(build())
+	var vs []report.PointVerdicts
+	if len(verdicts) > 0 {
+		vs = []report.PointVerdicts{{Label: res.Scenario.Name, Verdicts: verdicts}}
+	}
+	page, err := report.RunPage(&doc, vs, report.Charts(cs))
+	if err != nil {
+		return nil, err
+	}
+	html, err := report.HTML(page)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	// summary.json last: it is the manifest of the folder.
 	return append(files, resultdir.File{Name: "summary.json", Data: js}), nil
 }
 
-func writeResults(dir string, res *sim.Result, charts bool) error {
-	files, err := resultFiles(res, charts)
+func writeResults(dir string, res *sim.Result, charts bool, verdicts []threshold.Verdict) error {
+	files, err := resultFiles(res, charts, verdicts)
 	if err != nil {
 		return err
 	}
@@ -280,7 +313,7 @@ func group(n int64) string {
 	return b.String()
 }
 
-func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) {
+func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, verdicts []threshold.Verdict) {
 	sc, s := res.Scenario, res.Summary
 	fmt.Fprintf(w, "%s (seed %d): %s clients, %s simulated, %s events in %.2f s (%.1f M events/s)\n",
 		sc.Name, sc.Seed, group(int64(sc.Clients.Count)), sc.Duration, group(int64(res.Events)), wall.Seconds(),
@@ -314,5 +347,6 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) 
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
 	}
+	printVerdicts(w, "thresholds", verdicts)
 	fmt.Fprintf(w, "results: %s%c\n", out, filepath.Separator)
 }

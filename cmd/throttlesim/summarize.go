@@ -26,10 +26,16 @@ recovery time, and for runs with connections the peak connect rate, wasted
 handshake work and the time until 99% of clients were connected again.
 Given one sweep folder, it prints one row per point instead: each figure's
 mean ± the half-width of its 95% confidence interval over the seeds.
---format markdown (the default) suits docs and pull requests; csv suits
-spreadsheets.`,
+
+--format markdown (the default) suits docs and pull requests and table
+suits a terminal: both round, and show percentages and ±. csv and json
+carry raw numbers for programs: ratios as ratios, no units, an empty cell
+(JSON null) where there is no value, and a sweep's confidence interval as
+separate columns (<metric>_ci95_lo, <metric>_ci95_hi). --columns picks
+columns by their header in the chosen format.`,
 		Example: `  throttlesim summarize results/outage results/outage-no-policy
-  throttlesim summarize --format csv results/*`,
+  throttlesim summarize --format csv results/*
+  throttlesim summarize --format json results/k-sweep-sweep`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("expected at least one results folder")}
@@ -37,29 +43,41 @@ spreadsheets.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			if format != "markdown" && format != "csv" {
-				return usageError{fmt.Errorf("--format %q: expected markdown or csv", format)}
+			switch format {
+			case "markdown", "table", "csv", "json":
+			default:
+				return usageError{fmt.Errorf("--format %q: expected table, csv, json or markdown", format)}
 			}
 			return summarizeRun(e.stdout, args, format, columns)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or csv")
+	cmd.Flags().StringVar(&format, "format", "markdown", "table, csv, json or markdown")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "only these columns, by header name, e.g. point,amplification,success")
 	return cmd
 }
 
-// sweepTable prints one row per point of a sweep folder: each figure's mean
-// and the half-width of its 95% confidence interval over the seeds.
-func sweepTable(w io.Writer, dir, format string, columns []string) error {
-	plan, err := sweep.ReadPlan(dir)
-	if err != nil {
-		return err
+// writeSummary prints points in the format: the human table (rounded, with
+// %, ±) for markdown and table, raw numbers (report.Grid) for csv and json.
+func writeSummary(w io.Writer, kind string, pts []sweep.PointData, human func() (report.Table, error), format string, columns []string) error {
+	var t report.Table
+	var err error
+	switch format {
+	case "json":
+		if len(columns) > 0 {
+			return usageError{errors.New("--columns applies to the table, markdown and csv formats")}
+		}
+		return report.NewGrid(kind, pts).WriteJSON(w)
+	case "csv":
+		t = report.NewGrid(kind, pts).Table()
+		if len(columns) > 0 {
+			t, err = t.Pick(columns)
+		}
+	default:
+		t, err = human()
+		if format == "table" {
+			format = "text"
+		}
 	}
-	pts, err := sweep.LoadRuns(dir, plan)
-	if err != nil {
-		return err
-	}
-	t, err := report.SweepTable(pts, columns)
 	var nc *report.NoColumnError
 	if errors.As(err, &nc) {
 		return usageError{err}
@@ -69,14 +87,31 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 	return t.Write(w, format)
 }
 
+// sweepTable prints one row per point of a sweep folder: each figure's mean
+// and its 95% confidence interval over the seeds.
+func sweepTable(w io.Writer, dir, format string, columns []string) error {
+	plan, err := sweep.ReadPlan(dir)
+	if err != nil {
+		return err
+	}
+	pts, err := sweep.LoadRuns(dir, plan)
+	if err != nil {
+		return err
+	}
+	if format == "text" { // the sweep command's printout
+		format = "table"
+	}
+	return writeSummary(w, "sweep", pts, func() (report.Table, error) { return report.SweepTable(pts, columns) }, format, columns)
+}
+
 func summarizeRun(w io.Writer, dirs []string, format string, columns []string) error {
 	if len(dirs) == 1 {
 		if _, err := os.Stat(filepath.Join(dirs[0], "sweep.json")); err == nil {
 			return sweepTable(w, dirs[0], format, columns)
 		}
 	}
-	if len(columns) > 0 {
-		return usageError{errors.New("--columns applies to one sweep folder")}
+	if len(columns) > 0 && (format == "markdown" || format == "table") {
+		return usageError{errors.New("--columns applies to one sweep folder (or to --format csv)")}
 	}
 	var docs []*sim.SummaryDoc
 	for _, d := range dirs {
@@ -86,5 +121,10 @@ func summarizeRun(w io.Writer, dirs []string, format string, columns []string) e
 		}
 		docs = append(docs, doc)
 	}
-	return report.RunsTable(dirs, docs).Write(w, format)
+	labels := report.RunLabels(dirs, docs)
+	pts := make([]sweep.PointData, len(docs))
+	for i, d := range docs {
+		pts[i] = sweep.PointData{Label: labels[i], Runs: []sweep.RunData{{Doc: d}}}
+	}
+	return writeSummary(w, "runs", pts, func() (report.Table, error) { return report.RunsTable(dirs, docs), nil }, format, columns)
 }
