@@ -97,6 +97,12 @@ var funcs = template.FuncMap{
 	},
 	"svg": func(c Chart) template.HTML { return template.HTML(c.SVG) },
 	"est": func(r GridRow, m string) Estimate { return r.Metrics[m] },
+	"missing": func(m string) string {
+		if mt, ok := MetricByName(m); ok && mt.Missing != "" {
+			return mt.Missing
+		}
+		return "—"
+	},
 	"failed": func(pvs []PointVerdicts) int {
 		n := 0
 		for _, pv := range pvs {
@@ -152,7 +158,7 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 <tbody>
 <tr><th>runs</th>{{range .Summary.Rows}}<td class="num">{{.Runs}}</td>{{end}}</tr>
 <tr><th>recovered</th>{{range .Summary.Rows}}<td class="num">{{if .Applicable}}{{.Recovered}} of {{.Applicable}}{{else}}n/a (no fault){{end}}</td>{{end}}</tr>
-{{range $m := .Summary.Columns}}<tr><th data-metric="{{$m}}">{{label $m}}</th>{{range $r := $.Summary.Rows}}{{$e := est $r $m}}<td class="num">{{with num $e.Mean}}<span class="v" data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="mean" data-value="{{.Raw}}">{{.Text}}</span>{{else}}—{{end}}{{if and $e.Lo $e.Hi}}<span class="ci">[<span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="lo" data-value="{{(num $e.Lo).Raw}}">{{(num $e.Lo).Text}}</span>, <span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="hi" data-value="{{(num $e.Hi).Raw}}">{{(num $e.Hi).Text}}</span>]</span>{{end}}</td>{{end}}</tr>
+{{range $m := .Summary.Columns}}<tr><th data-metric="{{$m}}">{{label $m}}</th>{{range $r := $.Summary.Rows}}{{$e := est $r $m}}<td class="num">{{with num $e.Mean}}<span class="v" data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="mean" data-value="{{.Raw}}">{{.Text}}</span>{{else}}{{missing $m}}{{end}}{{if and $e.Lo $e.Hi}}<span class="ci">[<span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="lo" data-value="{{(num $e.Lo).Raw}}">{{(num $e.Lo).Text}}</span>, <span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="hi" data-value="{{(num $e.Hi).Raw}}">{{(num $e.Hi).Text}}</span>]</span>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 

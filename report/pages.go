@@ -3,7 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -55,6 +57,18 @@ func Charts(cs []plots.Chart) []Chart {
 	out := make([]Chart, len(cs))
 	for i, c := range cs {
 		out[i] = Chart{Title: chartTitle(c.File), File: c.File, PNG: c.PNG}
+	}
+	return out
+}
+
+// ChartFiles are the PNG files among a results folder's files, as page
+// charts in the order of their names.
+func ChartFiles(files map[string][]byte) []Chart {
+	var out []Chart
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if strings.HasSuffix(n, ".png") {
+			out = append(out, Chart{Title: chartTitle(n), File: n, PNG: files[n]})
+		}
 	}
 	return out
 }

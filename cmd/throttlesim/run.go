@@ -47,11 +47,16 @@ func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cob
 		Use:   "run FILE",
 		Short: "Run one scenario and write its results folder",
 		Long: `Run simulates the scenario in FILE and writes a results folder (default
-results/<scenario name>/) holding timeseries.csv, summary.json and the charts
+results/<scenario name>/) holding timeseries.csv, summary.json, the charts
 server_load.png, local_drops.png and recovery.png (and connections.png when
-clients hold connections). The folder is replaced atomically: a failed or
-interrupted run never leaves it half-written; an interrupted run's partial
-result goes to <folder>.incomplete/.
+clients hold connections), and report.html, one page with all of them. The
+folder is replaced atomically: a failed or interrupted run never leaves it
+half-written; an interrupted run's partial result goes to
+<folder>.incomplete/.
+
+The scenario's thresholds: and every --threshold are checked on the run;
+the summary shows ✓ or ✗ for each, and a failed one makes the exit code 99
+(after the results are written).
 
 A run whose estimated memory or time is above the limits (8 GiB, 1 hour)
 is refused before it starts, with the estimate; --force runs it anyway.
@@ -74,7 +79,7 @@ terminal (never when piped, never with --quiet).`,
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>)")
 	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
-	f.BoolVar(&o.noCharts, "no-charts", false, "write timeseries.csv and summary.json only")
+	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts: timeseries.csv, summary.json and a report.html without charts")
 	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
 	addThresholdFlag(f, &o.thresholds)
 	cmd.MarkFlagDirname("out")

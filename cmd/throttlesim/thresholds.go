@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/throttlesim/throttlesim/report"
+	"github.com/throttlesim/throttlesim/sim/sweep"
 	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
@@ -57,6 +58,34 @@ func printVerdicts(w io.Writer, heading string, vs []threshold.Verdict) {
 func verdictError(vs []threshold.Verdict) error {
 	if n := report.Failed(vs); n > 0 {
 		return thresholdsFailed{n, len(vs)}
+	}
+	return nil
+}
+
+// pointVerdicts checks every point's thresholds.
+func pointVerdicts(pts []sweep.PointData, extra []threshold.Threshold) ([]report.PointVerdicts, error) {
+	var out []report.PointVerdicts
+	for _, pt := range pts {
+		vs, err := report.CheckPoint(pt, extra)
+		if err != nil {
+			return nil, err
+		}
+		if len(vs) > 0 {
+			out = append(out, report.PointVerdicts{Label: pt.Label, Verdicts: vs})
+		}
+	}
+	return out, nil
+}
+
+// pointsVerdictError is nil when every point passed every threshold.
+func pointsVerdictError(pvs []report.PointVerdicts) error {
+	failed, total := 0, 0
+	for _, pv := range pvs {
+		failed += report.Failed(pv.Verdicts)
+		total += len(pv.Verdicts)
+	}
+	if failed > 0 {
+		return thresholdsFailed{failed, total}
 	}
 	return nil
 }
