@@ -210,12 +210,17 @@ func mergeRun(e *env, shards []string, out string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := aggregateSweep(work, plan, nil); err != nil {
+	verdicts, err := aggregateSweep(work, plan, nil)
+	if err != nil {
 		return err
 	}
 	if err := resultdir.Replace(work, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "merged %d shards: %d runs\nresults: %s%c\n", len(shards), len(plan.Runs()), out, filepath.Separator)
-	return nil
+	fmt.Fprintf(e.stdout, "merged %d shards: %d runs\n", len(shards), len(plan.Runs()))
+	for _, pv := range verdicts {
+		printVerdicts(e.stdout, "thresholds, "+pv.Label, pv.Verdicts)
+	}
+	fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
+	return pointsVerdictError(verdicts)
 }

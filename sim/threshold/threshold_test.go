@@ -2,6 +2,7 @@ package threshold
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -138,4 +139,18 @@ func ExampleThreshold_Check() {
 	// Output:
 	// recovery_s<=120 true
 	// recovery_s<=120 false
+}
+
+// docs/scenario-reference.md lists every metric name, in a table row of
+// its own.
+func TestDocsListEveryName(t *testing.T) {
+	b, err := os.ReadFile("../../docs/scenario-reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range Names() {
+		if !strings.Contains(string(b), "| `"+n+"` | ") {
+			t.Errorf("docs/scenario-reference.md: no row for threshold metric %s", n)
+		}
+	}
 }
