@@ -171,9 +171,9 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 </table>{{end}}
 
 {{if .Paired}}<h2 id="baseline">Against the baseline<a class="top" href="#top">↑ top</a></h2>
-<p>Each point against the baseline <b>{{(index .Paired 0).Baseline}}</b>: the ratio of the means, and the mean of the differences run by run (paired by seed under common random numbers) with its 95% interval.</p>
+{{if eq .Kind "compare"}}<p>Each run against the baseline <b>{{(index .Paired 0).Baseline}}</b>: the ratio of the two values and their difference (one run each, so no interval; a sweep gives intervals over seeds).</p>{{else}}<p>Each point against the baseline <b>{{(index .Paired 0).Baseline}}</b>: the ratio of the means, and the mean of the differences run by run (paired by seed under common random numbers) with its 95% interval.</p>{{end}}
 <table id="paired-table">
-<thead><tr><th>point</th><th>metric</th><th>baseline</th><th>this point</th><th>ratio</th><th>difference</th><th></th></tr></thead>
+<thead><tr><th>{{if eq .Kind "compare"}}run{{else}}point{{end}}</th><th>metric</th><th>baseline</th><th>{{if eq .Kind "compare"}}this run{{else}}this point{{end}}</th><th>ratio</th><th>difference</th><th></th></tr></thead>
 <tbody>{{range .Paired}}<tr><td>{{.Point}}</td><td>{{label .Metric}}</td><td class="num">{{with num .BaseMean}}{{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Mean}}{{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Ratio}}× {{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Diff.Mean}}{{.Text}}{{else}}—{{end}}{{if and .Diff.Lo .Diff.Hi}}<span class="ci">[{{(num .Diff.Lo).Text}}, {{(num .Diff.Hi).Text}}]</span>{{end}}</td><td class="{{.Verdict}}">{{.Verdict}}</td></tr>
 {{end}}</tbody>
 </table>{{end}}

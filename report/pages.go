@@ -61,11 +61,25 @@ func Charts(cs []plots.Chart) []Chart {
 	return out
 }
 
+// chartOrder puts the comparison charts over time first, then the
+// figures; other charts follow by name.
+var chartOrder = []string{"compare_server_load.png", "compare_local_drops.png", "compare_goodput.png",
+	"compare_recovery.png", "compare_received.png", "compare_completion.png", "compare_peak_load.png",
+	"compare_amplification.png", "compare_success.png"}
+
 // ChartFiles are the PNG files among a results folder's files, as page
-// charts in the order of their names.
+// charts: those of chartOrder in its order, then the others by name.
 func ChartFiles(files map[string][]byte) []Chart {
+	rank := func(n string) int {
+		if i := slices.Index(chartOrder, n); i >= 0 {
+			return i
+		}
+		return len(chartOrder)
+	}
+	names := slices.Sorted(maps.Keys(files))
+	slices.SortStableFunc(names, func(a, b string) int { return rank(a) - rank(b) })
 	var out []Chart
-	for _, n := range slices.Sorted(maps.Keys(files)) {
+	for _, n := range names {
 		if strings.HasSuffix(n, ".png") {
 			out = append(out, Chart{Title: chartTitle(n), File: n, PNG: files[n]})
 		}
