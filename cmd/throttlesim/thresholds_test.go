@@ -39,7 +39,7 @@ func TestRunThresholds(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
-			r := runCLI(t, append([]string{"run", file, "--out", out}, c.args...)...)
+			r := runCLI(t, append([]string{"run", "--no-charts", file, "--out", out}, c.args...)...)
 			if r.code != c.code {
 				t.Fatalf("exit code: got %d, want %d (stderr %q)", r.code, c.code, r.stderr)
 			}
@@ -62,6 +62,9 @@ func TestRunThresholds(t *testing.T) {
 // A sweep point passes a threshold only when all its runs do; compare
 // --baseline prints ratios and differences and writes paired.csv.
 func TestSweepThresholdsAndCompareBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws comparison charts: slow under the race detector")
+	}
 	dir := t.TempDir()
 	file := writeFile(t, dir, "tiny.yaml", tinyScenario)
 	sw := filepath.Join(dir, "sw")
@@ -110,10 +113,13 @@ func TestSweepThresholdsAndCompareBaseline(t *testing.T) {
 // csv and json carry raw numbers: no %, ±, – in any cell, intervals as
 // columns of their own.
 func TestSummarizeRawFormats(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws a sweep's charts: slow under the race detector")
+	}
 	dir := t.TempDir()
 	file := writeFile(t, dir, "tiny.yaml", tinyScenario)
 	a, sw := filepath.Join(dir, "a"), filepath.Join(dir, "sw")
-	if r := runCLI(t, "run", "-q", file, "--out", a); r.code != 0 {
+	if r := runCLI(t, "run", "-q", "--no-charts", file, "--out", a); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 	if r := runCLI(t, "sweep", "-q", file, "--vary", "clients.throttle.k=1.5,3", "--seeds", "2", "--out", sw); r.code != 0 {
