@@ -45,8 +45,8 @@ type GridRow struct {
 }
 
 // Grid is a summary as raw numbers: one row per point or run, and for
-// each every metric of Metrics that some row has a value of (Columns, in
-// the order of Metrics).
+// each every metric of Metrics that some row has a value of, or that
+// applies (Columns, in the order of Metrics).
 type Grid struct {
 	Kind    string    `json:"kind"` // "sweep" (rows are points) or "runs"
 	Columns []string  `json:"metrics"`
@@ -71,6 +71,13 @@ func NewGrid(kind string, pts []sweep.PointData) Grid {
 		}
 		g.Rows = append(g.Rows, row)
 	}
+	// Where a figure applies but no row has it, say so rather than drop
+	// it: recovery time when some run had a fault, the time until all
+	// reconnected when clients hold connections.
+	for _, r := range g.Rows {
+		has["recovery_time_s"] = has["recovery_time_s"] || r.Applicable > 0
+	}
+	has["reconnected_all_s"] = has["reconnected_all_s"] || has["connect_attempts"]
 	for _, m := range Metrics {
 		if has[m.Name] {
 			g.Columns = append(g.Columns, m.Name)

@@ -36,7 +36,7 @@ var Metrics = []Metric{
 			return nil
 		}
 		return s.Connections.ReconnectedAllS
-	}, ""},
+	}, "not reached"},
 }
 
 // MetricByName finds a metric of Metrics.
