@@ -176,6 +176,7 @@ func compareRun(_ context.Context, e *env, dirs []string, o *compareOptions) err
 
 func newMergeCmd(e *env) *cobra.Command {
 	var out string
+	var thresholds []string
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Combine the shards of a sweep into the sweep's results",
@@ -193,16 +194,21 @@ same sweep (identical sweep.json) and together they must hold every run.`,
 			if out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
-			return mergeRun(e, args, out)
+			return mergeRun(e, args, out, thresholds)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged sweep folder")
+	addThresholdFlag(cmd.Flags(), &thresholds)
 	return cmd
 }
 
-func mergeRun(e *env, shards []string, out string) error {
+func mergeRun(e *env, shards []string, out string, thresholds []string) error {
 	out = filepath.Clean(out)
 	if err := checkOut(out); err != nil {
+		return err
+	}
+	extra, err := parseThresholds(thresholds)
+	if err != nil {
 		return err
 	}
 	work := out + ".incomplete"
@@ -210,7 +216,7 @@ func mergeRun(e *env, shards []string, out string) error {
 	if err != nil {
 		return err
 	}
-	verdicts, err := aggregateSweep(work, plan, nil)
+	verdicts, err := aggregateSweep(work, plan, extra)
 	if err != nil {
 		return err
 	}

@@ -102,6 +102,9 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	if shards > 0 && len(extra) > 0 {
+		return usageError{errors.New("--threshold with --shard: a shard is not judged; give --threshold to 'throttlesim merge'")}
+	}
 	if o.jobs < 1 {
 		return usageError{fmt.Errorf("--jobs %d: must be at least 1", o.jobs)}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,23 @@ func TestSweepThresholdsAndCompareBaseline(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(sw, "report.html")); err != nil {
 		t.Errorf("sweep: %v", err)
+	}
+	// Shards are not judged; merge is, with the same verdicts.
+	var shards []string
+	for i := 0; i < 2; i++ {
+		d := filepath.Join(dir, "shard"+strconv.Itoa(i))
+		if r := runCLI(t, "sweep", "-q", file, "--vary", "clients.throttle.k=1.5,3", "--seeds", "2", "--shard", strconv.Itoa(i)+"/2", "--out", d); r.code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		shards = append(shards, d)
+	}
+	r = runCLI(t, append([]string{"merge", "--out", filepath.Join(dir, "merged"), "--threshold", "amplification<=1.0"}, shards...)...)
+	if r.code != exitThresholds || !strings.Contains(r.stdout, "✗ amplification<=1  0 of 2 runs pass") {
+		t.Errorf("merge --threshold: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	r = runCLI(t, "sweep", file, "--vary", "clients.throttle.k=1.5", "--shard", "0/2", "--threshold", "amplification<=1", "--out", filepath.Join(dir, "x"))
+	if r.code != exitUsage || !strings.Contains(r.stderr, "give --threshold to 'throttlesim merge'") {
+		t.Errorf("sweep --shard --threshold: exit %d, stderr %q", r.code, r.stderr)
 	}
 
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
