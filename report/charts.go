@@ -140,16 +140,51 @@ func RunInput(res *sim.Result) plots.Input {
 		in.Faults = append(in.Faults, plots.Fault{Start: start, End: end, Label: "load spike"})
 	}
 	for _, f := range sc.Faults {
-		label := string(f.Kind)
-		switch f.Kind {
-		case scenario.FaultOutage:
-			label = "outage (" + string(f.Mode) + ")"
-		case scenario.FaultCapacity:
-			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
-		case scenario.FaultDisconnect:
-			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
+		label := faultLabel(f)
+		if sc.IsGraph() {
+			label += " at " + sc.Nodes()[sc.FaultService(f)].Name
 		}
 		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
 	}
 	return in
+}
+
+func faultLabel(f scenario.Fault) string {
+	switch f.Kind {
+	case scenario.FaultOutage:
+		return "outage (" + string(f.Mode) + ")"
+	case scenario.FaultCapacity:
+		return fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
+	case scenario.FaultDisconnect:
+		return fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
+	}
+	return string(f.Kind)
+}
+
+// ServicesInput is the per-service chart input of a service-graph run
+// (nil for a run with one backend).
+func ServicesInput(res *sim.Result) []plots.ServiceInput {
+	sc := res.Scenario
+	if !sc.IsGraph() {
+		return nil
+	}
+	nodes := sc.Nodes()
+	var out []plots.ServiceInput
+	for i, sv := range res.Services {
+		nd := nodes[i].Backend
+		in := plots.ServiceInput{Name: sv.Name, Series: sv.Series, Workers: nd.Workers,
+			CapacityRPS: float64(nd.Workers) / nd.Service.Mean.Seconds(), AttemptsPerRequest: math.NaN(), Calls: len(nodes[i].Calls) > 0}
+		if a := sv.Summary.AttemptsPerRequest; a != nil {
+			in.AttemptsPerRequest = *a
+		}
+		for _, f := range sc.Faults {
+			label := faultLabel(f)
+			if j := sc.FaultService(f); j != i {
+				label += " at " + nodes[j].Name // shown on every panel, named where it is not this service's
+			}
+			in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
+		}
+		out = append(out, in)
+	}
+	return out
 }

@@ -142,6 +142,40 @@ func (r *Result) TimeseriesCSV() ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// ServicesCSV is services.csv's bytes for a service-graph run (nil
+// otherwise): every service's rows in long format, a service column
+// followed by timeseries.csv's columns (utilisation against the service's
+// own workers) and deadline_dropped.
+func (r *Result) ServicesCSV() ([]byte, error) {
+	if len(r.Services) == 0 {
+		return nil, nil
+	}
+	nodes := r.Scenario.Nodes()
+	var out bytes.Buffer
+	for i, sv := range r.Services {
+		var buf bytes.Buffer
+		if err := metrics.WriteCSV(&buf, sv.Series, nodes[i].Workers); err != nil {
+			return nil, err
+		}
+		lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+		for j, ln := range lines {
+			if j == 0 {
+				if i == 0 {
+					out.WriteString("service,")
+					out.Write(ln)
+					out.WriteString(",deadline_dropped\n")
+				}
+				continue
+			}
+			out.WriteString(sv.Name)
+			out.WriteByte(',')
+			out.Write(ln)
+			fmt.Fprintf(&out, ",%d\n", sv.Series.Rows[j-1].DeadlineDropped)
+		}
+	}
+	return out.Bytes(), nil
+}
+
 // ReadSummary reads dir/summary.json, checking its schema version.
 func ReadSummary(dir string) (*SummaryDoc, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))

@@ -257,10 +257,28 @@ func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]
 	if g := res.GroupsCSV(); g != nil {
 		files = append(files, resultdir.File{Name: "groups.csv", Data: g})
 	}
+	svcsCSV, err := res.ServicesCSV()
+	if err != nil {
+		return nil, err
+	}
+	if svcsCSV != nil {
+		files = append(files, resultdir.File{Name: "services.csv", Data: svcsCSV})
+	}
 	var cs []plots.Chart
 	if charts && len(res.Series.Rows) > 0 {
 		if cs, err = plots.All(report.RunInput(res)); err != nil {
 			return nil, err
+		}
+		if svcs := report.ServicesInput(res); svcs != nil {
+			load, err := plots.ServicesLoad(res.Scenario.Name, svcs)
+			if err != nil {
+				return nil, fmt.Errorf("plots: services_load.png: %w", err)
+			}
+			amp, err := plots.Amplification(res.Scenario.Name, svcs)
+			if err != nil {
+				return nil, fmt.Errorf("plots: amplification.png: %w", err)
+			}
+			cs = append(cs, plots.Chart{File: "services_load.png", PNG: load}, plots.Chart{File: "amplification.png", PNG: amp})
 		}
 		for _, c := range cs {
 			files = append(files, resultdir.File{Name: c.File, Data: c.PNG})
@@ -348,6 +366,17 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 		rows = append(rows, [2]string{"recovery", fmt.Sprintf("recovered %s s after the fault ended (at %s s; baseline %s req/s)", num(r.RecoveryTimeS, 0), num(r.RecoveredAtS, 0), num(r.BaselineGoodput, 1))})
 	default:
 		rows = append(rows, [2]string{"recovery", "DID NOT RECOVER: " + r.Reason})
+	}
+	for _, sv := range res.Services {
+		ss := sv.Summary
+		rec := "n/a"
+		switch {
+		case ss.Recovery.Recovered:
+			rec = "recovered +" + num(ss.Recovery.RecoveryTimeS, 0) + " s"
+		case ss.Recovery.Applicable:
+			rec = "did not recover"
+		}
+		rows = append(rows, [2]string{"service " + sv.Name, fmt.Sprintf("%s attempts per request   %s received   %s rejected   %s busy   %s", num(ss.AttemptsPerRequest, 2), group(ss.Received), group(ss.Rejected), pct(ss.Utilisation), rec)})
 	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
