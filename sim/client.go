@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
@@ -48,7 +50,12 @@ type request struct {
 	// of an occ attempt is in flight (0 the read, 1 the write).
 	ansOut uint8
 	phase  uint8
+	// In a service graph: the edge of a call a service makes (0: an
+	// external client's request), and the frame waiting for it.
+	edge   uint16
 	ansVal int64
+	dl     int64  // absolute deadline (0: none), unclamped
+	frame  uint32 // the caller's frame (edge != 0)
 }
 
 func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
@@ -132,12 +139,13 @@ func (m *model) onArrival(now int64, c uint32) {
 	m.count(now, c, offered)
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
-	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, c, n, 0, 0, 0
+	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge, r.edge, r.dl = now, 0, c, n, 0, 0, 0, 0, 0
 	p := cl.pol(c)
 	if p.budget != nil {
 		p.budget.OnRequest(int((c-p.start)/p.budgetGroup), now)
 	}
 	if p.deadline > 0 {
+		r.dl = sat(now, p.deadline)
 		m.q.Schedule(m.after(now, p.deadline), evDeadline, slot, r.gen)
 	}
 	m.attempt(now, slot)
@@ -148,16 +156,15 @@ func (m *model) attempt(now int64, slot uint32) {
 	r := &m.cl.reqs[slot]
 	r.attempt++
 	if r.attempt > 1 {
-		m.count(now, r.client, retries)
+		m.countR(now, r, retries)
 	}
 	if m.cn.on && m.cn.state[r.client] != csConnected {
 		m.drop(now, slot, dropNoConn)
 		return
 	}
-	pl := m.cl.pol(r.client)
-	local := r.client - pl.start
+	pl, local := m.polOf(r)
 	if pl.throttle != nil {
-		u := rng.Float64(m.src.Key(rng.Throttle, uint64(r.client)), drawIndex(r.ord, r.attempt))
+		u := rng.Float64(m.src.Key(rng.Throttle, m.entity(r)), drawIndex(r.ord, r.attempt))
 		if !pl.throttle.Allow(now, int(local/pl.groupSize), u) {
 			m.drop(now, slot, dropThrottle)
 			return
@@ -173,8 +180,10 @@ func (m *model) attempt(now int64, slot uint32) {
 	if pl.limiter != nil {
 		// The AWS adaptive rate limiter delays the send, never drops it.
 		if wait := pl.limiter.Acquire(int(local), now); wait > 0 {
-			m.count(now, r.client, paced)
-			m.mt.row(now).PacedWaitNS += wait
+			m.countR(now, r, paced)
+			if r.edge == 0 {
+				m.mt.row(now).PacedWaitNS += wait
+			}
 			r.state = stPacing
 			m.q.Schedule(m.after(now, wait), evSend, slot, r.token())
 			return
@@ -183,10 +192,60 @@ func (m *model) attempt(now int64, slot uint32) {
 	m.send(now, slot)
 }
 
-// drop ends request slot without sending its attempt, counted by why.
+// drop ends request slot without success, counted by why.
 func (m *model) drop(now int64, slot uint32, why func(*metrics.Row) *int64) {
-	m.count(now, m.cl.reqs[slot].client, why)
+	m.countR(now, &m.cl.reqs[slot], why)
+	m.done(now, slot, false)
+}
+
+// done ends request slot: its slot is freed and, for a call a service
+// made, the frame waiting for it learns the result.
+func (m *model) done(now int64, slot uint32, ok bool) {
+	r := &m.cl.reqs[slot]
+	edge, f := r.edge, r.frame
 	m.cl.release(slot)
+	if edge != 0 {
+		m.childDone(now, f, ok)
+	}
+}
+
+// sat is t + d, saturating at the largest time.
+func sat(t, d int64) int64 {
+	if d > math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	return t + d
+}
+
+// entity names the random streams of request r: its client's for an
+// external request, its edge's for a call a service makes (whose ordinal
+// is the edge's call counter).
+func (m *model) entity(r *request) uint64 {
+	if r.edge == 0 {
+		return uint64(r.client)
+	}
+	return uint64(r.edge) << 40
+}
+
+// polOf is the policy stack of request r and the index of r's policy
+// instances in it.
+func (m *model) polOf(r *request) (*cpol, uint32) {
+	if r.edge == 0 {
+		p := m.cl.pol(r.client)
+		return p, r.client - p.start
+	}
+	return &m.edges[r.edge-1].pol, 0
+}
+
+// countR counts one for request r: an external request in the fleet's
+// (and its group's) rows, a service's call in the callee's rows.
+func (m *model) countR(now int64, r *request, field func(*metrics.Row) *int64) {
+	if r.edge == 0 {
+		m.count(now, r.client, field)
+		return
+	}
+	b := &m.svcs[m.edges[r.edge-1].to]
+	*field(m.brow(b, now))++
 }
 
 // send puts the current attempt of slot on the wire.
@@ -198,22 +257,30 @@ func (m *model) send(now int64, slot uint32) {
 		m.drop(now, slot, dropNoConn)
 		return
 	}
-	m.count(now, r.client, attempts)
+	m.countR(now, r, attempts)
 	r.state = stInFlight
 	r.phase = 0
 	tok := r.token()
+	pl, _ := m.polOf(r)
 	if m.net.on {
 		var svc int64
 		if !m.occ.on {
-			svc = m.serviceTime(r) // named by the attempt: the same draw whenever it is taken
+			svc = m.serviceTime(m.be, r, 0) // named by the attempt: the same draw whenever it is taken
 		}
 		m.post(now, slot, tok, svc, false)
 	} else {
-		m.receive(now, slot, tok)
+		var dl int64
+		if pl.propagate { // the attempt carries its deadline: its timeout, or the request's if sooner
+			dl = r.dl
+			if pl.timeout > 0 && (dl == 0 || sat(now, pl.timeout) < dl) {
+				dl = sat(now, pl.timeout)
+			}
+		}
+		m.receive(now, slot, tok, dl)
 	}
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.
-	if to := m.cl.pol(r.client).timeout; to > 0 && m.waiting(slot, tok) {
+	if to := pl.timeout; to > 0 && m.waiting(slot, tok) {
 		m.q.Schedule(m.after(now, to), evTimeout, slot, tok)
 	}
 }
@@ -221,8 +288,7 @@ func (m *model) send(now int64, slot uint32) {
 // outcome handles the answer (or timeout) of the current attempt of slot.
 func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	r := &m.cl.reqs[slot]
-	pl := m.cl.pol(r.client)
-	local := r.client - pl.start
+	pl, local := m.polOf(r)
 	if pl.throttle != nil && pl.acceptMask&(1<<out) != 0 {
 		pl.throttle.Accept(now, int(local/pl.groupSize))
 	}
@@ -236,9 +302,13 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 	}
 	m.breakerResult(now, r, out)
 	if out == outOK {
-		m.count(now, r.client, succeeded)
-		m.mt.success(now, now-r.arrival)
-		m.cl.release(slot)
+		m.countR(now, r, succeeded)
+		if r.edge == 0 {
+			m.mt.success(now, now-r.arrival)
+		} else {
+			m.svcs[m.edges[r.edge-1].to].called(now - r.arrival)
+		}
+		m.done(now, slot, true)
 		return
 	}
 	if pl.retryMask&(1<<out) == 0 || r.attempt >= pl.maxAtt || retryAfter == dontRetry {
@@ -255,7 +325,7 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		}
 		charge, ok := pl.budget.AllowRetry(int(local/pl.budgetGroup), now, cause)
 		if !ok {
-			m.count(now, r.client, failed)
+			m.countR(now, r, failed)
 			m.drop(now, slot, budgetRefused)
 			return
 		}
@@ -267,7 +337,7 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		// the backoff over.
 		d, r.bo, r.prevSleep = retryAfter, 0, 0
 	} else {
-		u := rng.Float64(m.src.Key(rng.Backoff, uint64(r.client)), drawIndex(r.ord, r.attempt))
+		u := rng.Float64(m.src.Key(rng.Backoff, m.entity(r)), drawIndex(r.ord, r.attempt))
 		d = pl.backoff.Delay(int(r.bo)+1, r.prevSleep, u)
 		r.bo++
 		r.prevSleep = d
@@ -275,9 +345,9 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 			d = policy.HonorRetryAfter(d, retryAfter)
 		}
 	}
-	if pl.deadline > 0 && now+d >= r.arrival+pl.deadline {
+	if r.dl > 0 && now+d >= r.dl {
 		// The retry would start after the deadline: give up now.
-		m.count(now, r.client, failed)
+		m.countR(now, r, failed)
 		m.drop(now, slot, deadlineExceeded)
 		return
 	}
@@ -292,19 +362,19 @@ func (m *model) onDeadline(now int64, slot uint32) {
 	if r.state == stInFlight || r.state == stPacing {
 		m.breakerResult(now, r, outTimeout) // the client gave up the call
 	}
-	m.count(now, r.client, failed)
+	m.countR(now, r, failed)
 	m.drop(now, slot, deadlineExceeded)
 }
 
 // breakerResult gives the breaker of r's client the result of r's current
 // attempt.
 func (m *model) breakerResult(now int64, r *request, out uint8) {
-	pl := m.cl.pol(r.client)
+	pl, local := m.polOf(r)
 	if pl.breaker == nil {
 		return
 	}
-	u := rng.Float64(m.src.Key(rng.Breaker, uint64(r.client)), drawIndex(r.ord, r.attempt))
-	pl.breaker.Record(int((r.client-pl.start)/pl.breakerGroup), now, pl.breakerMask&(1<<out) != 0, u)
+	u := rng.Float64(m.src.Key(rng.Breaker, m.entity(r)), drawIndex(r.ord, r.attempt))
+	pl.breaker.Record(int(local/pl.breakerGroup), now, pl.breakerMask&(1<<out) != 0, u)
 }
 
 // waiting reports whether the client still waits for this attempt.

@@ -171,7 +171,7 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 // the client times out.
 func (m *model) refuseConnect(now int64, c, seq uint32) {
 	row := m.mt.row(now)
-	if !m.chargeReject(now) {
+	if !m.chargeReject(m.be, now) {
 		row.ConnectsUnanswered++
 		return
 	}
@@ -181,7 +181,7 @@ func (m *model) refuseConnect(now int64, c, seq uint32) {
 func (m *model) handshakeOn(now int64, w, c, seq uint32) {
 	wk := &m.be.workers[w]
 	wk.start, wk.slot, wk.token, wk.kind = now, c, seq, wkHandshake
-	m.q.Schedule(m.after(now, m.be.connCost), evWorkerDone, w, wk.gen)
+	m.q.Schedule(m.after(now, m.be.connCost), evWorkerDone, w, wk.gen|uint32(m.be.idx)<<24)
 }
 
 // startHandshake gives a queued handshake to worker w; false when the job

@@ -27,7 +27,7 @@ func (m *model) scheduleFaults() {
 }
 
 func (m *model) onFaultStart(now int64, f scenario.Fault) {
-	b := &m.be
+	b := &m.svcs[m.sc.FaultService(f)]
 	switch f.Kind {
 	case scenario.FaultOutage:
 		b.down, b.blackhole, b.faultRA = true, f.Mode == scenario.OutageBlackhole, int64(f.RetryAfter)
@@ -40,12 +40,12 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 			wk := &b.workers[w]
 			if wk.busy {
 				switch wk.kind {
-				case wkServe:
+				case wkServe, wkWait:
 					b.ser.AddWasted(wk.start, now)
-					if g := m.mt.gseries(wk.group); g != nil {
+					if g := m.bgser(b, wk.group); g != nil {
 						g.AddWasted(wk.start, now)
 					}
-					m.lost(now, wk.slot, wk.token, wk.group)
+					m.lost(b, now, wk.slot, wk.token, wk.group)
 				case wkReject:
 					b.ser.AddWasted(wk.start, now)
 				case wkHandshake:
@@ -53,7 +53,7 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 					m.handshakeLost(now, wk.slot, wk.token)
 				}
 			}
-			wk.gen++
+			wk.gen = (wk.gen + 1) & genMask
 			wk.busy = false
 		}
 		b.queueChanged(now)
@@ -63,8 +63,9 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 				m.handshakeLost(now, j.slot&^handshakeFlag, j.token)
 				continue
 			}
-			m.lost(now, j.slot, j.token, j.group)
+			m.lost(b, now, j.slot, j.token, j.group)
 		}
+		m.killFrames(b, now)
 		b.overhead = 0
 		b.busy = 0
 		b.freeW = b.freeW[:0]
@@ -86,25 +87,25 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 	}
 }
 
-// lost is an attempt whose work an outage destroyed.
-func (m *model) lost(now int64, slot, tok uint32, group uint8) {
-	m.mt.row(now).LostOutage++
-	if g := m.mt.growG(now, group); g != nil {
+// lost is an attempt whose work an outage of b destroyed.
+func (m *model) lost(b *pool, now int64, slot, tok uint32, group uint8) {
+	m.brow(b, now).LostOutage++
+	if g := m.bgrow(b, now, group); g != nil {
 		g.LostOutage++
 	}
-	if !m.be.blackhole {
-		m.answer(now, slot, tok, outUnavailable, m.be.faultRA)
+	if !b.blackhole {
+		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}
 }
 
 func (m *model) onFaultEnd(now int64, f scenario.Fault) {
-	b := &m.be
+	b := &m.svcs[m.sc.FaultService(f)]
 	if f.Kind == scenario.FaultOutage {
 		b.down, b.blackhole, b.faultRA = false, false, 0
 	}
 	m.checkReconnected(now)
 	b.capacityChanged(now, len(b.workers))
 	for b.busy < b.limit && (b.queue.n > 0 || b.overhead > 0) {
-		m.dispatch(now, b.takeWorker())
+		m.dispatch(b, now, b.takeWorker())
 	}
 }

@@ -69,9 +69,9 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 		case evFaultEnd:
 			m.onFaultEnd(e.At, m.sc.Faults[e.ID])
 		case evDeadline:
-			// The generation has 24 bits: the arrival time makes sure the
+			// The generation has 24 bits: the deadline time makes sure the
 			// slot still holds the request whose deadline this is.
-			if r := &m.cl.reqs[e.ID]; r.gen == e.Aux && r.state != stFree && m.after(r.arrival, m.cl.pol(r.client).deadline) == e.At {
+			if r := &m.cl.reqs[e.ID]; r.gen == e.Aux && r.state != stFree && r.dl > 0 && min(r.dl, m.end) == e.At {
 				m.onDeadline(e.At, e.ID)
 			}
 		case evConnect:

@@ -19,14 +19,14 @@ type meter struct {
 	histRow  int   // the row whose latency histogram is open
 	rowStart int64 // [rowStart, rowEnd) is histRow's time span, once known
 	rowEnd   int64
-	waitSum  float64
-	waitN    int64
 	nextRow  int64 // start of the row after the one being filled
 	rowIdx   int
 	gser     []*metrics.Series // per-group counters (more than one group)
 	sink     metrics.Row       // where group counts go when the fleet is one group
 	lastOK   int64             // when the latest success completed
 	anyOK    bool
+	latSum   float64 // of the successes' latencies, ns
+	latN     int64
 	fp       uint64 // trajectory fingerprint
 	arrHash  uint64 // order-independent hash of every (client, arrival time)
 	events   uint64
@@ -87,6 +87,8 @@ func (mt *meter) flushHist(next int) {
 // success records a request that succeeded at now after latency lat.
 func (mt *meter) success(now, lat int64) {
 	mt.lastOK, mt.anyOK = now, true
+	mt.latSum += float64(lat)
+	mt.latN++
 	mt.hist.Add(lat)
 	mt.all.Add(lat)
 }
@@ -166,8 +168,11 @@ func (m *model) closeRows(t int64) {
 // finish closes the measurement at time stop.
 func (m *model) finish(stop int64) {
 	m.closeRows(stop)
-	m.be.queueChanged(stop)
-	m.be.capacityChanged(stop, m.be.limit)
+	for i := range m.svcs {
+		b := &m.svcs[i]
+		b.queueChanged(stop)
+		b.capacityChanged(stop, b.limit)
+	}
 	// Work still in progress counts up to the horizon, as wasted or useful
 	// cannot be known yet: it is left out of both (and of utilisation's
 	// numerator), which the docs state.
@@ -185,4 +190,23 @@ func (mt *meter) mixFP(e engine.Event) {
 	h = (h ^ (uint64(e.Kind())<<32 | uint64(e.ID))) * prime
 	h = (h ^ uint64(e.Aux)) * prime
 	mt.fp = h
+}
+
+// rowCursor finds a series' row for a time, remembering the last one so
+// that most look-ups need no division.
+type rowCursor struct {
+	start, end int64
+	i          int
+}
+
+func (c *rowCursor) row(s *metrics.Series, t int64) *metrics.Row {
+	if t >= c.end || t < c.start {
+		c.i = s.Index(t)
+		c.start = int64(c.i) * s.Interval
+		c.end = c.start + s.Interval
+		if c.i == len(s.Rows)-1 {
+			c.end = math.MaxInt64
+		}
+	}
+	return &s.Rows[c.i]
 }

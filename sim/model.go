@@ -27,10 +27,16 @@ type model struct {
 
 	cl  fleet
 	cn  conns
-	be  pool
+	be  *pool // the service the clients call (&svcs[entry])
 	occ occRow
 	net network
 	mt  meter
+
+	// the service graph (graph.go): one pool without services
+	svcs       []pool
+	edges      []edge
+	frames     []frame
+	freeFrames []uint32
 }
 
 // Event kinds.
@@ -93,7 +99,12 @@ func newModel(sc *scenario.Scenario, seed uint64) (*model, error) {
 	m.net.init(sc.Network)
 	m.occ.on = sc.Backend.Kind == scenario.BackendOCC
 	m.mt.init(sc, len(m.cl.pols))
-	m.be.init(sc.Backend, sc.Clients.Connection != nil, m.mt.ser)
+	if err := m.initGraph(sc); err != nil {
+		return nil, err
+	}
+	for i := range m.cl.pols {
+		m.cl.pols[i].propagate = sc.Clients.PropagateDeadline
+	}
 	return m, nil
 }
 

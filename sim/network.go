@@ -83,7 +83,7 @@ func (m *model) arrive(now int64, i uint32) {
 	if m.occ.on {
 		m.occArrive(now, mg)
 	} else {
-		m.accept(now, mg.slot, mg.tok, mg.val, mg.group)
+		m.accept(m.be, now, mg.slot, mg.tok, mg.val, mg.group, 0, 0)
 	}
 }
 

@@ -14,7 +14,7 @@ type occRow struct {
 // not the client still waits for the answer.
 func (m *model) occArrive(now int64, mg msg) {
 	row, g := m.mt.rows(now, mg.group)
-	if m.refusedInOutage(now, row, g, mg.slot, mg.tok) {
+	if m.refusedInOutage(m.be, now, row, g, mg.slot, mg.tok) {
 		return
 	}
 	if !mg.write {

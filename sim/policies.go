@@ -36,6 +36,8 @@ type cpol struct {
 	breakerMask  uint8 // outcomes that count as failures
 	limiter      *policy.Adaptive
 	limiterMask  uint8 // outcomes that count as throttles
+	propagate    bool  // attempts carry their deadline (service graphs)
+	margin       int64 // subtracted from a propagated deadline
 }
 
 // buildStack builds the request-policy stack of group g.

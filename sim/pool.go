@@ -46,6 +46,24 @@ type pool struct {
 	ser     *metrics.Series
 	lastQ   int64 // time of the last queue-length change
 	lastCap int64 // time of the last capacity change
+	waitSum float64
+	waitN   int64
+
+	// In a service graph (graph.go): which service this is, and what it
+	// does after its local work.
+	idx      uint16
+	fleet    bool      // ser is the fleet's series (the entry service): rows through the meter
+	cur      rowCursor // else: the row being filled
+	name     string
+	calls    []uint16 // edges of its calls, in order
+	parallel bool
+	join     scenario.Join
+	joinK    int
+	blocking bool
+	fwd      []route
+	hist     metrics.Histogram // latency of the calls made to it, as their callers see it
+	latSum   float64
+	latN     int64
 }
 
 // job is an attempt (or, with handshakeFlag set in slot, a connection
@@ -53,7 +71,9 @@ type pool struct {
 type job struct {
 	slot, token uint32
 	at, svc     int64 // enqueued at; its service time
+	dl          int64 // the attempt's deadline when its caller sends it (0: none)
 	group       uint8 // the client group of the attempt, for per-group metrics
+	hop         uint8 // forwarding hops before this service
 }
 
 const handshakeFlag = 1 << 31
@@ -63,17 +83,25 @@ const (
 	wkServe     uint8 = iota // serving an attempt (slot, token)
 	wkReject                 // rejection work (parsing and saying no)
 	wkHandshake              // a connection handshake of client slot, sequence token
+	wkWait                   // blocking: waiting for the downstream calls of frame
 )
 
 // worker is one backend server.
 type worker struct {
 	start       int64
+	dl          int64 // the attempt's deadline (0: none)
 	slot, token uint32
-	gen         uint32
+	gen         uint32 // 24 bits: the event's Aux carries the service above them
+	frame       uint32 // wkWait: the frame of its calls
 	kind        uint8
 	busy        bool
 	group       uint8 // the client group of the attempt being served
+	hop         uint8
 }
+
+// genMask keeps a worker generation in the 24 bits an event's Aux has for
+// it (the service index takes the top 8).
+const genMask = 1<<24 - 1
 
 func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	b.workers = make([]worker, be.Workers)
@@ -115,39 +143,80 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	b.ser = ser
 }
 
-// serviceTime is the service time of r's current attempt: named by the
-// attempt, so it is the same draw whenever it is taken.
-func (m *model) serviceTime(r *request) int64 {
-	return m.be.svc.sample(m.src.Key(rng.Service, uint64(r.client)), drawIndex(r.ord, r.attempt))
+// serviceTime is the service time at b of r's current attempt after hop
+// forwarding hops: named by the attempt, so it is the same draw whenever
+// it is taken.
+func (m *model) serviceTime(b *pool, r *request, hop uint8) int64 {
+	return b.svc.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
+}
+
+// brow is b's metrics row at now.
+func (m *model) brow(b *pool, now int64) *metrics.Row {
+	if b.fleet {
+		return m.mt.row(now)
+	}
+	return b.cur.row(b.ser, now)
+}
+
+// brows are b's row at now and group grp's (a scratch row unless b is
+// the entry service and the fleet has groups).
+func (m *model) brows(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
+	if b.fleet {
+		return m.mt.rows(now, grp)
+	}
+	return b.cur.row(b.ser, now), &m.mt.sink
+}
+
+// bgrow is group grp's row at now when b is the entry service and the
+// fleet has groups, else nil.
+func (m *model) bgrow(b *pool, now int64, grp uint8) *metrics.Row {
+	if !b.fleet {
+		return nil
+	}
+	return m.mt.growG(now, grp)
+}
+
+// bgser is group grp's series when b is the entry service and the fleet
+// has groups, else nil.
+func (m *model) bgser(b *pool, grp uint8) *metrics.Series {
+	if !b.fleet {
+		return nil
+	}
+	return m.mt.gseries(grp)
 }
 
 // refusedInOutage handles an attempt (or occ message) arriving while the
 // backend is down: counted, and refused unless the outage is a
 // blackhole. It reports whether the backend was down.
-func (m *model) refusedInOutage(now int64, row, g *metrics.Row, slot, tok uint32) bool {
-	if !m.be.down {
+func (m *model) refusedInOutage(b *pool, now int64, row, g *metrics.Row, slot, tok uint32) bool {
+	if !b.down {
 		return false
 	}
 	row.FailedOutage++
 	g.FailedOutage++
-	if !m.be.blackhole {
-		m.answer(now, slot, tok, outUnavailable, m.be.faultRA)
+	if !b.blackhole {
+		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}
 	return true
 }
 
-// receive is an attempt reaching the pool backend at once (no network).
-func (m *model) receive(now int64, slot, tok uint32) {
+// receive is the current attempt of slot reaching the service it is for,
+// at once (no network): dl is the deadline it carries (0: none).
+func (m *model) receive(now int64, slot, tok uint32, dl int64) {
 	r := &m.cl.reqs[slot]
-	m.accept(now, slot, tok, m.serviceTime(r), m.cl.groupOf(r.client))
+	b := m.be
+	if r.edge != 0 {
+		b = &m.svcs[m.edges[r.edge-1].to]
+	}
+	m.accept(b, now, slot, tok, m.serviceTime(b, r, 0), m.cl.groupOf(r.client), dl, 0)
 }
 
-// accept is the pool backend taking in attempt tok of slot, which needs
-// svc of service, from a client of group grp.
-func (m *model) accept(now int64, slot, tok uint32, svc int64, grp uint8) {
-	b := &m.be
-	row, g := m.mt.rows(now, grp)
-	if m.refusedInOutage(now, row, g, slot, tok) {
+// accept is service b taking in attempt tok of slot, which needs svc of
+// service, from a client of group grp, with deadline dl, after hop
+// forwarding hops.
+func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint8, dl int64, hop uint8) {
+	row, g := m.brows(b, now, grp)
+	if m.refusedInOutage(b, now, row, g, slot, tok) {
 		return
 	}
 	row.Received++
@@ -155,18 +224,18 @@ func (m *model) accept(now int64, slot, tok uint32, svc int64, grp uint8) {
 	if b.busy < b.limit {
 		row.Accepted++
 		g.Accepted++
-		m.mt.waitN++
-		m.serve(now, b.takeWorker(), slot, tok, svc, grp)
+		b.waitN++
+		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop)
 		return
 	}
 	if b.queue.n < b.qlimit {
 		row.Accepted++
 		g.Accepted++
 		b.queueChanged(now)
-		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp})
+		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop})
 		return
 	}
-	if !m.chargeReject(now) {
+	if !m.chargeReject(b, now) {
 		row.Unanswered++
 		g.Unanswered++
 		return
@@ -185,14 +254,13 @@ func (b *pool) takeWorker() uint32 {
 	return w
 }
 
-func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64, group uint8) {
-	b := &m.be
+func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8) {
 	if b.perConc != 0 {
 		svc += b.perConc * int64(b.busy-1) // the others in service now (busy counts w)
 	}
 	wk := &b.workers[w]
-	wk.start, wk.slot, wk.token, wk.kind, wk.group = now, slot, tok, wkServe, group
-	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen)
+	wk.start, wk.slot, wk.token, wk.kind, wk.group, wk.dl, wk.hop = now, slot, tok, wkServe, group, dl, hop
+	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
 // chargeReject puts one rejection's worth of work on the workers: at once
@@ -200,13 +268,12 @@ func (m *model) serve(now int64, w uint32, slot, tok uint32, svc int64, group ui
 // the queue. When the backlog is full the backend cannot even say no: the
 // arrival is dropped unanswered (as a kernel drops connections beyond its
 // listen backlog) and chargeReject returns false.
-func (m *model) chargeReject(now int64) bool {
-	b := &m.be
+func (m *model) chargeReject(b *pool, now int64) bool {
 	if b.rejCost == 0 {
 		return true
 	}
 	if b.busy < b.limit {
-		m.rejectWork(now, b.takeWorker())
+		m.rejectWork(b, now, b.takeWorker())
 		return true
 	}
 	if b.overhead >= b.backlog {
@@ -216,16 +283,16 @@ func (m *model) chargeReject(now int64) bool {
 	return true
 }
 
-func (m *model) rejectWork(now int64, w uint32) {
-	wk := &m.be.workers[w]
+func (m *model) rejectWork(b *pool, now int64, w uint32) {
+	wk := &b.workers[w]
 	wk.start, wk.kind = now, wkReject
-	m.q.Schedule(m.after(now, m.be.rejCost), evWorkerDone, w, wk.gen)
+	m.q.Schedule(m.after(now, b.rejCost), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
-func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
-	b := &m.be
+func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
+	b := &m.svcs[aux>>24]
 	wk := &b.workers[w]
-	if wk.gen != gen {
+	if wk.gen != aux&genMask {
 		return // the work was lost in an outage
 	}
 	switch wk.kind {
@@ -234,9 +301,9 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 	case wkHandshake:
 		m.handshakeDone(now, wk.slot, wk.token, wk.start)
 	default:
-		row := m.mt.row(now)
+		row := m.brow(b, now)
 		row.Served++
-		g := m.mt.gseries(wk.group)
+		g := m.bgser(b, wk.group)
 		if g != nil {
 			g.Rows[g.Index(now)].Served++
 		}
@@ -249,8 +316,8 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 		}
 		if b.errRate > 0 {
 			r := &m.cl.reqs[wk.slot]
-			key := m.src.Key(rng.Service, uint64(r.client))
-			if rng.Float64(key, drawIndex(r.ord, r.attempt)|1<<62) < b.errRate {
+			key := m.src.Key(rng.Service, m.entity(r))
+			if rng.Float64(key, drawIndex(r.ord, r.attempt)|uint64(wk.hop)<<56|1<<62) < b.errRate {
 				// An independent backend failure: the work produced an
 				// error, not a result.
 				row.Errors++
@@ -263,19 +330,27 @@ func (m *model) onWorkerDone(now int64, w uint32, gen uint32) {
 				break
 			}
 		}
+		if len(b.calls) > 0 {
+			if m.startCalls(b, now, w) {
+				return // blocking: the worker waits for the calls
+			}
+			break
+		}
 		b.ser.AddUseful(wk.start, now)
 		if g != nil {
 			g.AddUseful(wk.start, now)
 		}
+		if len(b.fwd) > 0 && m.forward(b, now, wk) {
+			break
+		}
 		m.answer(now, wk.slot, wk.token, outOK, 0)
 	}
-	m.dispatch(now, w)
+	m.dispatch(b, now, w)
 }
 
 // dispatch gives free worker w its next work: pending rejection work
 // first, then the head of the queue; or lets it idle.
-func (m *model) dispatch(now int64, w uint32) {
-	b := &m.be
+func (m *model) dispatch(b *pool, now int64, w uint32) {
 	if b.busy > b.limit { // capacity was cut while it worked
 		b.idle(w)
 		return
@@ -283,7 +358,7 @@ func (m *model) dispatch(now int64, w uint32) {
 	for {
 		if b.overhead > 0 {
 			b.overhead--
-			m.rejectWork(now, w)
+			m.rejectWork(b, now, w)
 			return
 		}
 		if b.queue.n == 0 {
@@ -299,27 +374,33 @@ func (m *model) dispatch(now int64, w uint32) {
 			continue
 		}
 		if b.qtimeout > 0 && now-j.at > b.qtimeout {
-			m.mt.row(now).QueueTimeouts++
-			if g := m.mt.growG(now, j.group); g != nil {
+			m.brow(b, now).QueueTimeouts++
+			if g := m.bgrow(b, now, j.group); g != nil {
 				g.QueueTimeouts++
 			}
 			m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
 			if b.rejCost > 0 {
-				m.rejectWork(now, w)
+				m.rejectWork(b, now, w)
 				return
 			}
 			continue
 		}
+		if j.dl > 0 && now >= j.dl {
+			// Its caller's deadline has passed: nobody waits for the
+			// answer, and the service knows it.
+			m.brow(b, now).DeadlineDropped++
+			continue
+		}
 		if b.cancel && !m.waiting(j.slot, j.token) {
-			m.mt.row(now).Cancelled++
-			if g := m.mt.growG(now, j.group); g != nil {
+			m.brow(b, now).Cancelled++
+			if g := m.bgrow(b, now, j.group); g != nil {
 				g.Cancelled++
 			}
 			continue
 		}
-		m.mt.waitSum += float64(now - j.at)
-		m.mt.waitN++
-		m.serve(now, w, j.slot, j.token, j.svc, j.group)
+		b.waitSum += float64(now - j.at)
+		b.waitN++
+		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop)
 		return
 	}
 }

@@ -48,6 +48,9 @@ type SummaryDoc struct {
 	Summary       metrics.Summary    `json:"summary"`
 	// Groups is each client group's figures; empty without groups.
 	Groups []GroupSummary `json:"groups"`
+	// Services is each service's figures in a service graph; absent
+	// otherwise.
+	Services []ServiceSummary `json:"services,omitempty"`
 }
 
 // Build identifies the binary; the CLI fills it from its link-time flags.
@@ -75,7 +78,16 @@ func (r *Result) Doc(b Build) SummaryDoc {
 		Scenario: r.Scenario,
 		Summary:  r.Summary,
 		Groups:   r.groupSummaries(),
+		Services: r.serviceSummaries(),
 	}
+}
+
+func (r *Result) serviceSummaries() []ServiceSummary {
+	var out []ServiceSummary
+	for _, s := range r.Services {
+		out = append(out, s.Summary)
+	}
+	return out
 }
 
 func (r *Result) groupSummaries() []GroupSummary {
@@ -97,7 +109,7 @@ func (r *Result) GroupsCSV() []byte {
 	iv := r.Series.Interval
 	b.WriteString("t_s,group,offered,attempts,retries,succeeded,failed,deadline_exceeded,budget_refused,paced,drop_throttle,drop_breaker,drop_no_connection," +
 		"received,accepted,rejected,unanswered,queue_timeouts,failed_outage,lost_outage,timed_out,served,errors,cancelled,util_useful,util_wasted\n")
-	capNS := float64(iv) * float64(r.Scenario.Backend.Workers)
+	capNS := float64(iv) * float64(r.Scenario.EntryBackend().Workers)
 	for i := range r.Series.Rows {
 		for _, g := range r.Groups {
 			if i >= len(g.Series.Rows) {
@@ -128,8 +140,42 @@ func (r *Result) SummaryJSON(b Build) ([]byte, error) {
 // TimeseriesCSV is timeseries.csv's bytes.
 func (r *Result) TimeseriesCSV() ([]byte, error) {
 	var buf bytes.Buffer
-	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.Backend.Workers)
+	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.EntryBackend().Workers)
 	return buf.Bytes(), err
+}
+
+// ServicesCSV is services.csv's bytes for a service-graph run (nil
+// otherwise): every service's rows in long format, a service column
+// followed by timeseries.csv's columns (utilisation against the service's
+// own workers) and deadline_dropped.
+func (r *Result) ServicesCSV() ([]byte, error) {
+	if len(r.Services) == 0 {
+		return nil, nil
+	}
+	nodes := r.Scenario.Nodes()
+	var out bytes.Buffer
+	for i, sv := range r.Services {
+		var buf bytes.Buffer
+		if err := metrics.WriteCSV(&buf, sv.Series, nodes[i].Workers); err != nil {
+			return nil, err
+		}
+		lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+		for j, ln := range lines {
+			if j == 0 {
+				if i == 0 {
+					out.WriteString("service,")
+					out.Write(ln)
+					out.WriteString(",deadline_dropped\n")
+				}
+				continue
+			}
+			out.WriteString(sv.Name)
+			out.WriteByte(',')
+			out.Write(ln)
+			fmt.Fprintf(&out, ",%d\n", sv.Series.Rows[j-1].DeadlineDropped)
+		}
+	}
+	return out.Bytes(), nil
 }
 
 // ReadSummary reads dir/summary.json, checking its schema version.

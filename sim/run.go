@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -49,6 +50,12 @@ type Result struct {
 	// series (client-side counts, the backend's counts of its attempts and
 	// their service time) and summary.
 	Groups []GroupResult
+	// Services, when the scenario is a service graph, holds each
+	// service's series and summary, in the order of scenario.Services.
+	Services []ServiceResult
+	// MeanLatencyS is the mean latency of the external requests that
+	// succeeded, in seconds (NaN when none did).
+	MeanLatencyS float64
 	// Complete is false when the run was interrupted; Series then holds the
 	// rows up to StoppedAt.
 	Complete  bool
@@ -89,7 +96,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		Complete:    err == nil,
 		StoppedAt:   stopped,
 	}
-	res.Summary = metrics.Summarise(m.mt.ser, m.params(), &m.mt.all, m.mt.waitSum, m.mt.waitN)
+	res.Summary = metrics.Summarise(m.mt.ser, m.params(), &m.mt.all, m.be.waitSum, m.be.waitN)
 	if m.mt.anyOK {
 		s := float64(m.mt.lastOK) / 1e9
 		res.Summary.LastSuccessS = &s
@@ -101,6 +108,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		res.Summary.FaultLoadOverCapacity, res.Summary.TimeAboveCapacityS = nil, nil
 		res.Summary.RecoveryWastedWorkerS, res.Summary.RecoveryWastedFraction = nil, nil
 	}
+	res.MeanLatencyS = math.NaN()
+	if m.mt.latN > 0 {
+		res.MeanLatencyS = m.mt.latSum / float64(m.mt.latN) / 1e9
+	}
+	res.Services = m.services(res.Summary.Offered, stopped)
 	for gi, gs := range m.mt.gser {
 		if len(m.mt.ser.Rows) < len(gs.Rows) {
 			gs.Rows = gs.Rows[:len(m.mt.ser.Rows)]
@@ -192,7 +204,7 @@ func spikeWindow(sc *scenario.Scenario) (metrics.Window, bool) {
 
 func (m *model) params() metrics.Params {
 	p := metrics.Params{
-		Workers:         int64(m.sc.Backend.Workers),
+		Workers:         int64(m.sc.EntryBackend().Workers),
 		CapacityRPS:     m.sc.Capacity(),
 		RecoveryWindow:  int64(m.sc.Metrics.RecoveryWindow),
 		Baseline:        int64(m.sc.Metrics.Baseline),

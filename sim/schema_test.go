@@ -76,6 +76,16 @@ func schemaOf(t reflect.Type) map[string]any {
 			if name == "-" || !f.IsExported() {
 				continue
 			}
+			if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+				// encoding/json writes an embedded struct's fields as
+				// this object's own.
+				emb := schemaOf(f.Type)
+				for k, v := range emb["properties"].(map[string]any) {
+					props[k] = v
+				}
+				required = append(required, emb["required"].([]any)...)
+				continue
+			}
 			if name == "" {
 				name = f.Name
 			}

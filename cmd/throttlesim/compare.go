@@ -11,12 +11,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
+// compareOptions are compare's flags.
+type compareOptions struct {
+	out, title string
+	baseline   string   // a run folder (among the compared, or added first) or a label
+	thresholds []string // --threshold, added to each run's scenario's
+}
+
 func newCompareCmd(e *env) *cobra.Command {
-	var out, title string
+	o := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare DIR...",
 		Short: "Overlay the results of several runs in one chart set",
@@ -24,10 +32,19 @@ func newCompareCmd(e *env) *cobra.Command {
 the comparison charts and tables that a sweep writes, one point per folder:
 compare_server_load.png, compare_local_drops.png, compare_goodput.png,
 compare_recovery.png, compare_peak_load.png, compare_amplification.png,
-compare_success.png, sweep.csv and runs.csv.`,
+compare_success.png, sweep.csv, runs.csv and report.html.
+
+--baseline RUN prints every other run's figures against RUN's: the ratio
+(× 0.5 is half the baseline's) and the difference, marked better or worse,
+and writes paired.csv. RUN is one of the folders (by path or label), or
+another run folder, which is then compared too, first.
+
+Each run's scenario thresholds, and every --threshold, are checked on each
+run; a failed threshold exits with code 99.`,
 		Example: `  throttlesim run scenarios/outage.yaml
   throttlesim run scenarios/outage-no-policy.yaml
-  throttlesim compare results/outage results/outage-no-policy --out results/compare`,
+  throttlesim compare results/outage results/outage-no-policy --out results/compare
+  throttlesim compare --baseline results/outage-no-policy results/outage results/outage-k1.1`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("expected at least one results folder")}
@@ -35,18 +52,44 @@ compare_success.png, sweep.csv and runs.csv.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return compareRun(cmd.Context(), e, args, out, title)
+			return compareRun(cmd.Context(), e, args, o)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", filepath.Join("results", "compare"), "folder for the comparison")
-	cmd.Flags().StringVar(&title, "title", "", "chart title (default: the runs' names, or their number when more than two)")
+	cmd.Flags().StringVarP(&o.out, "out", "o", filepath.Join("results", "compare"), "folder for the comparison")
+	cmd.Flags().StringVar(&o.title, "title", "", "chart title (default: the runs' names, or their number when more than two)")
+	cmd.Flags().StringVar(&o.baseline, "baseline", "", "print ratios and differences against this run (a folder or a run's label)")
+	addThresholdFlag(cmd.Flags(), &o.thresholds)
 	return cmd
 }
 
-func compareRun(_ context.Context, e *env, dirs []string, out, title string) error {
-	out = filepath.Clean(out)
+// baselineIndex finds RUN among the folders or labels; -1 if it is not.
+func baselineIndex(run string, dirs, labels []string) int {
+	for i, d := range dirs {
+		if filepath.Clean(d) == filepath.Clean(run) {
+			return i
+		}
+	}
+	for i, l := range labels {
+		if l == run {
+			return i
+		}
+	}
+	return -1
+}
+
+func compareRun(_ context.Context, e *env, dirs []string, o *compareOptions) error {
+	out, title := filepath.Clean(o.out), o.title
 	if err := checkOut(out); err != nil {
 		return err
+	}
+	extra, err := parseThresholds(o.thresholds)
+	if err != nil {
+		return err
+	}
+	if o.baseline != "" && baselineIndex(o.baseline, dirs, nil) < 0 {
+		if _, err := os.Stat(filepath.Join(o.baseline, "summary.json")); err == nil {
+			dirs = append([]string{o.baseline}, dirs...) // a run not among the compared: compare it too
+		}
 	}
 	var runs []*sweep.RunData
 	count := map[string]int{}
@@ -84,26 +127,58 @@ func compareRun(_ context.Context, e *env, dirs []string, out, title string) err
 			title = fmt.Sprintf("%d runs compared", len(names))
 		}
 	}
-	// "run" names the charts' x axis and heads their legends.
-	if err := sweep.Aggregate(tmp, title, "run", pts, -1, false); err != nil {
+	c := report.Comparison{Name: title, Points: pts, Baseline: -1}
+	manifest := map[string]any{"title": title, "runs": dirs, "labels": names}
+	if o.baseline != "" {
+		if c.Baseline = baselineIndex(o.baseline, dirs, names); c.Baseline < 0 {
+			return usageError{fmt.Errorf("--baseline %s: not a run folder nor the label of a compared run (the labels are %s)", o.baseline, strings.Join(names, ", "))}
+		}
+		c.Paired = true // one run per point: paired.csv holds the plain differences
+		manifest["baseline"] = names[c.Baseline]
+	}
+	verdicts, err := pointVerdicts(pts, extra)
+	if err != nil {
+		return err
+	}
+	var scen []report.Text
+	for i, run := range runs {
+		y, err := report.ScenarioYAML(run.Doc.Scenario)
+		if err != nil {
+			return err
+		}
+		scen = append(scen, report.Text{Label: names[i] + " (" + dirs[i] + ")", Body: y})
+	}
+	facts := []report.Fact{{Name: "runs", Value: fmt.Sprint(len(pts))}}
+	if c.Baseline >= 0 {
+		facts = append(facts, report.Fact{Name: "baseline", Value: names[c.Baseline]})
+	}
+	if err := writeComparison(tmp, "compare", c, verdicts, scen, facts); err != nil {
 		return err
 	}
 	// compare.json names what was compared (and marks the folder as ours).
-	manifest, _ := json.MarshalIndent(map[string]any{"title": title, "runs": dirs, "labels": names}, "", "  ")
-	if err := resultdir.WriteFile(filepath.Join(tmp, "compare.json"), append(manifest, '\n')); err != nil {
+	manifestJSON, _ := json.MarshalIndent(manifest, "", "  ")
+	if err := resultdir.WriteFile(filepath.Join(tmp, "compare.json"), append(manifestJSON, '\n')); err != nil {
 		return err
 	}
 	if err := resultdir.Replace(tmp, out); err != nil {
 		return writeError(out, err)
 	}
 	if !e.quiet {
-		fmt.Fprintf(e.stdout, "compared %d runs\nresults: %s%c\n", len(pts), out, filepath.Separator)
+		fmt.Fprintf(e.stdout, "compared %d runs\n", len(pts))
+		if c.Baseline >= 0 {
+			printBaseline(e.stdout, report.Paired(pts, c.Baseline))
+		}
+		for _, pv := range verdicts {
+			printVerdicts(e.stdout, "thresholds, "+pv.Label, pv.Verdicts)
+		}
+		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
-	return nil
+	return pointsVerdictError(verdicts)
 }
 
 func newMergeCmd(e *env) *cobra.Command {
 	var out string
+	var thresholds []string
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Combine the shards of a sweep into the sweep's results",
@@ -121,75 +196,41 @@ same sweep (identical sweep.json) and together they must hold every run.`,
 			if out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
-			return mergeRun(e, args, out)
+			return mergeRun(e, args, out, thresholds)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged sweep folder")
+	addThresholdFlag(cmd.Flags(), &thresholds)
 	return cmd
 }
 
-func mergeRun(e *env, shards []string, out string) error {
+func mergeRun(e *env, shards []string, out string, thresholds []string) error {
 	out = filepath.Clean(out)
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	var plan *sweep.Plan
-	var planBytes []byte
-	for _, d := range shards {
-		b, err := os.ReadFile(filepath.Join(d, "sweep.json"))
-		if err != nil {
-			return fmt.Errorf("%s: not a sweep shard: %w", d, err)
-		}
-		if planBytes == nil {
-			planBytes = b
-			if plan, err = sweep.ReadPlan(d); err != nil {
-				return err
-			}
-		} else if string(b) != string(planBytes) {
-			return fmt.Errorf("%s: a shard of a different sweep (sweep.json differs from %s's)", d, shards[0])
-		}
+	extra, err := parseThresholds(thresholds)
+	if err != nil {
+		return err
 	}
 	work := out + ".incomplete"
-	if err := os.RemoveAll(work); err != nil {
+	plan, err := sweep.Merge(shards, work)
+	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(work, "runs"), 0o755); err != nil {
-		return err
-	}
-	if err := resultdir.WriteFile(filepath.Join(work, "sweep.json"), planBytes); err != nil {
-		return err
-	}
-	for _, r := range plan.Runs() {
-		var src string
-		for _, d := range shards {
-			if _, err := os.Stat(filepath.Join(sweep.RunDir(d, r), "key.txt")); err == nil {
-				src = sweep.RunDir(d, r)
-				break
-			}
-		}
-		if src == "" {
-			return fmt.Errorf("run %s is in none of the shards: is a shard missing or unfinished?", filepath.Base(sweep.RunDir("", r)))
-		}
-		var files []resultdir.File
-		for _, n := range []string{"timeseries.csv", "summary.json", "key.txt"} {
-			b, err := os.ReadFile(filepath.Join(src, n))
-			if err != nil {
-				return err
-			}
-			files = append(files, resultdir.File{Name: n, Data: b})
-		}
-		if err := resultdir.Write(sweep.RunDir(work, r), files); err != nil {
-			return err
-		}
-	}
-	if err := aggregateSweep(work, plan); err != nil {
+	verdicts, err := aggregateSweep(work, plan, extra)
+	if err != nil {
 		return err
 	}
 	if err := resultdir.Replace(work, out); err != nil {
 		return writeError(out, err)
 	}
 	if !e.quiet {
-		fmt.Fprintf(e.stdout, "merged %d shards: %d runs\nresults: %s%c\n", len(shards), len(plan.Runs()), out, filepath.Separator)
+		fmt.Fprintf(e.stdout, "merged %d shards: %d runs\n", len(shards), len(plan.Runs()))
+		for _, pv := range verdicts {
+			printVerdicts(e.stdout, "thresholds, "+pv.Label, pv.Verdicts)
+		}
+		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
-	return nil
+	return pointsVerdictError(verdicts)
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/occ"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
@@ -118,17 +117,10 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	var csv, md bytes.Buffer
-	csv.WriteString("clients,strategy,runs,writes_mean,writes_ci95,completion_ms_mean,completion_ms_ci95\n")
-	md.WriteString("| clients | " + strings.Join(strategies, " | ") + " |\n|---|" + strings.Repeat("---|", len(strategies)) + "\n")
-	writes := make([]plots.ContentionSeries, len(strategies))
-	times := make([]plots.ContentionSeries, len(strategies))
-	for i, s := range strategies {
-		writes[i].Name, times[i].Name = s, s
-	}
+	// Cells in the order of the table: client count, then strategy.
+	var cells []report.ContentionCell
 	for _, n := range clients {
-		cells := make([]string, len(strategies))
-		for i, s := range strategies {
+		for _, s := range strategies {
 			rs, err := occ.Runs(ctx, occ.Brooker(n, s, seed), runs)
 			if ctx.Err() != nil {
 				// Nothing is written: the previous results folder stays as it was.
@@ -137,14 +129,16 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 			if err != nil {
 				return err
 			}
-			w, ms := sweep.Describe(occ.Writes(rs)), sweep.Describe(occ.CompletionMS(rs))
-			fmt.Fprintf(&csv, "%d,%s,%d,%.2f,%s,%.2f,%s\n", n, s, runs, w.Mean, halfWidth(w), ms.Mean, halfWidth(ms))
-			cells[i] = fmt.Sprintf("%.0f writes, %.2f s", w.Mean, ms.Mean/1000)
-			writes[i].Add(float64(n), w.Mean, w.Hi-w.Mean)
-			times[i].Add(float64(n), ms.Mean/1000, (ms.Hi-ms.Mean)/1000)
+			cells = append(cells, report.ContentionCell{Clients: n, Strategy: s, Runs: runs,
+				Writes: sweep.Describe(occ.Writes(rs)), CompletionMS: sweep.Describe(occ.CompletionMS(rs))})
 		}
-		fmt.Fprintf(&md, "| %d | %s |\n", n, strings.Join(cells, " | "))
 	}
+	csv, err := report.ContentionCSV(cells)
+	if err != nil {
+		return err
+	}
+	md := report.ContentionMarkdown(strategies, cells)
+	writes, times := report.ContentionSeries(strategies, cells)
 	wpng, err := plots.Contention(fmt.Sprintf("Work: server write calls (mean of %d runs, 95%% CI)", runs), "write calls per experiment", writes)
 	if err != nil {
 		return err
@@ -159,8 +153,8 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 		"version": version,
 	}, "", "  ")
 	files := []resultdir.File{
-		{Name: "contention.csv", Data: csv.Bytes()},
-		{Name: "contention.md", Data: md.Bytes()},
+		{Name: "contention.csv", Data: csv},
+		{Name: "contention.md", Data: md},
 		{Name: "contention.json", Data: append(manifest, '\n')},
 		{Name: "contention_writes.png", Data: wpng},
 		{Name: "contention_time.png", Data: tpng},
@@ -168,16 +162,7 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 	if err := resultdir.Write(out, files); err != nil {
 		return err
 	}
-	fmt.Fprint(e.stdout, md.String())
+	e.stdout.Write(md)
 	fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	return nil
-}
-
-// halfWidth is the 95% interval's half-width for the CSV, empty when one
-// run gives no interval.
-func halfWidth(st sweep.Stat) string {
-	if math.IsNaN(st.Hi) {
-		return ""
-	}
-	return fmt.Sprintf("%.2f", st.Hi-st.Mean)
 }

@@ -257,7 +257,7 @@ func TestRunQuiet(t *testing.T) {
 	if r.stdout != "" || r.stderr != "" {
 		t.Errorf("output with --quiet: got stdout %q stderr %q, want nothing", r.stdout, r.stderr)
 	}
-	want := append([]string{"summary.json", "timeseries.csv"}, chartFiles...)
+	want := append([]string{"report.html", "summary.json", "timeseries.csv"}, chartFiles...)
 	sort.Strings(want)
 	if got := testfs.Names(t, out); !reflect.DeepEqual(got, want) {
 		t.Errorf("results folder: got %q, want %q", got, want)
@@ -361,7 +361,7 @@ func TestRunNoCharts(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit code: got %d, want 0 (stderr %q)", r.code, r.stderr)
 	}
-	if got, want := testfs.Names(t, out), []string{"summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
+	if got, want := testfs.Names(t, out), []string{"report.html", "summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("results folder: got %q, want %q", got, want)
 	}
 }
@@ -376,7 +376,7 @@ func TestRunDefaultOut(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit code: got %d, want 0 (stderr %q)", r.code, r.stderr)
 	}
-	if got, want := testfs.Names(t, filepath.Join(dir, "results", "tiny")), []string{"summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
+	if got, want := testfs.Names(t, filepath.Join(dir, "results", "tiny")), []string{"report.html", "summary.json", "timeseries.csv"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("results/tiny: got %q, want %q", got, want)
 	}
 }

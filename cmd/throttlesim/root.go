@@ -63,6 +63,9 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "throttlesim: %v\n", err)
+	if errors.As(err, new(thresholdsFailed)) {
+		return exitThresholds
+	}
 	var ue usageError
 	switch {
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):

@@ -16,10 +16,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
-	"github.com/throttlesim/throttlesim/sim/sweep"
+	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
 type runOptions struct {
@@ -31,6 +32,8 @@ type runOptions struct {
 	quiet    bool
 	noCharts bool
 	force    bool
+	// thresholds are --threshold flags, added to the scenario's.
+	thresholds []string
 }
 
 // newRunCmd builds `throttlesim run`; runF replaces the run function in
@@ -43,12 +46,17 @@ func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "run FILE|-",
 		Short: "Run one scenario and write its results folder",
-		Long: `Run simulates the scenario in FILE (- reads it from stdin) and writes a results folder (default
-results/<scenario name>/) holding timeseries.csv, summary.json and the charts
+		Long: `Run simulates the scenario in FILE (- reads it from stdin) and writes a results
+folder (default results/<scenario name>/) holding timeseries.csv, summary.json, the charts
 server_load.png, local_drops.png and recovery.png (and connections.png when
-clients hold connections). The folder is replaced atomically: a failed or
-interrupted run never leaves it half-written; an interrupted run's partial
-result goes to <folder>.incomplete/.
+clients hold connections), and report.html, one page with all of them. The
+folder is replaced atomically: a failed or interrupted run never leaves it
+half-written; an interrupted run's partial result goes to
+<folder>.incomplete/.
+
+The scenario's thresholds: and every --threshold are checked on the run;
+the summary shows ✓ or ✗ for each, and a failed one makes the exit code 99
+(after the results are written).
 
 A run whose estimated memory or time is above the limits (8 GiB, 1 hour)
 is refused before it starts, with the estimate; --force runs it anyway.
@@ -72,8 +80,9 @@ terminal (never when piped, never with --quiet).`,
 	f.Uint64Var(&o.seed, "seed", 0, "master seed (default: the scenario's seed)")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>)")
 	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
-	f.BoolVar(&o.noCharts, "no-charts", false, "write timeseries.csv and summary.json only")
+	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts: timeseries.csv, summary.json and a report.html without charts")
 	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
+	addThresholdFlag(f, &o.thresholds)
 	cmd.MarkFlagDirname("out")
 	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
@@ -124,12 +133,20 @@ func plural(n int) string {
 }
 
 func runRun(ctx context.Context, e *env, o *runOptions) error {
+	extra, err := parseThresholds(o.thresholds)
+	if err != nil {
+		return err
+	}
 	sc, err := loadScenario(e, o.file, o.sets)
 	if err != nil {
 		return err
 	}
 	if o.seedSet {
 		sc.Seed = o.seed
+	}
+	ths, err := report.Thresholds(sc, extra)
+	if err != nil {
+		return err
 	}
 	if why := sim.EstimateCost(sc).TooBig(); why != "" && !o.force {
 		return fmt.Errorf("%s: %s; use --force to run it anyway", o.file, why)
@@ -174,7 +191,13 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 		// Keep the previous results; put what finished beside them, marked.
 		out += ".incomplete"
 	}
-	if err := writeResults(out, res, !o.noCharts); err != nil {
+	var verdicts []threshold.Verdict
+	if runErr == nil { // an interrupted run is not judged
+		for _, t := range ths {
+			verdicts = append(verdicts, t.Check(&res.Summary))
+		}
+	}
+	if err := writeResults(out, res, !o.noCharts, verdicts); err != nil {
 		return writeError(out, err)
 	}
 	if runErr != nil {
@@ -182,9 +205,9 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 		return reportedError{exitInterrupted}
 	}
 	if !o.quiet {
-		printSummary(e.stdout, res, wall, out)
+		printSummary(e.stdout, res, wall, out, verdicts)
 	}
-	return nil
+	return verdictError(verdicts)
 }
 
 // checkOut refuses, before any simulation, an output path that cannot
@@ -261,8 +284,9 @@ func isResultsFolder(dir string) bool {
 
 func build() sim.Build { return sim.Build{Version: version, Commit: commit} }
 
-// resultFiles renders every output file of a run.
-func resultFiles(res *sim.Result, charts bool) ([]resultdir.File, error) {
+// resultFiles renders every output file of a run: report.html shows the
+// threshold verdicts.
+func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]resultdir.File, error) {
 	csv, err := res.TimeseriesCSV()
 	if err != nil {
 		return nil, err
@@ -275,46 +299,57 @@ func resultFiles(res *sim.Result, charts bool) ([]resultdir.File, error) {
 	if g := res.GroupsCSV(); g != nil {
 		files = append(files, resultdir.File{Name: "groups.csv", Data: g})
 	}
+	svcsCSV, err := res.ServicesCSV()
+	if err != nil {
+		return nil, err
+	}
+	if svcsCSV != nil {
+		files = append(files, resultdir.File{Name: "services.csv", Data: svcsCSV})
+	}
+	var cs []plots.Chart
 	if charts && len(res.Series.Rows) > 0 {
-		cs, err := plots.All(chartInput(res))
-		if err != nil {
+		if cs, err = plots.All(report.RunInput(res)); err != nil {
 			return nil, err
+		}
+		if svcs := report.ServicesInput(res); svcs != nil {
+			load, err := plots.ServicesLoad(res.Scenario.Name, svcs)
+			if err != nil {
+				return nil, fmt.Errorf("plots: services_load.png: %w", err)
+			}
+			amp, err := plots.Amplification(res.Scenario.Name, svcs)
+			if err != nil {
+				return nil, fmt.Errorf("plots: amplification.png: %w", err)
+			}
+			cs = append(cs, plots.Chart{File: "services_load.png", PNG: load}, plots.Chart{File: "amplification.png", PNG: amp})
 		}
 		for _, c := range cs {
 			files = append(files, resultdir.File{Name: c.File, Data: c.PNG})
 		}
 	}
+	doc := res.Doc(build())
+	var vs []report.PointVerdicts
+	if len(verdicts) > 0 {
+		vs = []report.PointVerdicts{{Label: res.Scenario.Name, Verdicts: verdicts}}
+	}
+	page, err := report.RunPage(&doc, vs, report.Charts(cs))
+	if err != nil {
+		return nil, err
+	}
+	html, err := report.HTML(page)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	// summary.json last: it is the manifest of the folder.
 	return append(files, resultdir.File{Name: "summary.json", Data: js}), nil
 }
 
-func writeResults(dir string, res *sim.Result, charts bool) error {
-	files, err := resultFiles(res, charts)
+func writeResults(dir string, res *sim.Result, charts bool, verdicts []threshold.Verdict) error {
+	files, err := resultFiles(res, charts, verdicts)
 	if err != nil {
 		return err
 	}
 	return resultdir.Write(dir, files)
-}
-
-func chartInput(res *sim.Result) plots.Input {
-	sc := res.Scenario
-	in := plots.Input{
-		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.Backend.Workers,
-		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
-		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
-		Contention: sc.Backend.Kind == scenario.BackendOCC,
-	}
-	if sc.Backend.Service.Dist == "concurrency" {
-		in.CapacityRPS = 0 // workers ÷ mean is not a capacity it has: no line
-	}
-	if sc.Clients.Connection != nil {
-		in.Clients = sc.Clients.Count
-		if cc := sc.Backend.Connections.ConnectCost; cc > 0 {
-			in.ConnectCapacityRPS = float64(sc.Backend.Workers) / cc.Seconds()
-		}
-	}
-	in.Faults = sweep.ChartFaults(sc)
-	return in
 }
 
 func pct(p *float64) string {
@@ -343,7 +378,7 @@ func group(n int64) string {
 	return b.String()
 }
 
-func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) {
+func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, verdicts []threshold.Verdict) {
 	sc, s := res.Scenario, res.Summary
 	fmt.Fprintf(w, "%s (seed %d): %s clients, %s simulated, %s events in %.2f s (%.1f M events/s)\n",
 		sc.Name, sc.Seed, group(int64(sc.Clients.Count)), sc.Duration, group(int64(res.Events)), wall.Seconds(),
@@ -388,8 +423,20 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string) 
 	default:
 		rows = append(rows, [2]string{"recovery", "DID NOT RECOVER: " + r.Reason})
 	}
+	for _, sv := range res.Services {
+		ss := sv.Summary
+		rec := "n/a"
+		switch {
+		case ss.Recovery.Recovered:
+			rec = "recovered +" + num(ss.Recovery.RecoveryTimeS, 0) + " s"
+		case ss.Recovery.Applicable:
+			rec = "did not recover"
+		}
+		rows = append(rows, [2]string{"service " + sv.Name, fmt.Sprintf("%s attempts per request   %s received   %s rejected   %s busy   %s", num(ss.AttemptsPerRequest, 2), group(ss.Received), group(ss.Rejected), pct(ss.Utilisation), rec)})
+	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
 	}
+	printVerdicts(w, "thresholds", verdicts)
 	fmt.Fprintf(w, "results: %s%c\n", out, filepath.Separator)
 }

@@ -15,9 +15,11 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
+	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
 type sweepOptions struct {
@@ -32,6 +34,7 @@ type sweepOptions struct {
 	resume      bool
 	shard       string
 	quiet       bool
+	thresholds  []string
 }
 
 func newSweepCmd(e *env) *cobra.Command {
@@ -74,6 +77,7 @@ cluster; 'throttlesim merge' combines the shards.`,
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-sweep, or results/<name> when the name says sweep)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
 	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters")
+	addThresholdFlag(f, &o.thresholds)
 	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	cmd.RegisterFlagCompletionFunc("vary", completeFieldPath)
 	return cmd
@@ -96,6 +100,13 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	shard, shards, err := parseShard(o.shard)
 	if err != nil {
 		return err
+	}
+	extra, err := parseThresholds(o.thresholds)
+	if err != nil {
+		return err
+	}
+	if shards > 0 && len(extra) > 0 {
+		return usageError{errors.New("--threshold with --shard: a shard is not judged; give --threshold to 'throttlesim merge'")}
 	}
 	if o.jobs < 1 {
 		return usageError{fmt.Errorf("--jobs %d: must be at least 1", o.jobs)}
@@ -183,8 +194,9 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		}
 		return err
 	}
+	var verdicts []report.PointVerdicts
 	if shards == 0 {
-		if err := aggregateSweep(work, plan); err != nil {
+		if verdicts, err = aggregateSweep(work, plan, extra); err != nil {
 			return err
 		}
 	}
@@ -203,17 +215,51 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		if err := sweepTable(e.stdout, out, "text", nil); err != nil {
 			return err
 		}
+		for _, pv := range verdicts {
+			printVerdicts(e.stdout, "thresholds, "+pv.Label, pv.Verdicts)
+		}
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
-	return nil
+	return pointsVerdictError(verdicts)
 }
 
-func aggregateSweep(dir string, plan *sweep.Plan) error {
+// aggregateSweep writes a finished sweep's tables, charts and report.html
+// into dir, and returns each point's threshold verdicts (the scenario's
+// thresholds and extra ones).
+func aggregateSweep(dir string, plan *sweep.Plan, extra []threshold.Threshold) ([]report.PointVerdicts, error) {
 	pts, err := sweep.LoadRuns(dir, plan)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return sweep.Aggregate(dir, plan.Name, variedLabel(plan), pts, plan.Baseline, !plan.Independent)
+	c := report.Comparison{Name: plan.Name, Varied: variedLabel(plan), Points: pts, Baseline: plan.Baseline, Paired: !plan.Independent}
+	vs, err := pointVerdicts(pts, extra)
+	if err != nil {
+		return nil, err
+	}
+	crn := "yes (replication r of every point uses the same seed)"
+	if plan.Independent {
+		crn = "no (independent seeds)"
+	}
+	facts := []report.Fact{{Name: "points", Value: fmt.Sprint(len(plan.Points))}, {Name: "seeds per point", Value: fmt.Sprint(plan.Seeds)},
+		{Name: "common random numbers", Value: crn}}
+	var scen []report.Text
+	var pl strings.Builder
+	for i, pt := range plan.Points {
+		mark := ""
+		if i == plan.Baseline {
+			mark = "   # the baseline"
+		}
+		fmt.Fprintf(&pl, "%s: %s%s\n", pt.Label, strings.Join(append(append([]string{}, plan.BaseSets...), pt.Sets...), "  "), mark)
+	}
+	scen = append(scen, report.Text{Label: "points: each is " + plan.File + " with these --set overrides", Body: pl.String()})
+	if b := max(plan.Baseline, 0); b < len(pts) && len(pts[b].Runs) > 0 {
+		y, err := report.ScenarioYAML(pts[b].Runs[0].Doc.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		scen = append(scen, report.Text{Label: "point " + pts[b].Label + ", replication 0, as run", Body: y})
+	}
+	return vs, writeComparison(dir, "sweep", c, vs, scen, facts)
 }
 
 // variedLabel names what differs between a sweep's points, for the charts'

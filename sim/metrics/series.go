@@ -31,6 +31,8 @@ type Row struct {
 	Errors        int64 // of Served: attempts answered with an error (backend.error_rate)
 	Cancelled     int64 // queued attempts skipped because their client had gone
 
+	DeadlineDropped int64 // queued attempts dropped unserved because the deadline their caller sent had passed (service graphs)
+
 	Connected       int64 // clients connected at the end of the interval
 	Disconnects     int64 // connections closed by faults
 	ConnectAttempts int64 // connection attempts (handshakes) started by clients

@@ -193,6 +193,7 @@ func (s *Series) Totals() Row {
 		t.Served += r.Served
 		t.Errors += r.Errors
 		t.Cancelled += r.Cancelled
+		t.DeadlineDropped += r.DeadlineDropped
 		t.UsefulNS += r.UsefulNS
 		t.WastedNS += r.WastedNS
 		t.QueueAreaNS += r.QueueAreaNS

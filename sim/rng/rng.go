@@ -33,6 +33,7 @@ const (
 	Startup   Purpose = 8  // client start times
 	Fault     Purpose = 9  // which clients a fault hits
 	Network   Purpose = 10 // network delay per hop (sim/occ)
+	Route     Purpose = 11 // service graphs: which calls are made, where a request is forwarded
 )
 
 // DerivationVersion names the seed-derivation scheme; it is written into

@@ -216,16 +216,26 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	t := v.Type()
-	fields := map[string]int{}
+	fields := map[string][]int{}
 	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
-			continue
+	var collect func(t reflect.Type, prefix []int)
+	collect = func(t reflect.Type, prefix []int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			idx := append(append([]int(nil), prefix...), i)
+			if name == "" && opts == "inline" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+				collect(f.Type, idx) // an embedded section's fields are this section's
+				continue
+			}
+			if name == "" || name == "-" {
+				continue
+			}
+			fields[name] = idx
+			names = append(names, name)
 		}
-		fields[name] = i
-		names = append(names, name)
 	}
+	collect(t, nil)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -250,8 +260,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.fail(k, fp, "%s", msg)
 			continue
 		}
-		f := t.Field(idx)
-		d.decode(val, v.Field(idx), fp, EnumOf(f))
+		f := t.FieldByIndex(idx)
+		d.decode(val, v.FieldByIndex(idx), fp, EnumOf(f))
 	}
 }
 

@@ -139,6 +139,13 @@ func ApplySet(root *yaml.Node, expr string, n int) error {
 			cur = next
 		case yaml.SequenceNode:
 			idx, err := strconv.Atoi(seg)
+			if err != nil {
+				// A list of named elements (services, client groups) may be
+				// addressed by name: services.api.workers.
+				if k := namedIndex(cur, seg); k >= 0 {
+					idx, err = k, nil
+				}
+			}
 			if err != nil || idx < 0 || idx > len(cur.Content) {
 				return fmt.Errorf("--set %s: %s is a list of %d; expected an index 0..%d, got %q", path, done, len(cur.Content), len(cur.Content), seg)
 			}
@@ -167,6 +174,22 @@ func ApplySet(root *yaml.Node, expr string, n int) error {
 		}
 	}
 	return nil
+}
+
+// namedIndex is the index of the element of list whose name field is
+// name, or -1.
+func namedIndex(list *yaml.Node, name string) int {
+	for k, e := range list.Content {
+		if e.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			if e.Content[j].Value == "name" && e.Content[j+1].Value == name {
+				return k
+			}
+		}
+	}
+	return -1
 }
 
 // container is a new empty node to hold the path segment seg: a list when

@@ -19,6 +19,15 @@ type Scenario struct {
 	// clients and the backend; without it messages arrive at once.
 	Network *Network `yaml:"network" json:"network,omitempty"`
 	Faults  []Fault  `yaml:"faults" json:"faults"`
+	// Services, when given, make the scenario a service graph: the
+	// external clients call the entry service (clients.target, default the
+	// first), which may call others. Without services, backend is a
+	// one-node graph.
+	Services []Node `yaml:"services" json:"services,omitempty"`
+	// Thresholds are pass/fail criteria on the run's summary, such as
+	// "recovery_s<=120" (package threshold); a run that fails one exits
+	// with its own exit code. They do not change the simulation.
+	Thresholds []string `yaml:"thresholds" json:"thresholds,omitempty"`
 	// Sweep is read by `throttlesim sweep` and ignored by `run`; it is not
 	// part of a resolved scenario.
 	Sweep *Sweep `yaml:"sweep" json:"-"`
@@ -102,6 +111,14 @@ type Clients struct {
 	// (e.g. 80% well-behaved apps, 20% old clients that retry at once).
 	// Without groups every client runs the policies above.
 	Groups []Group `yaml:"groups" json:"groups"`
+	// Target is the service the clients call in a service graph (default
+	// the first service).
+	Target string `yaml:"target" json:"target,omitempty"`
+	// PropagateDeadline sends each attempt's deadline (its timeout, or the
+	// request's deadline if sooner) with it, in a service graph: the entry
+	// service drops queued work whose deadline passed and passes the rest
+	// on to the calls it makes (services[].propagate_deadline).
+	PropagateDeadline bool `yaml:"propagate_deadline" json:"propagate_deadline,omitempty"`
 }
 
 // Group is a share of the fleet with its own request policies. A group's
@@ -436,6 +453,9 @@ type Fault struct {
 	Fraction float64 `yaml:"fraction" json:"fraction"`
 	// RetryAfter, when > 0, is sent with refusals during an outage.
 	RetryAfter Duration `yaml:"retry_after" json:"retry_after"`
+	// Service is the service the fault hits in a service graph (default
+	// the entry service).
+	Service string `yaml:"service" json:"service,omitempty"`
 }
 
 // End is when the fault is over.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -23,9 +25,10 @@ const (
 
 // validator collects problems with their positions.
 type validator struct {
-	file string
-	pos  map[string]Pos
-	errs Errors
+	scenario *Scenario
+	file     string
+	pos      map[string]Pos
+	errs     Errors
 }
 
 func (v *validator) check(ok bool, path, format string, args ...any) {
@@ -49,7 +52,7 @@ func (s *Scenario) Validate() error {
 }
 
 func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
-	v := &validator{file: file, pos: pos}
+	v := &validator{scenario: s, file: file, pos: pos}
 	v.check(s.Name != "", "name", "is required: a short name for the results folder, e.g. outage")
 	v.check(s.Name == "" || nameRE.MatchString(s.Name), "name", "%q must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (it names the results folder)", s.Name)
 	v.check(s.Duration > 0, "duration", "must be > 0, got %s", s.Duration)
@@ -253,17 +256,21 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			v.check(!f.changed, "backend."+f.name, "does not apply to backend.kind occ (one row, no capacity limit); remove it")
 		}
 	}
-	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, "backend.workers", "must be in 1..10000000, got %d", b.Workers)
-	v.check(b.Service.Mean > 0, "backend.service.mean", "must be > 0, got %s", b.Service.Mean)
-	v.check(b.Service.Dist != ServiceLognormal || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), "backend.service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
-	v.check(b.Service.PerConcurrent >= 0, "backend.service.per_concurrent", "must be >= 0, got %s", b.Service.PerConcurrent)
-	v.check(b.Service.Dist == ServiceConcurrency || b.Service.PerConcurrent == 0, "backend.service.per_concurrent", "applies to dist: concurrency only")
-	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, "backend.queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
-	v.check(b.Queue.Timeout >= 0, "backend.queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
-	v.check(b.RejectCost >= 0, "backend.reject_cost", "must be >= 0, got %s", b.RejectCost)
-	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, "backend.error_rate", "must be in [0, 1), got %g", b.ErrorRate)
-	v.check(b.AcceptBacklog >= 0, "backend.accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)
-	v.check(b.RetryAfter >= 0, "backend.retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
+	if !s.IsGraph() {
+		v.backend("backend", b, s)
+		v.check(s.Clients.Target == "", "clients.target", "applies to a service graph only (services:)")
+		v.check(!s.Clients.PropagateDeadline, "clients.propagate_deadline", "applies to a service graph only (services:)")
+		for i, f := range s.Faults {
+			v.check(f.Service == "", fmt.Sprintf("faults.%d.service", i), "applies to a service graph only (services:)")
+		}
+	} else {
+		_, given := v.pos["backend"]
+		// A resolved scenario states the default backend: that one loads back.
+		v.check(!given || s.Backend == Default().Backend, "backend", "does not apply when services are given: the entry service (clients.target, default the first) is what the clients call")
+		v.check(s.Clients.Connection == nil, "clients.connection", "is not modelled in a service graph yet")
+		v.check(s.Network == nil, "network", "is not modelled in a service graph yet")
+		v.graph(s)
+	}
 
 	for i, f := range s.Faults {
 		p := fmt.Sprintf("faults.%d", i)
@@ -316,6 +323,10 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			}
 		}
 	}
+	for i, t := range s.Thresholds {
+		_, err := threshold.Parse(t)
+		v.check(err == nil, fmt.Sprintf("thresholds.%d", i), "%v", err)
+	}
 	return v.errs
 }
 
@@ -344,5 +355,36 @@ func (s *Scenario) PerClientRate() float64 {
 // Capacity is the backend's nominal throughput in requests per second:
 // workers / mean service time.
 func (s *Scenario) Capacity() float64 {
-	return float64(s.Backend.Workers) / (float64(s.Backend.Service.Mean) / float64(time.Second))
+	b := s.EntryBackend()
+	return float64(b.Workers) / (float64(b.Service.Mean) / float64(time.Second))
+}
+
+// backend checks a backend's (or a service's) pool fields, under path p.
+func (v *validator) backend(p string, b Backend, s *Scenario) {
+	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, p+".workers", "must be in 1..10000000, got %d", b.Workers)
+	v.check(b.Service.Mean > 0, p+".service.mean", "must be > 0, got %s", b.Service.Mean)
+	v.check(b.Service.Dist != ServiceLognormal || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), p+".service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
+	v.check(b.Service.PerConcurrent >= 0, p+".service.per_concurrent", "must be >= 0, got %s", b.Service.PerConcurrent)
+	v.check(b.Service.Dist == ServiceConcurrency || b.Service.PerConcurrent == 0, p+".service.per_concurrent", "applies to dist: concurrency only")
+	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, p+".queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
+	v.check(b.Queue.Timeout >= 0, p+".queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
+	v.check(b.RejectCost >= 0, p+".reject_cost", "must be >= 0, got %s", b.RejectCost)
+	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, p+".error_rate", "must be in [0, 1), got %g", b.ErrorRate)
+	v.check(b.AcceptBacklog >= 0, p+".accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)
+	v.check(b.RetryAfter >= 0, p+".retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
+}
+
+// policies checks a call's policy stack, under path p, with the checks of
+// the fleet's sections.
+func (v *validator) policies(p string, pp Policies) {
+	sub := *v.scenario
+	sub.Services = nil
+	sub.Clients.Groups = nil
+	sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter = pp.Throttle, pp.Retry, pp.Breaker, pp.RateLimiter
+	for _, e := range sub.validate(v.file, nil) {
+		if strings.HasPrefix(e.Path, "clients.throttle") || strings.HasPrefix(e.Path, "clients.retry") ||
+			strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") {
+			v.check(false, p+strings.TrimPrefix(e.Path, "clients"), "%s", e.Msg)
+		}
+	}
 }

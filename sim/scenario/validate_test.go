@@ -36,6 +36,19 @@ func TestValidationRules(t *testing.T) {
 		line    int // 0: not checked
 		msg     []string
 	}{
+		// Thresholds: the metric name with did-you-mean, the expression.
+		{
+			name: "misspelt threshold metric", content: validBase + "thresholds:\n  - recovery_s<=120\n  - recovery<=120\n",
+			path: "thresholds.1", line: 14, msg: []string{`unknown metric "recovery" (did you mean "recovery_s"?)`},
+		},
+		{
+			name: "threshold without an operator", sets: []string{"thresholds=[recovery_s 120]"},
+			path: "thresholds.0", msg: []string{"expected METRIC OP VALUE, e.g. recovery_s<=120"},
+		},
+		{
+			name: "threshold with units", sets: []string{"thresholds=[recovery_s<=2m]"},
+			path: "thresholds.0", msg: []string{`the value "2m" is not a number`},
+		},
 		// Network, arrival once, the occ backend.
 		{
 			name: "negative network delay", sets: []string{"network.delay.mean=-1ms"},

@@ -135,11 +135,7 @@ func execute(t *testing.T, dir string, p *Plan, o Options) {
 	if err := Execute(context.Background(), p, dir, o); err != nil {
 		t.Fatal(err)
 	}
-	pts, err := LoadRuns(dir, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Aggregate(dir, p.Name, "k", pts, p.Baseline, !p.Independent); err != nil {
+	if _, err := LoadRuns(dir, p); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -183,7 +179,7 @@ func TestSameBytesWhateverJobs(t *testing.T) {
 	execute(t, a, p, Options{Jobs: 1})
 	execute(t, b, p, Options{Jobs: 2})
 	fa := files(t, a)
-	if len(fa) < 9*3+5 {
+	if len(fa) != 9*3+1 { // three files per run, and sweep.json
 		t.Fatalf("only %d files", len(fa))
 	}
 	sameFiles(t, fa, files(t, b))
@@ -241,28 +237,47 @@ func TestResumeRefusesAChangedScenario(t *testing.T) {
 	}
 }
 
-// With common random numbers the differences between points are paired:
-// paired.csv has one row per other point and figure.
-func TestPairedCSV(t *testing.T) {
+// With common random numbers replication r of every point uses the same
+// seed: the same arrivals.
+func TestCommonRandomNumbers(t *testing.T) {
 	p := plan(t, PlanOptions{})
 	dir := t.TempDir()
 	execute(t, dir, p, Options{Jobs: 2})
-	b, err := os.ReadFile(filepath.Join(dir, "paired.csv"))
+	pts, err := LoadRuns(dir, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if want := 1 + 2*len(Metrics); len(lines) != want {
-		t.Errorf("%d lines, want %d", len(lines), want)
-	}
-	if !strings.HasPrefix(lines[1], "1,k=3,k=1.5,") {
-		t.Errorf("first row %q", lines[1])
-	}
-	pts, _ := LoadRuns(dir, p)
-	// The same seed at every point: same arrivals.
 	for r := range pts[0].Runs {
 		if pts[0].Runs[r].Doc.Run.Arrivals != pts[2].Runs[r].Doc.Run.Arrivals {
 			t.Errorf("replication %d: arrivals %d vs %d under common random numbers", r, pts[0].Runs[r].Doc.Run.Arrivals, pts[2].Runs[r].Doc.Run.Arrivals)
 		}
+	}
+}
+
+// Shards merged give the folder an unsharded execution gives, byte for
+// byte; a missing shard is an error naming a missing run.
+func TestMergeShards(t *testing.T) {
+	p := plan(t, PlanOptions{})
+	whole := t.TempDir()
+	execute(t, whole, p, Options{Jobs: 2})
+	var shards []string
+	for i := 0; i < 2; i++ {
+		d := t.TempDir()
+		if err := WritePlan(d, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := Execute(context.Background(), p, d, Options{Jobs: 1, Shard: i, Shards: 2}); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	if _, err := Merge(shards, merged); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, files(t, whole), files(t, merged))
+	_, err := Merge(shards[:1], filepath.Join(t.TempDir(), "half"))
+	if err == nil || !strings.Contains(err.Error(), "is in none of the shards") {
+		t.Errorf("one shard of two: got %v, want a missing-run error", err)
 	}
 }

@@ -1,11 +1,10 @@
-package sweep
+package report
 
 import (
-	"fmt"
-
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
 // ChartFaults are the windows a chart of the scenario shades: its load
@@ -16,14 +15,9 @@ func ChartFaults(sc *scenario.Scenario) []plots.Fault {
 		out = append(out, plots.Fault{Start: start, End: end, Label: "load spike"})
 	}
 	for _, f := range sc.Faults {
-		label := string(f.Kind)
-		switch f.Kind {
-		case scenario.FaultOutage:
-			label = "outage (" + string(f.Mode) + ")"
-		case scenario.FaultCapacity:
-			label = fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
-		case scenario.FaultDisconnect:
-			label = fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
+		label := faultLabel(f)
+		if sc.IsGraph() {
+			label += " at " + sc.Nodes()[sc.FaultService(f)].Name
 		}
 		out = append(out, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
 	}
@@ -34,7 +28,7 @@ func ChartFaults(sc *scenario.Scenario) []plots.Fault {
 // backend: its fault windows, its effective capacity per interval (the
 // mean over the runs; nil for the occ row) and, with persistent
 // connections, the handshakes and the handshake work.
-func chartPoint(cp *plots.ComparePoint, pt PointData, interval int64) {
+func chartPoint(cp *plots.ComparePoint, pt sweep.PointData, interval int64) {
 	if len(pt.Runs) == 0 {
 		return
 	}
@@ -43,9 +37,9 @@ func chartPoint(cp *plots.ComparePoint, pt PointData, interval int64) {
 	if cp.Faults == nil {
 		cp.Faults = []plots.Fault{}
 	}
-	workers := float64(max(sc.Backend.Workers, 1))
+	workers := float64(max(sc.EntryBackend().Workers, 1))
 	if hasCapacity(sc) {
-		p := metrics.Params{Workers: int64(sc.Backend.Workers), CapacityRPS: sc.Capacity()}
+		p := metrics.Params{Workers: int64(sc.EntryBackend().Workers), CapacityRPS: sc.Capacity()}
 		cp.Capacity = band(pt, interval, func(r *metrics.Row) float64 {
 			return metrics.EffectiveCapacity(r, interval, p)
 		}, false).Mean
@@ -63,7 +57,7 @@ func chartPoint(cp *plots.ComparePoint, pt PointData, interval int64) {
 // the occ row has none, and with dist: concurrency workers ÷ mean is a
 // number the backend never reaches (validate says so).
 func hasCapacity(sc *scenario.Scenario) bool {
-	return sc.Backend.Kind != "occ" && sc.Backend.Service.Dist != "concurrency"
+	return sc.Backend.Kind != scenario.BackendOCC && sc.EntryBackend().Service.Dist != scenario.ServiceConcurrency
 }
 
 // spike is the span of the arrival profile where the multiplier is above

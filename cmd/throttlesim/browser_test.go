@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// findBrowser is a Chromium-family browser on PATH, or $THROTTLESIM_CHROME.
+func findBrowser() string {
+	if p := os.Getenv("THROTTLESIM_CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// shownPage is what the browser found in a report.html.
+type shownPage struct {
+	Title  string
+	Images []struct {
+		Complete bool
+		W, H     int
+	}
+	SVGs   []struct{ W, H float64 }
+	Values []struct {
+		Point, Metric, Stat, Value, Text string
+	}
+	BrokenLinks []string
+	Sections    []string
+}
+
+const inspectJS = `(() => ({
+  title: document.title,
+  images: [...document.images].map(i => ({complete: i.complete, w: i.naturalWidth, h: i.naturalHeight})),
+  svgs: [...document.querySelectorAll('svg')].map(s => { const r = s.getBoundingClientRect(); return {w: r.width, h: r.height}; }),
+  values: [...document.querySelectorAll('#summary-table [data-value]')].map(e => ({point: e.dataset.point, metric: e.dataset.metric, stat: e.dataset.stat, value: e.dataset.value, text: e.textContent})),
+  brokenLinks: [...document.querySelectorAll('a[href^="#"]')].map(a => a.getAttribute('href').slice(1)).filter(id => !document.getElementById(id)),
+  sections: [...document.querySelectorAll('h2[id]')].map(h => h.id),
+}))()`
+
+// browser loads pages in one headless Chromium and reports what the
+// console said.
+type browser struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	errs []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path := findBrowser()
+	if path == "" {
+		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome, headless_shell on PATH, or $THROTTLESIM_CHROME): install Debian's chromium (apt-get install -y chromium) to run the report.html browser test")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelA() })
+	b := &browser{ctx: ctx}
+	err := chromedp.Listen(ctx, func(ev any) {
+		var msg string
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+				msg = fmt.Sprintf("console.%s", ev.Type)
+				for _, a := range ev.Args {
+					msg += " " + string(a.Value)
+				}
+			}
+		case *runtime.EventExceptionThrown:
+			msg = "exception: " + ev.ExceptionDetails.Text
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError || ev.Entry.Level == log.EntryLevelWarning {
+				msg = fmt.Sprintf("log %s (%s): %s %s", ev.Entry.Level, ev.Entry.Source, ev.Entry.Text, ev.Entry.URL)
+			}
+		}
+		if msg != "" {
+			b.mu.Lock()
+			b.errs = append(b.errs, msg)
+			b.mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return b
+}
+
+// load opens file in the browser and returns what it shows; console
+// errors and warnings fail the test.
+func (b *browser) load(t *testing.T, file string) shownPage {
+	t.Helper()
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	b.errs = nil
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs)); err != nil {
+		t.Fatalf("loading %s: %v", file, err)
+	}
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](inspectJS))
+	if err != nil {
+		t.Fatalf("inspecting %s: %v", file, err)
+	}
+	var p shownPage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errs {
+		t.Errorf("%s: %s", file, e)
+	}
+	if len(p.BrokenLinks) > 0 {
+		t.Errorf("%s: links to missing sections: %v", file, p.BrokenLinks)
+	}
+	for i, img := range p.Images {
+		if !img.Complete || img.W == 0 || img.H == 0 {
+			t.Errorf("%s: chart image %d did not render: complete %v, natural size %d×%d", file, i, img.Complete, img.W, img.H)
+		}
+	}
+	for i, s := range p.SVGs {
+		if s.W == 0 || s.H == 0 {
+			t.Errorf("%s: svg %d has size %v×%v", file, i, s.W, s.H)
+		}
+	}
+	return p
+}
+
+// pngCount is the number of PNG charts in a results folder: the report
+// must show each.
+func pngCount(t *testing.T, dir string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}
+
+// summaryValue reads a metric of a run from its summary.json, by the JSON
+// path of the figure (independent of the report package).
+func summaryValue(t *testing.T, dir, metric string) *float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary map[string]any `json:"summary"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	switch metric {
+	case "recovery_time_s":
+		v = doc.Summary["recovery"].(map[string]any)["recovery_time_s"]
+	case "connect_attempts", "reconnected_all_s":
+		if c, ok := doc.Summary["connections"].(map[string]any); ok {
+			v = c[metric]
+		}
+	default:
+		v = doc.Summary[metric]
+	}
+	if x, ok := v.(float64); ok {
+		return &x
+	}
+	return nil
+}
+
+// checkShown fails unless the value shown equals want: data-value exactly,
+// the text rounded (within half a unit of its last digit).
+func checkShown(t *testing.T, where, value, text string, want float64) {
+	t.Helper()
+	got, err := strconv.ParseFloat(value, 64)
+	if err != nil || got != want {
+		t.Errorf("%s: data-value %q, want %v", where, value, want)
+	}
+	shown, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil {
+		t.Errorf("%s: shown %q is not a plain number", where, text)
+		return
+	}
+	decimals := 0
+	if i := strings.IndexByte(text, '.'); i >= 0 {
+		decimals = len(strings.TrimSpace(text)) - i - 1
+	}
+	if tol := 0.5*math.Pow(10, -float64(decimals)) + 1e-12*math.Abs(want); math.Abs(shown-want) > tol {
+		t.Errorf("%s: shown %s, want %v (±%g)", where, text, want, tol)
+	}
+}
+
+var reportMetrics = []string{"recovery_time_s", "peak_received_over_capacity", "amplification", "success_ratio", "local_drop_rate",
+	"wasted_work_fraction", "latency_p99_ms", "last_success_s", "backend_received", "connect_attempts", "reconnected_all_s"}
+
+// report.html of a run, a sweep and a comparison, in a real headless
+// browser: no console errors, every chart renders, every section link
+// lands, and the numbers shown are those of summary.json (or, for a
+// sweep, of sweep.csv).
+func TestReportInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	b := newBrowser(t)
+	dir := t.TempDir()
+	file := writeFile(t, dir, "tiny.yaml", tinyScenario+"thresholds: [recovery_s<=60]\n")
+
+	// A run, and a second one to compare with.
+	runs := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")}
+	for i, out := range runs {
+		if r := runCLI(t, "run", "-q", file, "--seed", strconv.Itoa(i+1), "--out", out, "--threshold", "success_ratio>=0"); r.code != 0 {
+			t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	t.Run("run", func(t *testing.T) {
+		p := b.load(t, filepath.Join(runs[0], "report.html"))
+		if n := pngCount(t, runs[0]); len(p.Images) != n || n == 0 {
+			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
+		}
+		for _, want := range []string{"summary", "thresholds", "charts", "scenario"} {
+			if !strings.Contains(strings.Join(p.Sections, " "), want) {
+				t.Errorf("sections %v: no %s", p.Sections, want)
+			}
+		}
+		shown := map[string]bool{}
+		for _, v := range p.Values {
+			if v.Stat != "mean" {
+				t.Errorf("%s: a single run shows %s", v.Metric, v.Stat)
+				continue
+			}
+			shown[v.Metric] = true
+			want := summaryValue(t, runs[0], v.Metric)
+			if want == nil {
+				t.Errorf("%s: shown %q, but summary.json has no value", v.Metric, v.Text)
+				continue
+			}
+			checkShown(t, v.Metric, v.Value, v.Text, *want)
+		}
+		for _, m := range reportMetrics {
+			if summaryValue(t, runs[0], m) != nil && !shown[m] {
+				t.Errorf("%s: in summary.json but not shown", m)
+			}
+		}
+		if len(shown) < 8 {
+			t.Errorf("only %d figures shown", len(shown))
+		}
+	})
+
+	t.Run("compare", func(t *testing.T) {
+		out := filepath.Join(dir, "cmp")
+		if r := runCLI(t, "compare", runs[0], runs[1], "--baseline", runs[0], "--out", out); r.code != 0 {
+			t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
+		}
+		p := b.load(t, filepath.Join(out, "report.html"))
+		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
+			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
+		}
+		if !strings.Contains(strings.Join(p.Sections, " "), "baseline") {
+			t.Errorf("sections %v: no baseline section", p.Sections)
+		}
+		n := 0
+		for _, v := range p.Values {
+			run := map[string]string{"a": runs[0], "b": runs[1]}[v.Point]
+			if run == "" {
+				t.Errorf("value of an unknown point %q", v.Point)
+				continue
+			}
+			want := summaryValue(t, run, v.Metric)
+			if want == nil {
+				t.Errorf("%s %s: shown %q, but summary.json has no value", v.Point, v.Metric, v.Text)
+				continue
+			}
+			checkShown(t, v.Point+" "+v.Metric, v.Value, v.Text, *want)
+			n++
+		}
+		if n < 16 {
+			t.Errorf("only %d figures shown for two runs", n)
+		}
+	})
+
+	t.Run("sweep", func(t *testing.T) {
+		out := filepath.Join(dir, "sw")
+		if r := runCLI(t, "sweep", "-q", file, "--vary", "clients.throttle.k=1.5,3", "--seeds", "3", "--out", out); r.code != 0 && r.code != exitThresholds {
+			t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
+		}
+		p := b.load(t, filepath.Join(out, "report.html"))
+		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
+			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
+		}
+		f, err := os.Open(filepath.Join(out, "sweep.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		row := map[string][]string{}
+		for _, r := range recs[1:] {
+			row[r[col["label"]]] = r
+		}
+		suffix := map[string]string{"mean": "_mean", "lo": "_ci95_lo", "hi": "_ci95_hi"}
+		stats := map[string]int{}
+		for _, v := range p.Values {
+			r, ok := row[v.Point]
+			if !ok {
+				t.Errorf("value of an unknown point %q", v.Point)
+				continue
+			}
+			cell := r[col[v.Metric+suffix[v.Stat]]]
+			want, err := strconv.ParseFloat(cell, 64)
+			if err != nil {
+				t.Errorf("%s %s %s: shown %q, sweep.csv has %q", v.Point, v.Metric, v.Stat, v.Text, cell)
+				continue
+			}
+			checkShown(t, v.Point+" "+v.Metric+" "+v.Stat, v.Value, v.Text, want)
+			stats[v.Stat]++
+		}
+		if stats["mean"] < 16 || stats["lo"] < 12 || stats["hi"] != stats["lo"] {
+			t.Errorf("shown: %v; want at least 16 means and 12 intervals", stats)
+		}
+	})
+}

@@ -1,0 +1,137 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/throttlesim/throttlesim/sim/metrics"
+)
+
+// ServiceInput is one service of a service-graph run.
+type ServiceInput struct {
+	Name        string
+	Series      *metrics.Series
+	CapacityRPS float64 // nominal: workers / mean service time
+	Workers     int
+	Faults      []Fault // the scenario's faults, labelled with the service they hit when it is another
+	// Calls: the service calls others, so its local-work capacity says
+	// little about what it can take (its workers may wait on its calls);
+	// no capacity line is drawn for it.
+	Calls bool
+	// AttemptsPerRequest is attempts received per external request, with
+	// its confidence half-width (0 for one run).
+	AttemptsPerRequest, HalfWidth float64
+}
+
+// ServicesLoad renders services_load.png: the load on every service of a
+// graph as small multiples on one shared time axis, each with its
+// capacity and its fault windows, top to bottom in the order given.
+func ServicesLoad(name string, svcs []ServiceInput) ([]byte, error) {
+	var ps []*plot.Plot
+	var ls []*plot.Legend
+	var xmax float64
+	for _, sv := range svcs {
+		xmax = max(xmax, float64(int64(len(sv.Series.Rows))*sv.Series.Interval)/1e9)
+	}
+	for i, sv := range svcs {
+		s := sv.Series
+		sec := perSecond(s)
+		capPerWorker := sv.CapacityRPS / float64(max(sv.Workers, 1))
+		var ymax float64
+		for _, r := range s.Rows {
+			ymax = max(ymax, float64(r.Received+r.FailedOutage)/sec)
+			if !sv.Calls {
+				ymax = max(ymax, float64(r.CapacityNS)/float64(s.Interval)*capPerWorker)
+			}
+		}
+		ymax = niceMax(ymax)
+		title := fmt.Sprintf("%s (%d workers, %.0f/s capacity)", sv.Name, sv.Workers, sv.CapacityRPS)
+		if sv.Calls {
+			title = fmt.Sprintf("%s (%d workers; calls others)", sv.Name, sv.Workers)
+		}
+		if i == 0 {
+			title = name + ": load on each service — " + title
+		}
+		xlabel := ""
+		if i == len(svcs)-1 {
+			xlabel = "simulated time (s)"
+		}
+		p := NewPlot(title, xlabel, "attempts/s")
+		p.Title.TextStyle.Font.Size = vg.Points(11)
+		if err := Shade(p, sv.Faults, ymax); err != nil {
+			return nil, err
+		}
+		l := NewLegend()
+		series := []stepSeries{
+			{name: "received", c: Blue, f: func(r *metrics.Row) float64 { return float64(r.Received+r.FailedOutage) / sec }},
+			{name: "served", c: Sky, dashes: []vg.Length{vg.Points(4), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.Served) / sec }},
+			{name: "succeeded (callers)", c: Green, f: func(r *metrics.Row) float64 { return float64(r.Succeeded) / sec }},
+			{name: "rejected", c: Vermillion, f: func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts+r.Unanswered) / sec }},
+		}
+		if !sv.Calls {
+			series = append(series, stepSeries{name: "capacity", c: Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}, f: func(r *metrics.Row) float64 {
+				return float64(r.CapacityNS) / float64(s.Interval) * capPerWorker
+			}, always: true})
+		}
+		if err := addSteps(p, l, s, series); err != nil {
+			return nil, err
+		}
+		SetYRange(p, ymax)
+		p.X.Min, p.X.Max = 0, xmax
+		ps, ls = append(ps, p), append(ls, l)
+	}
+	h := vg.Length(len(svcs))*5*vg.Centimeter + 2*vg.Centimeter
+	return RenderStack(ps, ls, h)
+}
+
+// Amplification renders amplification.png: attempts each service
+// received per external request, one bar per tier (with its 95% interval
+// when there are several runs).
+func Amplification(name string, svcs []ServiceInput) ([]byte, error) {
+	p := NewPlot(name+": attempts each service received per external request (whole run)", "", "attempts per external request")
+	var vals plotter.Values
+	var ymax float64
+	for _, sv := range svcs {
+		v := sv.AttemptsPerRequest
+		if math.IsNaN(v) {
+			v = 0
+		}
+		vals = append(vals, v)
+		ymax = max(ymax, v+sv.HalfWidth)
+	}
+	bars, err := plotter.NewBarChart(vals, vg.Centimeter*1.6)
+	if err != nil {
+		return nil, err
+	}
+	bars.Color = Blue
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	var names []string
+	var labels plotter.XYLabels
+	for i, sv := range svcs {
+		names = append(names, sv.Name)
+		labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: vals[i] + sv.HalfWidth})
+		txt := fmt.Sprintf("%.3g", vals[i])
+		if sv.HalfWidth > 0 {
+			txt = fmt.Sprintf("%.3g ± %.2g", vals[i], sv.HalfWidth)
+		}
+		labels.Labels = append(labels.Labels, txt)
+	}
+	lb, err := plotter.NewLabels(labels)
+	if err != nil {
+		return nil, err
+	}
+	for i := range lb.TextStyle {
+		lb.TextStyle[i].XAlign = -0.5
+		lb.TextStyle[i].YAlign = 0
+		lb.TextStyle[i].Font.Size = vg.Points(10)
+	}
+	p.Add(lb)
+	p.NominalX(names...)
+	SetYRange(p, niceMax(ymax)*1.08)
+	return Render(p, nil)
+}

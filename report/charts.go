@@ -1,0 +1,185 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/sweep"
+)
+
+var chartFiles = map[string]string{
+	"recovery_time_s":             "compare_recovery.png",
+	"peak_received_over_capacity": "compare_peak_load.png",
+	"amplification":               "compare_amplification.png",
+	"success_ratio":               "compare_success.png",
+	// The figures that separate policies where the peak does not.
+	"fault_load_over_effective_capacity": "compare_fault_load.png",
+	"time_above_capacity_s":              "compare_time_above_capacity.png",
+	"recovery_wasted_fraction":           "compare_recovery_waste.png",
+}
+
+// oneShotChartFiles replace them for a sweep of one-shot clients
+// (arrival process once) or of the occ row, which have no fault to
+// recover from and no capacity: the work done and the completion time.
+var oneShotChartFiles = map[string]string{
+	"backend_received": "compare_received.png",
+	"last_success_s":   "compare_completion.png",
+	"amplification":    "compare_amplification.png",
+	"success_ratio":    "compare_success.png",
+}
+
+// CompareInput is the input of plots.Compare for the points: per-interval
+// bands of received load, goodput and local drops over each point's runs,
+// and one figure per charted metric. name titles the charts and varied
+// names what differs between the points. The interval and the shared
+// faults and capacity are the first run's; each point also carries its
+// own faults, effective capacity and handshake work (chartPoint).
+func CompareInput(name, varied string, pts []sweep.PointData) plots.CompareInput {
+	in := plots.CompareInput{Name: name, Varied: varied} // no Varied (compare): the x axis says "run"
+	charts := chartFiles
+	if len(pts) > 0 && len(pts[0].Runs) > 0 {
+		first := pts[0].Runs[0]
+		sc := first.Doc.Scenario
+		in.Interval = first.Series.Interval
+		in.Capacity = sc.Capacity()
+		if !hasCapacity(sc) {
+			in.Capacity = 0 // the occ row, or dist: concurrency: no capacity line
+		}
+		if sc.Backend.Kind == scenario.BackendOCC || sc.Clients.Arrival.Process == scenario.ArrivalOnce {
+			charts = oneShotChartFiles
+		}
+		in.Seeds = len(pts[0].Runs)
+		in.Faults = ChartFaults(sc)
+	}
+	for _, pt := range pts {
+		in.Points = append(in.Points, plots.ComparePoint{
+			Label:    pt.Label,
+			Received: band(pt, in.Interval, func(r *metrics.Row) float64 { return float64(r.Received) }, true),
+			Goodput:  band(pt, in.Interval, func(r *metrics.Row) float64 { return float64(r.Succeeded) }, true),
+			Drops: band(pt, in.Interval, func(r *metrics.Row) float64 {
+				if r.Offered == 0 {
+					return math.NaN()
+				}
+				return 100 * float64(r.DropThrottle+r.DropNoConn+r.DropBreaker) / float64(r.Offered)
+			}, false),
+		})
+		chartPoint(&in.Points[len(in.Points)-1], pt, in.Interval)
+	}
+	for _, m := range Metrics {
+		file, ok := charts[m.Name]
+		if !ok {
+			continue
+		}
+		fig := plots.Figure{File: file, Title: m.Title, YLabel: m.YLabel, MissingText: m.Missing}
+		for _, pt := range pts {
+			s := m.Describe(pt)
+			fig.Values = append(fig.Values, plots.Estimate{Mean: s.Mean, Lo: s.Lo, Hi: s.Hi, N: s.N, Missing: len(pt.Runs) - s.N})
+		}
+		in.Figures = append(in.Figures, fig)
+	}
+	return in
+}
+
+// band is the mean and min–max over a point's runs of a per-interval value
+// (per second when rate is set).
+func band(pt sweep.PointData, interval int64, v func(*metrics.Row) float64, rate bool) plots.Band {
+	if len(pt.Runs) == 0 {
+		return plots.Band{}
+	}
+	n := len(pt.Runs[0].Series.Rows)
+	bd := plots.Band{Mean: make([]float64, n), Lo: make([]float64, n), Hi: make([]float64, n)}
+	sec := float64(interval) / 1e9
+	for j := 0; j < n; j++ {
+		var sum float64
+		cnt := 0
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range pt.Runs {
+			if j >= len(r.Series.Rows) {
+				continue
+			}
+			x := v(&r.Series.Rows[j])
+			if math.IsNaN(x) {
+				continue
+			}
+			if rate {
+				x /= sec
+			}
+			sum += x
+			cnt++
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		if cnt == 0 {
+			bd.Mean[j], bd.Lo[j], bd.Hi[j] = math.NaN(), math.NaN(), math.NaN()
+			continue
+		}
+		bd.Mean[j], bd.Lo[j], bd.Hi[j] = sum/float64(cnt), lo, hi
+	}
+	return bd
+}
+
+// RunInput is the input of plots.All for one run: its series, capacity,
+// recovery settings and the fault and spike windows, labelled.
+func RunInput(res *sim.Result) plots.Input {
+	sc := res.Scenario
+	in := plots.Input{
+		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.EntryBackend().Workers,
+		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
+		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
+		Contention: sc.Backend.Kind == scenario.BackendOCC,
+	}
+	if sc.Clients.Connection != nil {
+		in.Clients = sc.Clients.Count
+		if cc := sc.Backend.Connections.ConnectCost; cc > 0 {
+			in.ConnectCapacityRPS = float64(sc.Backend.Workers) / cc.Seconds()
+		}
+	}
+	if sc.EntryBackend().Service.Dist == scenario.ServiceConcurrency {
+		in.CapacityRPS = 0 // workers ÷ mean is not a capacity it has: no line
+	}
+	in.Faults = ChartFaults(sc)
+	return in
+}
+
+func faultLabel(f scenario.Fault) string {
+	switch f.Kind {
+	case scenario.FaultOutage:
+		return "outage (" + string(f.Mode) + ")"
+	case scenario.FaultCapacity:
+		return fmt.Sprintf("capacity %.0f%%", 100*f.Fraction)
+	case scenario.FaultDisconnect:
+		return fmt.Sprintf("disconnect %.0f%%", 100*f.Fraction)
+	}
+	return string(f.Kind)
+}
+
+// ServicesInput is the per-service chart input of a service-graph run
+// (nil for a run with one backend).
+func ServicesInput(res *sim.Result) []plots.ServiceInput {
+	sc := res.Scenario
+	if !sc.IsGraph() {
+		return nil
+	}
+	nodes := sc.Nodes()
+	var out []plots.ServiceInput
+	for i, sv := range res.Services {
+		nd := nodes[i].Backend
+		in := plots.ServiceInput{Name: sv.Name, Series: sv.Series, Workers: nd.Workers,
+			CapacityRPS: float64(nd.Workers) / nd.Service.Mean.Seconds(), AttemptsPerRequest: math.NaN(), Calls: len(nodes[i].Calls) > 0}
+		if a := sv.Summary.AttemptsPerRequest; a != nil {
+			in.AttemptsPerRequest = *a
+		}
+		for _, f := range sc.Faults {
+			label := faultLabel(f)
+			if j := sc.FaultService(f); j != i {
+				label += " at " + nodes[j].Name // shown on every panel, named where it is not this service's
+			}
+			in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: label, Outage: f.Kind == scenario.FaultOutage})
+		}
+		out = append(out, in)
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/sim/sweep"
+)
+
+// Comparison is what a sweep or `throttlesim compare` reports on: points,
+// each with its runs.
+type Comparison struct {
+	Name     string // titles the charts
+	Varied   string // what differs between the points ("" for compare)
+	Points   []sweep.PointData
+	Baseline int  // index of the point the others are paired with; -1: none
+	Paired   bool // replications share seeds (common random numbers)
+}
+
+// DrawFunc draws comparison charts; plots.Compare is one.
+type DrawFunc func(plots.CompareInput) ([]plots.Chart, error)
+
+// Files renders the comparison's files by name: sweep.csv, runs.csv,
+// paired.csv (with a baseline and paired replications) and the charts
+// that draw returns (none when draw is nil).
+func (c Comparison) Files(draw DrawFunc) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	var err error
+	if files["sweep.csv"], err = SweepCSV(c.Points); err != nil {
+		return nil, err
+	}
+	if files["runs.csv"], err = RunsCSV(c.Points); err != nil {
+		return nil, err
+	}
+	if c.Baseline >= 0 && c.Paired {
+		if files["paired.csv"], err = PairedCSV(c.Points, c.Baseline); err != nil {
+			return nil, err
+		}
+	}
+	if draw != nil {
+		charts, err := draw(CompareInput(c.Name, c.Varied, c.Points))
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range charts {
+			files[ch.File] = ch.PNG
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,204 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"html/template"
+	"strconv"
+
+	"github.com/throttlesim/throttlesim/sim/threshold"
+)
+
+// Page is the input of HTML: plain data, so that any command can make a
+// report and add its own sections.
+type Page struct {
+	Title string
+	Kind  string // "run", "sweep" or "compare": what the folder holds
+	Facts []Fact // short facts under the title: seed, duration, runs
+	// Summary is the summary table: one column per point (or run), one
+	// row per metric, each a mean with its 95% interval over the runs.
+	Summary Grid
+	// Verdicts are the threshold verdicts, per point.
+	Verdicts []PointVerdicts
+	// Paired are the differences from the baseline point (Paired); empty
+	// without a baseline.
+	Paired   []PairedRow
+	Charts   []Chart
+	Scenario []Text    // the scenario(s) as run, as YAML
+	Sections []Section // more sections, after the charts
+}
+
+// Fact is a name and a value shown under the title.
+type Fact struct{ Name, Value string }
+
+// PointVerdicts are the threshold verdicts of one point or run.
+type PointVerdicts struct {
+	Label    string
+	Verdicts []threshold.Verdict
+}
+
+// Chart is one chart, embedded in the page: a PNG (base64) or an SVG
+// document (inline).
+type Chart struct {
+	Title string
+	File  string // the file it also is in the results folder
+	PNG   []byte
+	SVG   []byte
+}
+
+// Text is a labelled block of preformatted text.
+type Text struct{ Label, Body string }
+
+// Section is a section added by a command: its HTML is trusted.
+type Section struct {
+	ID, Title string
+	HTML      template.HTML
+}
+
+// metricLabels name the metrics for people, with their units.
+var metricLabels = map[string]string{
+	"recovery_time_s":             "recovery time (s)",
+	"peak_received_over_capacity": "peak load ÷ capacity",
+	"amplification":               "amplification (attempts per request)",
+	"success_ratio":               "success ratio",
+	"local_drop_rate":             "dropped locally (ratio)",
+	"wasted_work_fraction":        "wasted work (fraction of worker time)",
+	"latency_p99_ms":              "p99 latency (ms)",
+	"last_success_s":              "last success (s from start)",
+	"backend_received":            "attempts received by the backend",
+	"connect_attempts":            "connect attempts",
+	"reconnected_all_s":           "all reconnected (s after the fault)",
+}
+
+type numView struct {
+	Text, Raw string
+}
+
+func view(p *float64) *numView {
+	if p == nil {
+		return nil
+	}
+	return &numView{Text: Num(*p), Raw: strconv.FormatFloat(*p, 'g', -1, 64)}
+}
+
+var funcs = template.FuncMap{
+	"label": func(m string) string {
+		if l, ok := metricLabels[m]; ok {
+			return l
+		}
+		return m
+	},
+	"num":     view,
+	"mark":    Mark,
+	"ok":      func(v threshold.Verdict) bool { return v.OK() },
+	"outcome": Outcome,
+	"img": func(c Chart) template.URL {
+		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG))
+	},
+	"svg": func(c Chart) template.HTML { return template.HTML(c.SVG) },
+	"est": func(r GridRow, m string) Estimate { return r.Metrics[m] },
+	"missing": func(m string) string {
+		if mt, ok := MetricByName(m); ok && mt.Missing != "" {
+			return mt.Missing
+		}
+		return "—"
+	},
+	"failed": func(pvs []PointVerdicts) int {
+		n := 0
+		for _, pv := range pvs {
+			n += Failed(pv.Verdicts)
+		}
+		return n
+	},
+	"total": func(pvs []PointVerdicts) int {
+		n := 0
+		for _, pv := range pvs {
+			n += len(pv.Verdicts)
+		}
+		return n
+	},
+	"anchor": func(i int) string { return "chart-" + strconv.Itoa(i) },
+}
+
+var page = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>{{.Title}} — throttlesim {{.Kind}} report</title>
+<style>
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 76rem; padding: 0 1.5rem 4rem; color: #1d1d1f; }
+nav { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ddd; padding: .5rem 0; }
+nav a { margin-right: 1.2rem; }
+h1 { margin: 1.2rem 0 .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #eee; }
+.facts { color: #555; margin: 0; } .facts span { margin-right: 1.4rem; }
+table { border-collapse: collapse; margin: .6rem 0; }
+th, td { border: 1px solid #ddd; padding: .25rem .55rem; vertical-align: top; }
+th { background: #f6f6f6; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.ci { display: block; color: #666; font-size: 85%; }
+.pass { color: #17803d; font-weight: 600; } .fail { color: #c62828; font-weight: 600; }
+.better { color: #17803d; } .worse { color: #c62828; }
+figure { margin: 1rem 0 2rem; } figure img, figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
+.top { font-size: 80%; font-weight: normal; margin-left: .6rem; }
+</style>
+</head>
+<body>
+<nav id="top"><a href="#summary">Summary</a>{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Paired}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
+<h1>{{.Title}}</h1>
+<p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
+{{if .Verdicts}}{{$f := failed .Verdicts}}<p>{{if $f}}<span class="fail">✗ {{$f}} of {{total .Verdicts}} thresholds failed</span>{{else}}<span class="pass">✓ all {{total .Verdicts}} thresholds passed</span>{{end}} — <a href="#thresholds">details</a></p>{{end}}
+
+<h2 id="summary">Summary<a class="top" href="#top">↑ top</a></h2>
+<p>{{if eq .Summary.Kind "sweep"}}Each figure is the mean over the point's runs, with its 95% confidence interval (Student's t) below it.{{else}}One run per column.{{end}} Ratios are ratios (0.5 is half), not percentages.{{if .Paired}} Differences from the baseline: <a href="#baseline">Against the baseline</a>.{{end}}</p>
+<table id="summary-table">
+<thead><tr><th>metric</th>{{range .Summary.Rows}}<th data-point="{{.Label}}">{{.Label}}</th>{{end}}</tr></thead>
+<tbody>
+<tr><th>runs</th>{{range .Summary.Rows}}<td class="num">{{.Runs}}</td>{{end}}</tr>
+<tr><th>recovered</th>{{range .Summary.Rows}}<td class="num">{{if .Applicable}}{{.Recovered}} of {{.Applicable}}{{else}}n/a (no fault){{end}}</td>{{end}}</tr>
+{{range $m := .Summary.Columns}}<tr><th data-metric="{{$m}}">{{label $m}}</th>{{range $r := $.Summary.Rows}}{{$e := est $r $m}}<td class="num">{{with num $e.Mean}}<span class="v" data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="mean" data-value="{{.Raw}}">{{.Text}}</span>{{else}}{{missing $m}}{{end}}{{if and $e.Lo $e.Hi}}<span class="ci">[<span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="lo" data-value="{{(num $e.Lo).Raw}}">{{(num $e.Lo).Text}}</span>, <span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="hi" data-value="{{(num $e.Hi).Raw}}">{{(num $e.Hi).Text}}</span>]</span>{{end}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+
+{{if .Verdicts}}<h2 id="thresholds">Thresholds<a class="top" href="#top">↑ top</a></h2>
+<p>A run without a value fails (a run that did not recover has no recovery time). A point passes when every one of its runs does. Exit code 99 says a threshold failed.</p>
+<table id="threshold-table">
+<thead><tr>{{if gt (len .Verdicts) 1}}<th>point</th>{{end}}<th></th><th>threshold</th><th>outcome</th></tr></thead>
+<tbody>{{range $pv := .Verdicts}}{{range .Verdicts}}<tr class="{{if ok .}}pass{{else}}fail{{end}}">{{if gt (len $.Verdicts) 1}}<td>{{$pv.Label}}</td>{{end}}<td>{{mark .}}</td><td><code>{{.Threshold}}</code></td><td>{{outcome .}}</td></tr>
+{{end}}{{end}}</tbody>
+</table>{{end}}
+
+{{if .Paired}}<h2 id="baseline">Against the baseline<a class="top" href="#top">↑ top</a></h2>
+{{if eq .Kind "compare"}}<p>Each run against the baseline <b>{{(index .Paired 0).Baseline}}</b>: the ratio of the two values and their difference (one run each, so no interval; a sweep gives intervals over seeds).</p>{{else}}<p>Each point against the baseline <b>{{(index .Paired 0).Baseline}}</b>: the ratio of the means, and the mean of the differences run by run (paired by seed under common random numbers) with its 95% interval.</p>{{end}}
+<table id="paired-table">
+<thead><tr><th>{{if eq .Kind "compare"}}run{{else}}point{{end}}</th><th>metric</th><th>baseline</th><th>{{if eq .Kind "compare"}}this run{{else}}this point{{end}}</th><th>ratio</th><th>difference</th><th></th></tr></thead>
+<tbody>{{range .Paired}}<tr><td>{{.Point}}</td><td>{{label .Metric}}</td><td class="num">{{with num .BaseMean}}{{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Mean}}{{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Ratio}}× {{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Diff.Mean}}{{.Text}}{{else}}—{{end}}{{if and .Diff.Lo .Diff.Hi}}<span class="ci">[{{(num .Diff.Lo).Text}}, {{(num .Diff.Hi).Text}}]</span>{{end}}</td><td class="{{.Verdict}}">{{.Verdict}}</td></tr>
+{{end}}</tbody>
+</table>{{end}}
+
+{{if .Charts}}<h2 id="charts">Charts<a class="top" href="#top">↑ top</a></h2>
+<p>{{range $i, $c := .Charts}}{{if $i}} · {{end}}<a href="#{{anchor $i}}">{{$c.Title}}</a>{{end}}</p>
+{{range $i, $c := .Charts}}<figure id="{{anchor $i}}">{{if $c.SVG}}{{svg $c}}{{else}}<img src="{{img $c}}" alt="{{$c.Title}}">{{end}}<figcaption>{{$c.Title}} ({{$c.File}}) <a href="#charts">↑ charts</a></figcaption></figure>
+{{end}}{{end}}
+
+{{range .Sections}}<h2 id="{{.ID}}">{{.Title}}<a class="top" href="#top">↑ top</a></h2>
+{{.HTML}}
+{{end}}
+<h2 id="scenario">Scenario as run<a class="top" href="#top">↑ top</a></h2>
+{{range .Scenario}}{{if .Label}}<h3>{{.Label}}</h3>{{end}}<pre>{{.Body}}</pre>
+{{end}}
+</body>
+</html>
+`))
+
+// HTML renders the page as one self-contained HTML file: styles inline,
+// charts embedded, no scripts, nothing fetched.
+func HTML(p Page) ([]byte, error) {
+	var b bytes.Buffer
+	if err := page.Execute(&b, p); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

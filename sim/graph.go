@@ -1,0 +1,331 @@
+package sim
+
+import (
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// A service graph (scenario.Services): several pools, the calls between
+// them and the frames that wait for calls. A call a service makes is a
+// request like an external client's, on an edge with its own policy
+// stack (one instance per edge: the calling service is one client), so
+// retries, budgets, breakers and throttles at every hop run the same code
+// as the clients'. A scenario with only a backend is a one-node graph and
+// takes none of these paths.
+
+// edge is one call a service makes while serving a request.
+type edge struct {
+	from, to    uint16
+	probability float64
+	pol         cpol
+	seq         uint32 // calls made: the ordinal that names a call's draws
+}
+
+// route is one forwarding edge.
+type route struct {
+	to uint16
+	p  float64
+}
+
+// frame is a request being served by a service while its calls are
+// outstanding.
+type frame struct {
+	svc       uint16
+	w         uint32 // the worker held (blocking), or noWorker
+	wgen      uint32
+	slot, tok uint32 // the attempt being served
+	client    uint32 // its root client (for group attribution)
+	ord       uint32 // names the call draws: the served attempt's ordinal
+	attempt   uint8
+	pedge     uint16 // the served attempt's edge (0: an external request)
+	dl        int64  // the deadline the attempt carried (0: none)
+	start     int64  // when the worker started (blocking)
+	group     uint8
+	next      uint16 // sequential: the next call to consider
+	open      uint16 // calls made and not finished
+	total     uint16 // calls made (parallel)
+	ok, fail  uint16
+	need      uint16
+	issuing   bool
+	done      bool
+	dead      bool // its service crashed: the result goes nowhere
+}
+
+const noWorker = ^uint32(0)
+
+// initGraph builds the services, edges and routes of a graph scenario.
+// Service e is the entry (the clients' target); its series is the fleet's.
+func (m *model) initGraph(sc *scenario.Scenario) error {
+	nodes := sc.Nodes()
+	entry := sc.EntryIndex()
+	m.svcs = make([]pool, len(nodes))
+	for i, nd := range nodes {
+		b := &m.svcs[i]
+		ser := m.mt.ser
+		if i != entry {
+			ser = metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals())
+		}
+		b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser)
+		b.idx, b.fleet, b.name = uint16(i), i == entry, nd.Name
+		b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
+		for _, c := range nd.Calls {
+			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()})
+			if err != nil {
+				return err
+			}
+			p.propagate = nd.PropagateDeadline
+			p.margin = int64(nd.DeadlineMargin)
+			b.calls = append(b.calls, uint16(len(m.edges)))
+			m.edges = append(m.edges, edge{from: uint16(i), to: uint16(sc.ServiceIndex(c.To)), probability: c.Probability, pol: p})
+		}
+		for _, r := range nd.Forward {
+			b.fwd = append(b.fwd, route{to: uint16(sc.ServiceIndex(r.To)), p: r.Probability})
+		}
+	}
+	m.be = &m.svcs[entry]
+	return nil
+}
+
+// called records the latency of a call to b that succeeded.
+func (b *pool) called(lat int64) {
+	b.hist.Add(lat)
+	b.latSum += float64(lat)
+	b.latN++
+}
+
+// startCalls begins the calls of the attempt worker w of b has just done
+// the local work of. It reports whether the worker stays busy waiting
+// for them (blocking); otherwise the caller frees it.
+func (m *model) startCalls(b *pool, now int64, w uint32) bool {
+	wk := &b.workers[w]
+	r := &m.cl.reqs[wk.slot]
+	fi := m.newFrame()
+	f := &m.frames[fi]
+	*f = frame{svc: b.idx, w: noWorker, slot: wk.slot, tok: wk.token, client: r.client, ord: r.ord, attempt: r.attempt, pedge: r.edge,
+		dl: wk.dl, start: wk.start, group: wk.group}
+	if b.blocking {
+		f.w, f.wgen = w, wk.gen
+		wk.kind, wk.frame = wkWait, fi
+	} else {
+		b.ser.AddUseful(wk.start, now) // the local work; the caller still waits
+		if g := m.bgser(b, wk.group); g != nil {
+			g.AddUseful(wk.start, now)
+		}
+	}
+	if !b.parallel {
+		m.nextCall(now, fi)
+	} else {
+		f.issuing = true
+		for i, e := range b.calls {
+			if m.takeCall(fi, i, e) {
+				m.frames[fi].total++
+				m.frames[fi].open++
+				m.call(now, fi, e)
+			}
+		}
+		f = &m.frames[fi]
+		f.issuing = false
+		switch b.join {
+		case scenario.JoinAny:
+			f.need = min(1, f.total)
+		case scenario.JoinFirst:
+			f.need = min(uint16(b.joinK), f.total)
+		default:
+			f.need = f.total
+		}
+		m.checkJoin(now, fi)
+	}
+	return b.blocking
+}
+
+// takeCall draws whether call i (edge e) of frame fi is made.
+func (m *model) takeCall(fi uint32, i int, e uint16) bool {
+	p := m.edges[e].probability
+	if p >= 1 {
+		return true
+	}
+	f := &m.frames[fi]
+	key := m.src.Key(rng.Route, uint64(f.pedge)<<40|uint64(f.client))
+	return rng.Float64(key, drawIndex(f.ord, f.attempt)<<8|uint64(i)) < p
+}
+
+func (m *model) newFrame() uint32 {
+	if n := len(m.freeFrames); n > 0 {
+		fi := m.freeFrames[n-1]
+		m.freeFrames = m.freeFrames[:n-1]
+		return fi
+	}
+	m.frames = append(m.frames, frame{})
+	return uint32(len(m.frames) - 1)
+}
+
+// nextCall makes the next call of a sequential frame that its draw takes,
+// or finishes the frame when none is left.
+func (m *model) nextCall(now int64, fi uint32) {
+	f := &m.frames[fi]
+	b := &m.svcs[f.svc]
+	for int(f.next) < len(b.calls) {
+		i := int(f.next)
+		f.next++
+		e := b.calls[i]
+		if m.takeCall(fi, i, e) {
+			f.open++
+			m.call(now, fi, e)
+			return
+		}
+	}
+	m.finishFrame(now, fi, true)
+}
+
+// call makes one call on edge e for frame fi: a new request of the edge's
+// policy stack.
+func (m *model) call(now int64, fi uint32, e uint16) {
+	ed := &m.edges[e]
+	f := &m.frames[fi]
+	cl := &m.cl
+	slot := cl.alloc()
+	r := &cl.reqs[slot]
+	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, f.client, ed.seq, 0, 0, 0
+	r.edge, r.frame, r.dl = e+1, fi, 0
+	ed.seq++
+	p := &ed.pol
+	if p.deadline > 0 {
+		r.dl = sat(now, p.deadline)
+	}
+	if p.propagate && f.dl > 0 {
+		if d := f.dl - p.margin; r.dl == 0 || d < r.dl {
+			r.dl = d
+		}
+	}
+	m.countR(now, r, offered)
+	if r.dl > 0 && r.dl <= now {
+		// No time left: fail at once, without sending.
+		m.countR(now, r, failed)
+		m.drop(now, slot, deadlineExceeded)
+		return
+	}
+	if p.budget != nil {
+		p.budget.OnRequest(0, now)
+	}
+	if r.dl > 0 {
+		m.q.Schedule(m.after(now, r.dl-now), evDeadline, slot, r.gen)
+	}
+	m.attempt(now, slot)
+}
+
+// childDone is a call of frame fi ending, with success or not.
+func (m *model) childDone(now int64, fi uint32, ok bool) {
+	f := &m.frames[fi]
+	f.open--
+	if f.done {
+		if f.open == 0 {
+			m.freeFrames = append(m.freeFrames, fi)
+		}
+		return
+	}
+	if ok {
+		f.ok++
+	} else {
+		f.fail++
+	}
+	if !m.svcs[f.svc].parallel {
+		if !ok {
+			m.finishFrame(now, fi, false)
+			return
+		}
+		m.nextCall(now, fi)
+		return
+	}
+	if !f.issuing {
+		m.checkJoin(now, fi)
+	}
+}
+
+// checkJoin finishes a parallel frame once its join is decided.
+func (m *model) checkJoin(now int64, fi uint32) {
+	f := &m.frames[fi]
+	switch {
+	case f.ok >= f.need:
+		m.finishFrame(now, fi, true)
+	case f.fail > f.total-f.need:
+		m.finishFrame(now, fi, false)
+	}
+}
+
+// finishFrame answers the attempt frame fi served (success when its calls
+// succeeded, else an error) and frees its worker when it holds one.
+func (m *model) finishFrame(now int64, fi uint32, ok bool) {
+	f := &m.frames[fi]
+	f.done = true
+	if !f.dead {
+		b := &m.svcs[f.svc]
+		out := outError
+		if ok {
+			out = outOK
+		}
+		if f.w != noWorker {
+			waiting := m.waiting(f.slot, f.tok)
+			if waiting && ok {
+				b.ser.AddUseful(f.start, now)
+			} else {
+				b.ser.AddWasted(f.start, now)
+			}
+			if g := m.bgser(b, f.group); g != nil {
+				if waiting && ok {
+					g.AddUseful(f.start, now)
+				} else {
+					g.AddWasted(f.start, now)
+				}
+			}
+		}
+		if !ok {
+			m.brow(b, now).Errors++
+		}
+		w, wgen, slot, tok := f.w, f.wgen, f.slot, f.tok
+		if f.open == 0 {
+			m.freeFrames = append(m.freeFrames, fi)
+		}
+		m.answer(now, slot, tok, out, 0)
+		if w != noWorker && b.workers[w].gen == wgen && b.workers[w].kind == wkWait {
+			m.dispatch(b, now, w)
+		}
+		return
+	}
+	if f.open == 0 {
+		m.freeFrames = append(m.freeFrames, fi)
+	}
+}
+
+// killFrames: an outage of b loses every request b is waiting on calls
+// for. Blocking frames' attempts were lost with their workers; the others
+// are lost here.
+func (m *model) killFrames(b *pool, now int64) {
+	for fi := range m.frames {
+		f := &m.frames[fi]
+		if f.svc != b.idx || f.done || f.dead {
+			continue
+		}
+		f.dead = true
+		if f.w == noWorker {
+			m.lost(b, now, f.slot, f.tok, f.group)
+		}
+	}
+}
+
+// forward hands the attempt worker wk of b has served on to the next
+// service its routing draw picks; false when it leaves the system.
+func (m *model) forward(b *pool, now int64, wk *worker) bool {
+	r := &m.cl.reqs[wk.slot]
+	u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<39), drawIndex(r.ord, r.attempt)<<8|uint64(wk.hop))
+	for _, rt := range b.fwd {
+		if u < rt.p {
+			to := &m.svcs[rt.to]
+			hop := wk.hop + 1
+			m.accept(to, now, wk.slot, wk.token, m.serviceTime(to, r, hop), wk.group, wk.dl, hop)
+			return true
+		}
+		u -= rt.p
+	}
+	return false
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"github.com/throttlesim/throttlesim/sim/metrics"
+)
+
+// ServiceResult is one service's share of a service-graph run.
+type ServiceResult struct {
+	Name string
+	// Series holds the service's rows: what its callers did (offered is
+	// the calls made to it, attempts, retries, succeeded, failed, local
+	// drops) and what it did (received, accepted, rejected, served, worker
+	// time, queue). The entry service's series is the run's Series, whose
+	// caller-side counts are the external clients'.
+	Series  *metrics.Series
+	Summary ServiceSummary
+}
+
+// ServiceSummary is a service's headline figures (summary.json services).
+type ServiceSummary struct {
+	Name    string `json:"name"`
+	Workers int    `json:"workers"`
+	// Calls is the requests its callers made to it (for the entry service,
+	// the external clients' requests); Attempts the attempts they sent.
+	Calls            int64 `json:"calls"`
+	Attempts         int64 `json:"attempts"`
+	Succeeded        int64 `json:"succeeded"`
+	Failed           int64 `json:"failed"`
+	DropThrottle     int64 `json:"dropped_throttle"`
+	DropBreaker      int64 `json:"dropped_breaker"`
+	DeadlineExceeded int64 `json:"deadline_exceeded"`
+	BudgetRefused    int64 `json:"budget_refused"`
+	Received         int64 `json:"received"`
+	Accepted         int64 `json:"accepted"`
+	// Rejected includes queue timeouts.
+	Rejected        int64 `json:"rejected"`
+	Unanswered      int64 `json:"unanswered"`
+	Served          int64 `json:"served"`
+	Errors          int64 `json:"errors"`
+	DeadlineDropped int64 `json:"deadline_dropped"`
+	FailedOutage    int64 `json:"failed_outage"`
+	LostOutage      int64 `json:"lost_outage"`
+	TimedOut        int64 `json:"timed_out"`
+	// AttemptsPerRequest is attempts received per external request: the
+	// amplification at this tier.
+	AttemptsPerRequest *float64 `json:"attempts_per_request"`
+	SuccessRatio       *float64 `json:"success_ratio"`
+	WastedWorkFraction *float64 `json:"wasted_work_fraction"`
+	Utilisation        *float64 `json:"utilisation"`
+	// MeanInSystem is the time-mean number of requests queued or holding
+	// a worker; MeanQueueLen the queued ones.
+	MeanInSystem  *float64 `json:"mean_in_system"`
+	MeanQueueLen  *float64 `json:"mean_queue_len"`
+	LatencyP50MS  *float64 `json:"latency_p50_ms"`
+	LatencyP99MS  *float64 `json:"latency_p99_ms"`
+	LatencyMeanMS *float64 `json:"latency_mean_ms"`
+	// PeakReceivedOverCapacity is the highest per-interval arrival rate of
+	// attempts over workers / mean service time (local work only).
+	PeakReceivedOverCapacity *float64         `json:"peak_received_over_capacity"`
+	Recovery                 metrics.Recovery `json:"recovery"`
+}
+
+// services summarises every service of a graph run (nil otherwise).
+// offered is the external requests; stop where the run stopped.
+func (m *model) services(offered int64, stop int64) []ServiceResult {
+	if !m.sc.IsGraph() {
+		return nil
+	}
+	nodes := m.sc.Nodes()
+	var out []ServiceResult
+	for i := range m.svcs {
+		b := &m.svcs[i]
+		if len(b.ser.Rows) > len(m.mt.ser.Rows) {
+			b.ser.Rows = b.ser.Rows[:len(m.mt.ser.Rows)]
+		}
+		nd := nodes[i].Backend
+		p := m.params()
+		p.Workers = int64(nd.Workers)
+		p.CapacityRPS = float64(nd.Workers) / (float64(nd.Service.Mean) / 1e9)
+		p.Connections = false
+		hist, latSum, latN := &b.hist, b.latSum, b.latN
+		if b.fleet {
+			hist, latSum, latN = &m.mt.all, m.mt.latSum, m.mt.latN
+		}
+		s := metrics.Summarise(b.ser, p, hist, b.waitSum, b.waitN)
+		t := b.ser.Totals()
+		sum := ServiceSummary{
+			Name: b.name, Workers: nd.Workers,
+			Calls: t.Offered, Attempts: t.Attempts, Succeeded: t.Succeeded, Failed: t.Failed,
+			DropThrottle: t.DropThrottle, DropBreaker: t.DropBreaker, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused,
+			Received: t.Received, Accepted: t.Accepted, Rejected: t.Rejected + t.QueueTimeouts, Unanswered: t.Unanswered,
+			Served: t.Served, Errors: t.Errors, DeadlineDropped: t.DeadlineDropped,
+			FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut,
+			AttemptsPerRequest:       metrics.Ratio(t.Received, offered),
+			SuccessRatio:             metrics.Ratio(t.Succeeded, t.Offered),
+			WastedWorkFraction:       s.WastedWorkFraction,
+			Utilisation:              s.Utilisation,
+			LatencyP50MS:             s.LatencyP50MS,
+			LatencyP99MS:             s.LatencyP99MS,
+			PeakReceivedOverCapacity: s.PeakReceivedOverCapacity,
+			Recovery:                 s.Recovery,
+		}
+		if stop > 0 {
+			T := float64(stop)
+			q := float64(t.QueueAreaNS) / T
+			sum.MeanQueueLen = &q
+			n := (float64(t.QueueAreaNS) + float64(t.UsefulNS) + float64(t.WastedNS)) / T
+			sum.MeanInSystem = &n
+		}
+		if latN > 0 {
+			v := latSum / float64(latN) / 1e6
+			sum.LatencyMeanMS = &v
+		}
+		out = append(out, ServiceResult{Name: b.name, Series: b.ser, Summary: sum})
+	}
+	return out
+}
