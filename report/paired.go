@@ -20,6 +20,11 @@ var better = map[string]int{
 	"last_success_s":              -1,
 	"connect_attempts":            -1,
 	"reconnected_all_s":           -1,
+	// Pushing less than the capacity left, for less time, and wasting
+	// less of it while recovering.
+	"fault_load_over_effective_capacity": -1,
+	"time_above_capacity_s":              -1,
+	"recovery_wasted_fraction":           -1,
 }
 
 // PairedRow is one metric of one point against the baseline point.
