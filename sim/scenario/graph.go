@@ -91,7 +91,7 @@ const (
 func (Join) Names() []string { return []string{"all", "any", "first"} }
 
 func (s *Node) setDefaults() {
-	*s = Node{Backend: Default().Backend, Blocking: true, CallMode: CallSequential, Join: JoinAll, JoinK: 1}
+	*s = Node{Backend: Default().Backend, Blocking: true, Calls: []Call{}, CallMode: CallSequential, Join: JoinAll, JoinK: 1, Forward: []Route{}}
 }
 
 func (c *Call) setDefaults() { *c = Call{Probability: 1, Timeout: Duration(time.Second)} }
