@@ -68,7 +68,7 @@ func ServicesLoad(name string, svcs []ServiceInput) ([]byte, error) {
 		l := NewLegend()
 		series := []stepSeries{
 			{"received", Blue, nil, func(r *metrics.Row) float64 { return float64(r.Received+r.FailedOutage) / sec }},
-			{"served", Sky, []vg.Length{vg.Points(4), vg.Points(2)}, func(r *metrics.Row) float64 { return float64(r.Served) / sec }},
+			{"served", Sky, nil, func(r *metrics.Row) float64 { return float64(r.Served) / sec }},
 			{"succeeded (callers)", Green, nil, func(r *metrics.Row) float64 { return float64(r.Succeeded) / sec }},
 			{"rejected", Vermillion, nil, func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts+r.Unanswered) / sec }},
 		}
