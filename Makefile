@@ -174,7 +174,7 @@ experiment-policies: build ## one scenario per policy family on the same outage 
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
 	@echo "updated $(POL_DOC).md"
 
-VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook
+VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg
 
 .PHONY: validate
 validate: ## check the simulator against theory and write docs/validation.md
@@ -264,3 +264,21 @@ experiment-tutorial: build ## the tutorial's commands, from its own scenario blo
 	cd $(TUT_OUT) && ../../$(BIN) sweep first.yaml --vary 'clients.retry.budget=null,{kind: sre}' --vary clients.retry.max_attempts=2,4 --seeds 5
 	@cp $(TUT_OUT)/results/first-compare/compare_server_load.png $(TUT_OUT)/results/first-compare/compare_goodput.png $(TUT_DOC)/
 	@echo "the outputs above are the ones docs/tutorial.md shows (events/s and wall times vary); copied its charts"
+
+CASCADE_DOC := docs/experiments/cascade
+CASCADE_OUT := results/experiments/cascade
+
+.PHONY: experiment-cascade
+experiments: experiment-cascade
+experiment-cascade: build ## the SRE book's three-layer chain with real capacity: retries, budgets, deadlines (docs/experiments/cascade.md)
+	@mkdir -p $(CASCADE_DOC) $(CASCADE_OUT)
+	$(GO) test ./sim -count=1 -run 'TestCascadeExperiment' -args -cascade $(CURDIR)/$(CASCADE_OUT)/table.md
+	$(call splice,$(CASCADE_DOC).md,$(CASCADE_OUT)/table.md,table)
+	./$(BIN) run -q scenarios/cascade.yaml --out $(CASCADE_OUT)/naive
+	./$(BIN) run -q scenarios/cascade.yaml --out $(CASCADE_OUT)/budget \
+		--set 'clients.retry.budget={kind: sre}' --set 'services.frontend.calls.0.retry.budget={kind: sre}' --set 'services.backend.calls.0.retry.budget={kind: sre}'
+	./$(BIN) run -q scenarios/cascade.yaml --out $(CASCADE_OUT)/deadline \
+		--set clients.propagate_deadline=true --set services.frontend.propagate_deadline=true --set services.backend.propagate_deadline=true
+	@for v in naive budget deadline; do cp $(CASCADE_OUT)/$$v/services_load.png $(CASCADE_DOC)/$$v-services.png; done
+	cp $(CASCADE_OUT)/naive/amplification.png $(CASCADE_DOC)/naive-amplification.png
+	@echo "updated $(CASCADE_DOC).md and its figures"

@@ -68,7 +68,7 @@ func ServicesLoad(name string, svcs []ServiceInput) ([]byte, error) {
 		l := NewLegend()
 		series := []stepSeries{
 			{name: "received", c: Blue, f: func(r *metrics.Row) float64 { return float64(r.Received+r.FailedOutage) / sec }},
-			{name: "served", c: Sky, dashes: []vg.Length{vg.Points(4), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.Served) / sec }},
+			{name: "served", c: Sky, f: func(r *metrics.Row) float64 { return float64(r.Served) / sec }},
 			{name: "succeeded (callers)", c: Green, f: func(r *metrics.Row) float64 { return float64(r.Succeeded) / sec }},
 			{name: "rejected", c: Vermillion, f: func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts+r.Unanswered) / sec }},
 		}

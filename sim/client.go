@@ -52,7 +52,12 @@ type request struct {
 	phase  uint8
 	// In a service graph: the edge of a call a service makes (0: an
 	// external client's request), and the frame waiting for it.
-	edge   uint16
+	edge uint16
+	// Hedging: h1 is the attempt number of the first copy while a hedge
+	// (attempt) is also in flight, 0 otherwise; hlive says which of the
+	// two are still awaited (1: the first, 2: the hedge).
+	h1     uint8
+	hlive  uint8
 	ansVal int64
 	dl     int64  // absolute deadline (0: none), unclamped
 	frame  uint32 // the caller's frame (edge != 0)
@@ -139,7 +144,7 @@ func (m *model) onArrival(now int64, c uint32) {
 	m.count(now, c, offered)
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
-	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge, r.edge, r.dl = now, 0, c, n, 0, 0, 0, 0, 0
+	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge, r.edge, r.dl, r.h1 = now, 0, c, n, 0, 0, 0, 0, 0, 0
 	p := cl.pol(c)
 	if p.budget != nil {
 		p.budget.OnRequest(int((c-p.start)/p.budgetGroup), now)
@@ -283,10 +288,22 @@ func (m *model) send(now int64, slot uint32) {
 	if to := pl.timeout; to > 0 && m.waiting(slot, tok) {
 		m.q.Schedule(m.after(now, to), evTimeout, slot, tok)
 	}
+	if pl.hedge != nil && r.attempt == 1 && m.waiting(slot, tok) {
+		m.q.Schedule(m.after(now, pl.hedge.after()), evHedge, slot, tok)
+	}
 }
 
-// outcome handles the answer (or timeout) of the current attempt of slot.
-func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
+// hedge sends a copy of request slot's first attempt, still unanswered.
+func (m *model) hedge(now int64, slot uint32) {
+	r := &m.cl.reqs[slot]
+	r.h1, r.hlive = r.attempt, 3
+	r.attempt++
+	m.countR(now, r, hedges)
+	m.send(now, slot)
+}
+
+// outcome handles the answer (or timeout) tok of request slot.
+func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64) {
 	r := &m.cl.reqs[slot]
 	pl, local := m.polOf(r)
 	if pl.throttle != nil && pl.acceptMask&(1<<out) != 0 {
@@ -301,6 +318,34 @@ func (m *model) outcome(now int64, slot uint32, out uint8, retryAfter int64) {
 		pl.budget.OnResult(int(local/pl.budgetGroup), now, out == outOK, r.charge)
 	}
 	m.breakerResult(now, r, out)
+	if pl.hedge != nil && out == outOK && (r.attempt == 1 || r.h1 == 1) {
+		// The latency of a request answered on its first try, hedged or
+		// not: with a hedge at its p95, the p95 of this latency is the
+		// hedge delay itself (the hedge changes only the tail beyond it),
+		// so the estimate settles where it should.
+		pl.hedge.lat.Add(now - r.arrival)
+	}
+	if r.h1 != 0 { // a hedge and the first copy are both out
+		if out != outOK {
+			if tok == r.token() {
+				r.hlive &^= 2
+			} else {
+				r.hlive &^= 1
+			}
+			if r.hlive != 0 {
+				return // the other copy may still succeed
+			}
+		} else if pl.hedge.cancel {
+			loser := r.gen<<8 | uint32(r.h1)
+			if tok != r.token() {
+				loser = r.token()
+			}
+			if r.hlive == 3 {
+				m.cancelled[uint64(slot)<<32|uint64(loser)] = struct{}{}
+			}
+		}
+		r.h1 = 0
+	}
 	if out == outOK {
 		m.countR(now, r, succeeded)
 		if r.edge == 0 {
@@ -380,5 +425,11 @@ func (m *model) breakerResult(now int64, r *request, out uint8) {
 // waiting reports whether the client still waits for this attempt.
 func (m *model) waiting(slot, token uint32) bool {
 	r := &m.cl.reqs[slot]
-	return r.state == stInFlight && r.token() == token
+	if r.state != stInFlight {
+		return false
+	}
+	if r.h1 == 0 {
+		return r.token() == token
+	}
+	return (token == r.token() && r.hlive&2 != 0) || (token == r.gen<<8|uint32(r.h1) && r.hlive&1 != 0)
 }

@@ -187,7 +187,7 @@ func (m *model) call(now int64, fi uint32, e uint16) {
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
 	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, f.client, ed.seq, 0, 0, 0
-	r.edge, r.frame, r.dl = e+1, fi, 0
+	r.edge, r.frame, r.dl, r.h1 = e+1, fi, 0, 0
 	ed.seq++
 	p := &ed.pol
 	if p.deadline > 0 {

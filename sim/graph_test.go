@@ -62,6 +62,8 @@ func TestGraphRetryAmplificationIsExact(t *testing.T) {
 			}
 			got := float64(bottom.Attempts) / float64(res.Summary.Offered)
 			want := math.Pow(float64(tc.retries+1), float64(tc.hops))
+			record(fmt.Sprintf("service graph, %d retries at each of %d hops, bottom down: attempts at the bottom per request", tc.retries, tc.hops),
+				fmt.Sprintf("%g ((r+1)^L)", want), fmt.Sprintf("%g", got), "exact", got == want)
 			if got != want {
 				t.Errorf("attempts at the bottom per request: got %v, want %v", got, want)
 			}
@@ -138,6 +140,7 @@ func TestJacksonNetwork(t *testing.T) {
 	check := func(name string, xs []float64, want float64) {
 		mean, se := meanSE(xs)
 		t.Logf("%s: %.4f ± %.4f (SE), theory %.6f", name, mean, se, want)
+		record("open Jackson network (feedback edge): "+name, fmt.Sprintf("%.6f", want), fmt.Sprintf("%.4f ± %.4f (1 SE, %d runs)", mean, se, len(xs)), "4 SE", math.Abs(mean-want) <= 4*se)
 		if math.Abs(mean-want) > 4*se {
 			t.Errorf("%s: got %.4f ± %.4f, theory %.6f is %.1f SE away", name, mean, se, want, math.Abs(mean-want)/se)
 		}

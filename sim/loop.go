@@ -11,6 +11,7 @@ var eventNames = [...]string{
 	evFaultStart: "fault-start", evFaultEnd: "fault-end", evConnect: "connect", evConnectTimeout: "connect-timeout",
 	evDeadline: "deadline", evSend: "send", evArrive: "arrive", evAnswer: "answer",
 	evConnArrive: "connect-arrive", evConnOK: "connect-ok", evConnRefused: "connect-refused",
+	evHedge: "hedge",
 }
 
 // checkEvery is how many events pass between two looks at the context and
@@ -51,10 +52,13 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 				m.send(e.At, e.ID)
 			}
 		case evTimeout:
-			r := &m.cl.reqs[e.ID]
-			if r.state == stInFlight && r.token() == e.Aux {
-				m.count(e.At, r.client, timedOut)
-				m.outcome(e.At, e.ID, outTimeout, 0)
+			if m.waiting(e.ID, e.Aux) {
+				m.countR(e.At, &m.cl.reqs[e.ID], timedOut)
+				m.outcome(e.At, e.ID, e.Aux, outTimeout, 0)
+			}
+		case evHedge:
+			if r := &m.cl.reqs[e.ID]; r.h1 == 0 && m.waiting(e.ID, e.Aux) {
+				m.hedge(e.At, e.ID)
 			}
 		case evWorkerDone:
 			m.onWorkerDone(e.At, e.ID, e.Aux)

@@ -153,6 +153,7 @@ func paced(r *metrics.Row) *int64            { return &r.Paced }
 func budgetRefused(r *metrics.Row) *int64    { return &r.BudgetRefused }
 func deadlineExceeded(r *metrics.Row) *int64 { return &r.DeadlineExceeded }
 func timedOut(r *metrics.Row) *int64         { return &r.TimedOut }
+func hedges(r *metrics.Row) *int64           { return &r.Hedges }
 
 // closeRows records the end-of-interval samples of every row that ends at
 // or before t.

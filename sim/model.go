@@ -37,6 +37,10 @@ type model struct {
 	edges      []edge
 	frames     []frame
 	freeFrames []uint32
+
+	// hedged copies that lost and are to be dropped from the queue they
+	// wait in, by slot<<32 | token
+	cancelled map[uint64]struct{}
 }
 
 // Event kinds.
@@ -56,6 +60,7 @@ const (
 	evConnArrive                      // ID client, Aux connection sequence: a handshake reaches the backend over the network
 	evConnOK                          // ID client, Aux connection sequence: the backend's "connected" reaches the client
 	evConnRefused                     // ID client, Aux connection sequence: the backend's refusal reaches the client
+	evHedge                           // ID slot, Aux token: send a hedged copy of the first attempt if it is still unanswered
 )
 
 // Attempt outcomes as the client sees them.
@@ -87,7 +92,7 @@ func outcomeMask(names []string) uint8 {
 const dontRetry = -1
 
 func newModel(sc *scenario.Scenario, seed uint64) (*model, error) {
-	m := &model{sc: sc, src: rng.New(seed), end: int64(sc.Duration)}
+	m := &model{sc: sc, src: rng.New(seed), end: int64(sc.Duration), cancelled: map[uint64]struct{}{}}
 	n := sc.Clients.Count
 	m.q = engine.NewQueue(n + 1024)
 	if err := m.cl.init(sc); err != nil {

@@ -94,8 +94,11 @@ func (m *model) answer(now int64, slot, tok uint32, out uint8, val int64) {
 	if !m.waiting(slot, tok) {
 		return
 	}
+	if len(m.cancelled) > 0 {
+		delete(m.cancelled, uint64(slot)<<32|uint64(tok))
+	}
 	if !m.net.on {
-		m.outcome(now, slot, out, val)
+		m.outcome(now, slot, tok, out, val)
 		return
 	}
 	r := &m.cl.reqs[slot]
@@ -112,5 +115,5 @@ func (m *model) delivered(now int64, slot uint32) {
 		m.post(now, slot, r.token(), r.ansVal, true)
 		return
 	}
-	m.outcome(now, slot, r.ansOut, r.ansVal)
+	m.outcome(now, slot, r.token(), r.ansOut, r.ansVal)
 }

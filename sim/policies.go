@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 
+	"github.com/throttlesim/throttlesim/sim/metrics"
+
 	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -38,6 +40,32 @@ type cpol struct {
 	limiterMask  uint8 // outcomes that count as throttles
 	propagate    bool  // attempts carry their deadline (service graphs)
 	margin       int64 // subtracted from a propagated deadline
+	hedge        *hedger
+}
+
+// hedger is a policy stack's hedging: its delay, fixed or the observed
+// quantile of first-attempt latency.
+type hedger struct {
+	delay      int64
+	quantile   float64
+	minSamples uint64
+	cancel     bool
+	lat        metrics.Histogram
+	seen       uint64 // samples when delay was last recomputed
+}
+
+// after is the delay before a hedge.
+func (h *hedger) after() int64 {
+	if h.quantile > 0 && h.lat.Count() >= h.minSamples {
+		if n := h.lat.Count(); n >= h.seen+64 || h.seen < h.minSamples {
+			// Recomputed every 64 samples: a histogram quantile is a scan.
+			if v, ok := h.lat.Quantile(h.quantile); ok {
+				h.delay = int64(v)
+			}
+			h.seen = n
+		}
+	}
+	return h.delay
 }
 
 // buildStack builds the request-policy stack of group g.
@@ -92,6 +120,9 @@ func buildStack(g scenario.GroupSpec) (cpol, error) {
 		}
 		p.breaker = bs
 		p.breakerMask = outcomeMask(br.FailureOutcomes)
+	}
+	if h := pp.Hedge; h != nil {
+		p.hedge = &hedger{delay: int64(h.Delay), quantile: h.Quantile, minSamples: uint64(h.MinSamples), cancel: h.CancelLoser}
 	}
 	if rl := pp.RateLimiter; rl != nil {
 		cfg := rl.AdaptiveConfig()

@@ -385,6 +385,14 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			}
 			continue
 		}
+		if len(m.cancelled) > 0 {
+			if _, ok := m.cancelled[uint64(j.slot)<<32|uint64(j.token)]; ok {
+				// A hedged copy whose twin has already succeeded.
+				delete(m.cancelled, uint64(j.slot)<<32|uint64(j.token))
+				m.brow(b, now).Cancelled++
+				continue
+			}
+		}
 		if j.dl > 0 && now >= j.dl {
 			// Its caller's deadline has passed: nobody waits for the
 			// answer, and the service knows it.

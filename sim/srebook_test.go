@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"github.com/throttlesim/throttlesim/sim/layers"
+	"github.com/throttlesim/throttlesim/internal/layers"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 

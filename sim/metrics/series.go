@@ -32,6 +32,7 @@ type Row struct {
 	Cancelled     int64 // queued attempts skipped because their client had gone
 
 	DeadlineDropped int64 // queued attempts dropped unserved because the deadline their caller sent had passed (service graphs)
+	Hedges          int64 // hedged copies sent (of Attempts)
 
 	Connected       int64 // clients connected at the end of the interval
 	Disconnects     int64 // connections closed by faults

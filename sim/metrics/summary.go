@@ -46,17 +46,20 @@ type Summary struct {
 	InFlight         int64    `json:"in_flight_at_end"`
 	Attempts         int64    `json:"attempts"`
 	Retries          int64    `json:"retries"`
-	Received         int64    `json:"backend_received"`
-	Accepted         int64    `json:"backend_accepted"`
-	Rejected         int64    `json:"backend_rejected"`
-	Unanswered       int64    `json:"backend_unanswered"`
-	QueueTimeouts    int64    `json:"queue_timeouts"`
-	FailedOutage     int64    `json:"failed_outage"`
-	LostOutage       int64    `json:"lost_outage"`
-	TimedOut         int64    `json:"timed_out"`
-	Served           int64    `json:"served"`
-	Errors           int64    `json:"errors"`
-	Cancelled        int64    `json:"cancelled"`
+	// Hedges is the hedged copies sent (clients.hedge), part of Attempts;
+	// absent without hedging.
+	Hedges        int64 `json:"hedges,omitempty"`
+	Received      int64 `json:"backend_received"`
+	Accepted      int64 `json:"backend_accepted"`
+	Rejected      int64 `json:"backend_rejected"`
+	Unanswered    int64 `json:"backend_unanswered"`
+	QueueTimeouts int64 `json:"queue_timeouts"`
+	FailedOutage  int64 `json:"failed_outage"`
+	LostOutage    int64 `json:"lost_outage"`
+	TimedOut      int64 `json:"timed_out"`
+	Served        int64 `json:"served"`
+	Errors        int64 `json:"errors"`
+	Cancelled     int64 `json:"cancelled"`
 
 	SuccessRatio             *float64 `json:"success_ratio"`
 	LocalDropRate            *float64 `json:"local_drop_rate"`
@@ -194,6 +197,7 @@ func (s *Series) Totals() Row {
 		t.Errors += r.Errors
 		t.Cancelled += r.Cancelled
 		t.DeadlineDropped += r.DeadlineDropped
+		t.Hedges += r.Hedges
 		t.UsefulNS += r.UsefulNS
 		t.WastedNS += r.WastedNS
 		t.QueueAreaNS += r.QueueAreaNS
@@ -221,7 +225,7 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn, DropBreaker: t.DropBreaker,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
 		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served, Errors: t.Errors,
-		Cancelled: t.Cancelled,
+		Cancelled: t.Cancelled, Hedges: t.Hedges,
 	}
 	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn - t.DropBreaker
 	sum.Paced = t.Paced

@@ -97,6 +97,10 @@ func (c *Connection) setDefaults() {
 
 func (s *Sweep) setDefaults() { *s = Sweep{Seeds: 5} }
 
+func (h *Hedge) setDefaults() {
+	*h = Hedge{Delay: Duration(50 * time.Millisecond), MinSamples: 100, CancelLoser: true}
+}
+
 // The AWS SDKs' adaptive-mode constants, as the policy package has them.
 func (r *RateLimiter) setDefaults() {
 	d := policy.AdaptiveDefaults()

@@ -56,6 +56,7 @@ type Call struct {
 	Retry       *Retry       `yaml:"retry" json:"retry"`
 	Breaker     *Breaker     `yaml:"breaker" json:"breaker"`
 	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
+	Hedge       *Hedge       `yaml:"hedge" json:"hedge,omitempty"`
 }
 
 // Route is one forwarding edge: to service To with probability
@@ -91,7 +92,7 @@ const (
 func (Join) Names() []string { return []string{"all", "any", "first"} }
 
 func (s *Node) setDefaults() {
-	*s = Node{Backend: Default().Backend, Blocking: true, CallMode: CallSequential, Join: JoinAll, JoinK: 1}
+	*s = Node{Backend: Default().Backend, Blocking: true, Calls: []Call{}, CallMode: CallSequential, Join: JoinAll, JoinK: 1, Forward: []Route{}}
 }
 
 func (c *Call) setDefaults() { *c = Call{Probability: 1, Timeout: Duration(time.Second)} }
@@ -145,7 +146,7 @@ func (s *Scenario) FaultService(f Fault) int {
 
 // CallPolicies is the policy stack of a call, as a client group's.
 func (c Call) CallPolicies() Policies {
-	return Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter}
+	return Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter, Hedge: c.Hedge}
 }
 
 func (v *validator) graph(s *Scenario) {

@@ -101,6 +101,9 @@ type Clients struct {
 	// RateLimiter, when set, is the AWS SDK adaptive retry mode's client
 	// send-rate limiter (CUBIC), one per client: it delays sends.
 	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
+	// Hedge, when set, sends a hedged copy of each request's first attempt
+	// after a delay.
+	Hedge *Hedge `yaml:"hedge" json:"hedge,omitempty"`
 	// Startup spreads the clients' start times.
 	Startup Startup `yaml:"startup" json:"startup"`
 	// Connection, when set, makes every client hold a persistent
@@ -135,6 +138,7 @@ type Group struct {
 	Retry       *Retry       `yaml:"retry" json:"retry"`
 	Breaker     *Breaker     `yaml:"breaker" json:"breaker"`
 	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
+	Hedge       *Hedge       `yaml:"hedge" json:"hedge,omitempty"`
 }
 
 // Policies is the request-policy part of a fleet or a group.
@@ -144,6 +148,28 @@ type Policies struct {
 	Retry             *Retry
 	Breaker           *Breaker
 	RateLimiter       *RateLimiter
+	Hedge             *Hedge
+}
+
+// Hedge sends a second copy of a request's first attempt when no answer
+// has come after a delay ("The Tail at Scale", Dean and Barroso 2013:
+// hedged requests). The first answer that succeeds wins; a failed copy
+// leaves the other to finish. A hedge skips the throttle, breaker and
+// limiter (it is part of the request they admitted) and counts as an
+// attempt.
+type Hedge struct {
+	// Delay before the hedge; with Quantile > 0, the delay until
+	// MinSamples first attempts have succeeded.
+	Delay Duration `yaml:"delay" json:"delay"`
+	// Quantile, when > 0, hedges after that quantile (e.g. 0.95) of the
+	// latency of first attempts that succeeded, observed by this policy
+	// stack so far.
+	Quantile   float64 `yaml:"quantile" json:"quantile"`
+	MinSamples int     `yaml:"min_samples" json:"min_samples"`
+	// CancelLoser: when one copy succeeds, the other is dropped from the
+	// server's queue if it is still waiting there (work already in service
+	// finishes either way); false leaves it to run.
+	CancelLoser bool `yaml:"cancel_loser" json:"cancel_loser"`
 }
 
 // GroupSpec is a resolved group: its name, its clients [Start, Start+Count)
@@ -158,7 +184,7 @@ type GroupSpec struct {
 // the scenario has none). Each group gets its share of the clients rounded
 // down; the clients left over go one each to the groups in list order.
 func (c *Clients) ResolvedGroups() []GroupSpec {
-	fleet := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter}
+	fleet := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter, Hedge: c.Hedge}
 	if len(c.Groups) == 0 {
 		return []GroupSpec{{Name: "all", Count: c.Count, Policies: fleet}}
 	}
@@ -179,7 +205,7 @@ func (c *Clients) ResolvedGroups() []GroupSpec {
 	out := make([]GroupSpec, len(c.Groups))
 	start := 0
 	for i, g := range c.Groups {
-		p := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: g.Throttle, Retry: g.Retry, Breaker: g.Breaker, RateLimiter: g.RateLimiter}
+		p := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: g.Throttle, Retry: g.Retry, Breaker: g.Breaker, RateLimiter: g.RateLimiter, Hedge: g.Hedge}
 		if g.Timeout != nil {
 			p.Timeout = *g.Timeout
 		}

@@ -163,10 +163,10 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		// A group's sections get the same checks as the fleet's.
 		sub := *s
 		sub.Clients.Groups = nil
-		sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter = g.Throttle, g.Retry, g.Breaker, g.RateLimiter
+		sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter, sub.Clients.Hedge = g.Throttle, g.Retry, g.Breaker, g.RateLimiter, g.Hedge
 		for _, e := range sub.validate(v.file, nil) {
 			if strings.HasPrefix(e.Path, "clients.throttle") || strings.HasPrefix(e.Path, "clients.retry") ||
-				strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") {
+				strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") || strings.HasPrefix(e.Path, "clients.hedge") {
 				v.check(false, p+strings.TrimPrefix(e.Path, "clients"), "%s", e.Msg)
 			}
 		}
@@ -191,6 +191,13 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 				v.check(false, "clients.breaker", "%s", strings.TrimPrefix(line, "breaker: "))
 			}
 		}
+	}
+	if h := c.Hedge; h != nil {
+		v.check(h.Delay >= 0, "clients.hedge.delay", "must be >= 0, got %s", h.Delay)
+		v.check(h.Quantile >= 0 && h.Quantile < 1, "clients.hedge.quantile", "must be in [0, 1) (0: use delay; e.g. 0.95), got %g", h.Quantile)
+		v.check(h.MinSamples >= 1, "clients.hedge.min_samples", "must be >= 1, got %d", h.MinSamples)
+		v.check(s.Network == nil, "clients.hedge", "is not modelled with a network section yet")
+		v.check(s.Backend.Kind != BackendOCC, "clients.hedge", "does not apply to backend.kind occ")
 	}
 	if rl := c.RateLimiter; rl != nil {
 		v.check(rl.Beta > 0 && rl.Beta < 1, "clients.rate_limiter.beta", "must be in (0, 1), got %g", rl.Beta)
@@ -380,10 +387,10 @@ func (v *validator) policies(p string, pp Policies) {
 	sub := *v.scenario
 	sub.Services = nil
 	sub.Clients.Groups = nil
-	sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter = pp.Throttle, pp.Retry, pp.Breaker, pp.RateLimiter
+	sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter, sub.Clients.Hedge = pp.Throttle, pp.Retry, pp.Breaker, pp.RateLimiter, pp.Hedge
 	for _, e := range sub.validate(v.file, nil) {
 		if strings.HasPrefix(e.Path, "clients.throttle") || strings.HasPrefix(e.Path, "clients.retry") ||
-			strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") {
+			strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") || strings.HasPrefix(e.Path, "clients.hedge") {
 			v.check(false, p+strings.TrimPrefix(e.Path, "clients"), "%s", e.Msg)
 		}
 	}
