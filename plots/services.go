@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -67,13 +68,20 @@ func ServicesLoad(name string, svcs []ServiceInput) ([]byte, error) {
 		}
 		l := NewLegend()
 		series := []stepSeries{
-			{name: "received", c: Blue, f: func(r *metrics.Row) float64 { return float64(r.Received+r.FailedOutage) / sec }},
+			// received wide under served, which often equals it
+			{name: "received", c: Blue, f: func(r *metrics.Row) float64 { return float64(r.Received+r.FailedOutage) / sec }, width: vg.Points(3.5)},
 			{name: "served", c: Sky, f: func(r *metrics.Row) float64 { return float64(r.Served) / sec }},
 			{name: "succeeded (callers)", c: Green, f: func(r *metrics.Row) float64 { return float64(r.Succeeded) / sec }},
 			{name: "rejected", c: Vermillion, f: func(r *metrics.Row) float64 { return float64(r.Rejected+r.QueueTimeouts+r.Unanswered) / sec }},
 		}
 		if !sv.Calls {
-			series = append(series, stepSeries{name: "capacity", c: Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}, f: func(r *metrics.Row) float64 {
+			capName := "capacity"
+			for _, f := range sv.Faults {
+				if strings.HasPrefix(f.Label, "capacity") && !strings.Contains(f.Label, " at ") {
+					capName = "effective capacity (workers left)" // a capacity fault on this service
+				}
+			}
+			series = append(series, stepSeries{name: capName, c: Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}, f: func(r *metrics.Row) float64 {
 				return float64(r.CapacityNS) / float64(s.Interval) * capPerWorker
 			}, always: true})
 		}
