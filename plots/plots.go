@@ -148,7 +148,10 @@ func RenderStack(ps []*plot.Plot, ls []*plot.Legend, height vg.Length) ([]byte, 
 		left, right := d.Min.X-c.Min.X, c.Max.X-d.Max.X
 		pc := c
 		pc.Min.X = max(c.Min.X, c.Min.X+dataLeft-left)
-		pc.Max.X = dataRight + right
+		// A plot that pads its data area on the right (bars, glyphs wider
+		// than the tick-label overhang) ends its data earlier rather than
+		// past the legend strip or the image's edge.
+		pc.Max.X = min(dataRight+right, dc.Max.X-strip)
 		fitTitle(p, pc.Max.X-pc.Min.X)
 		p.Draw(pc)
 		if i < len(ls) && ls[i] != nil {
