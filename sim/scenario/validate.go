@@ -275,7 +275,6 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		// A resolved scenario states the default backend: that one loads back.
 		v.check(!given || s.Backend == Default().Backend, "backend", "does not apply when services are given: the entry service (clients.target, default the first) is what the clients call")
 		v.check(s.Clients.Connection == nil, "clients.connection", "is not modelled in a service graph yet")
-		v.check(s.Network == nil, "network", "is not modelled in a service graph yet")
 		v.graph(s)
 	}
 
