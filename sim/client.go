@@ -267,21 +267,25 @@ func (m *model) send(now int64, slot uint32) {
 	r.phase = 0
 	tok := r.token()
 	pl, _ := m.polOf(r)
+	var dl int64
+	if pl.propagate { // the attempt carries its deadline: its timeout, or the request's if sooner
+		dl = r.dl
+		if pl.timeout > 0 && (dl == 0 || sat(now, pl.timeout) < dl) {
+			dl = sat(now, pl.timeout)
+		}
+	}
+	b := m.be
+	if r.edge != 0 {
+		b = &m.svcs[m.edges[r.edge-1].to]
+	}
 	if m.net.on {
 		var svc int64
 		if !m.occ.on {
-			svc = m.serviceTime(m.be, r, 0) // named by the attempt: the same draw whenever it is taken
+			svc = m.serviceTime(b, r, 0) // named by the attempt: the same draw whenever it is taken
 		}
-		m.post(now, slot, tok, svc, false)
+		m.post(now, slot, tok, svc, false, b.idx, dl, 0)
 	} else {
-		var dl int64
-		if pl.propagate { // the attempt carries its deadline: its timeout, or the request's if sooner
-			dl = r.dl
-			if pl.timeout > 0 && (dl == 0 || sat(now, pl.timeout) < dl) {
-				dl = sat(now, pl.timeout)
-			}
-		}
-		m.receive(now, slot, tok, dl)
+		m.accept(b, now, slot, tok, m.serviceTime(b, r, 0), m.cl.groupOf(r.client), dl, 0)
 	}
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.

@@ -322,6 +322,10 @@ func (m *model) forward(b *pool, now int64, wk *worker) bool {
 		if u < rt.p {
 			to := &m.svcs[rt.to]
 			hop := wk.hop + 1
+			if m.net.on { // the hop crosses the network
+				m.post(now, wk.slot, wk.token, m.serviceTime(to, r, hop), false, rt.to, wk.dl, hop)
+				return true
+			}
 			m.accept(to, now, wk.slot, wk.token, m.serviceTime(to, r, hop), wk.group, wk.dl, hop)
 			return true
 		}

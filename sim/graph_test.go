@@ -149,6 +149,22 @@ func TestJacksonNetwork(t *testing.T) {
 		check(fmt.Sprintf("L at n%d", i+1), ls[i], wantL[i])
 	}
 	check("end-to-end sojourn (s)", ts, wantT)
+
+	// The network applies per hop: with a constant 10 ms one-way delay,
+	// every visit's request message and the final answer each add 10 ms,
+	// and a request makes ΣV = 2.5 visits, so the sojourn grows by 3.5 ×
+	// 10 ms to 0.327060 s. The service stations are unchanged.
+	var tn []float64
+	for seed := uint64(1); seed <= reps; seed++ {
+		s := seed
+		sc := parseGraph(t, jackson+"network: {delay: {dist: constant, mean: 10ms}}\n")
+		res, err := Run(t.Context(), sc, Options{Seed: &s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn = append(tn, res.MeanLatencyS)
+	}
+	check("end-to-end sojourn with 10 ms per hop (s)", tn, wantT+3.5*0.010)
 }
 
 func meanSE(xs []float64) (mean, se float64) {

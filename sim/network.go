@@ -23,8 +23,11 @@ type network struct {
 type msg struct {
 	slot, tok uint32
 	val       int64 // pool: the attempt's service time; occ write: the version read
+	dl        int64 // the deadline the attempt carries (0: none)
+	svc       uint16
 	group     uint8
-	write     bool // occ: the write half of the attempt
+	hop       uint8 // forwarding hops before the service it goes to
+	write     bool  // occ: the write half of the attempt
 }
 
 func (nw *network) init(n *scenario.Network) {
@@ -44,9 +47,10 @@ func (nw *network) init(n *scenario.Network) {
 }
 
 // netDelay is the one-way delay of message no (0 the request or occ read,
-// 1 its answer, 2 the occ write, 3 its answer) of r's current attempt.
-func (m *model) netDelay(r *request, no uint64) int64 {
-	return m.delay(r.client, drawIndex(r.ord, r.attempt)<<2|no)
+// 1 its answer, 2 the occ write, 3 its answer) of r's current attempt,
+// after hop forwarding hops.
+func (m *model) netDelay(r *request, no uint64, hop uint8) int64 {
+	return m.net.delay.sample(m.src.Key(rng.Network, m.entity(r)), drawIndex(r.ord, r.attempt)<<2|no|uint64(hop)<<50)
 }
 
 // delay is draw n of client c's network stream as a one-way delay.
@@ -57,7 +61,7 @@ func (m *model) delay(c uint32, n uint64) int64 {
 // post sends a message for the current attempt of slot to the backend: the
 // request (the occ read) or, with write set, the occ write carrying the
 // version read in val; for a pool backend val is the attempt's service time.
-func (m *model) post(now int64, slot, tok uint32, val int64, write bool) {
+func (m *model) post(now int64, slot, tok uint32, val int64, write bool, svc uint16, dl int64, hop uint8) {
 	nw := &m.net
 	r := &m.cl.reqs[slot]
 	var i uint32
@@ -68,12 +72,12 @@ func (m *model) post(now int64, slot, tok uint32, val int64, write bool) {
 		i = uint32(len(nw.msgs))
 		nw.msgs = append(nw.msgs, msg{})
 	}
-	nw.msgs[i] = msg{slot: slot, tok: tok, val: val, group: m.cl.groupOf(r.client), write: write}
+	nw.msgs[i] = msg{slot: slot, tok: tok, val: val, group: m.cl.groupOf(r.client), write: write, svc: svc, dl: dl, hop: hop}
 	no := uint64(0)
 	if write {
 		no = 2
 	}
-	m.q.Schedule(m.after(now, m.netDelay(r, no)), evArrive, i, 0)
+	m.q.Schedule(m.after(now, m.netDelay(r, no, hop)), evArrive, i, 0)
 }
 
 // arrive is message i reaching the backend.
@@ -83,7 +87,7 @@ func (m *model) arrive(now int64, i uint32) {
 	if m.occ.on {
 		m.occArrive(now, mg)
 	} else {
-		m.accept(m.be, now, mg.slot, mg.tok, mg.val, mg.group, 0, 0)
+		m.accept(&m.svcs[mg.svc], now, mg.slot, mg.tok, mg.val, mg.group, mg.dl, mg.hop)
 	}
 }
 
@@ -103,7 +107,7 @@ func (m *model) answer(now int64, slot, tok uint32, out uint8, val int64) {
 	}
 	r := &m.cl.reqs[slot]
 	r.ansOut, r.ansVal = out, val
-	m.q.Schedule(m.after(now, m.netDelay(r, 1+2*uint64(r.phase))), evAnswer, slot, tok)
+	m.q.Schedule(m.after(now, m.netDelay(r, 1+2*uint64(r.phase), 0)), evAnswer, slot, tok)
 }
 
 // delivered handles an answer that reached a client still waiting for it.
@@ -112,7 +116,7 @@ func (m *model) delivered(now int64, slot uint32) {
 	if m.occ.on && r.phase == 0 && r.ansOut == outOK {
 		// The read came back with the version: write with it.
 		r.phase = 1
-		m.post(now, slot, r.token(), r.ansVal, true)
+		m.post(now, slot, r.token(), r.ansVal, true, m.be.idx, 0, 0)
 		return
 	}
 	m.outcome(now, slot, r.token(), r.ansOut, r.ansVal)

@@ -200,17 +200,6 @@ func (m *model) refusedInOutage(b *pool, now int64, row, g *metrics.Row, slot, t
 	return true
 }
 
-// receive is the current attempt of slot reaching the service it is for,
-// at once (no network): dl is the deadline it carries (0: none).
-func (m *model) receive(now int64, slot, tok uint32, dl int64) {
-	r := &m.cl.reqs[slot]
-	b := m.be
-	if r.edge != 0 {
-		b = &m.svcs[m.edges[r.edge-1].to]
-	}
-	m.accept(b, now, slot, tok, m.serviceTime(b, r, 0), m.cl.groupOf(r.client), dl, 0)
-}
-
 // accept is service b taking in attempt tok of slot, which needs svc of
 // service, from a client of group grp, with deadline dl, after hop
 // forwarding hops.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/throttlesim/throttlesim/internal/suggest"
 )
 
 // Pos is where a value came from: a line and column of the file, or the
@@ -253,7 +255,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		idx, ok := fields[key]
 		if !ok {
 			msg := fmt.Sprintf("unknown field %q", key)
-			if s := suggest(key, names); s != "" {
+			if s := suggest.Closest(key, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			msg += "; valid fields here: " + strings.Join(names, ", ")
@@ -278,7 +280,7 @@ func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path, enum string)
 			choices := strings.Split(enum, ",")
 			if !contains(choices, s) {
 				msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(choices, ", "))
-				if sg := suggest(s, choices); sg != "" {
+				if sg := suggest.Closest(s, choices); sg != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", sg)
 				}
 				d.fail(n, path, "%s", msg)
@@ -342,41 +344,6 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// suggest returns the candidate closest to s by edit distance, if it is
-// close enough to be a likely typo.
-func suggest(s string, candidates []string) string {
-	best, bestD := "", math.MaxInt
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD <= max(1, len(s)/3) {
-		return best
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // sortErrors orders problems by where they are: file lines first, then

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/throttlesim/throttlesim/internal/suggest"
 )
 
 // Node is one service of a service graph: everything a backend has
@@ -167,7 +169,7 @@ func (v *validator) graph(s *Scenario) {
 			return
 		}
 		msg := fmt.Sprintf("%q is not a service", name)
-		if sg := suggest(name, list); sg != "" {
+		if sg := suggest.Closest(name, list); sg != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", sg)
 		}
 		v.check(false, path, "%s; services: %s", msg, strings.Join(list, ", "))

@@ -161,15 +161,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			v.check(*g.Deadline <= s.Duration, p+".deadline", "%s is longer than the run (%s)", *g.Deadline, s.Duration)
 		}
 		// A group's sections get the same checks as the fleet's.
-		sub := *s
-		sub.Clients.Groups = nil
-		sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter, sub.Clients.Hedge = g.Throttle, g.Retry, g.Breaker, g.RateLimiter, g.Hedge
-		for _, e := range sub.validate(v.file, nil) {
-			if strings.HasPrefix(e.Path, "clients.throttle") || strings.HasPrefix(e.Path, "clients.retry") ||
-				strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") || strings.HasPrefix(e.Path, "clients.hedge") {
-				v.check(false, p+strings.TrimPrefix(e.Path, "clients"), "%s", e.Msg)
-			}
-		}
+		v.policies(p, Policies{Throttle: g.Throttle, Retry: g.Retry, Breaker: g.Breaker, RateLimiter: g.RateLimiter, Hedge: g.Hedge})
 	}
 	if len(c.Groups) > 0 {
 		v.check(len(c.Groups) <= 255, "clients.groups", "at most 255 groups, got %d", len(c.Groups))
@@ -275,7 +267,6 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		// A resolved scenario states the default backend: that one loads back.
 		v.check(!given || s.Backend == Default().Backend, "backend", "does not apply when services are given: the entry service (clients.target, default the first) is what the clients call")
 		v.check(s.Clients.Connection == nil, "clients.connection", "is not modelled in a service graph yet")
-		v.check(s.Network == nil, "network", "is not modelled in a service graph yet")
 		v.graph(s)
 	}
 
@@ -381,8 +372,8 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 	v.check(b.RetryAfter >= 0, p+".retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
 }
 
-// policies checks a call's policy stack, under path p, with the checks of
-// the fleet's sections.
+// policies checks a group's or a call's policy stack, under path p, with
+// the checks of the fleet's sections.
 func (v *validator) policies(p string, pp Policies) {
 	sub := *v.scenario
 	sub.Services = nil

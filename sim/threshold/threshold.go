@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/throttlesim/throttlesim/internal/suggest"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 )
 
@@ -142,7 +143,7 @@ func Parse(s string) (Threshold, error) {
 	}
 	if _, ok := table[name]; !ok {
 		msg := fmt.Sprintf("%q: unknown metric %q", src, name)
-		if sug := suggest(name, Names()); sug != "" {
+		if sug := suggest.Closest(name, Names()); sug != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", sug)
 		}
 		return Threshold{}, fmt.Errorf("%s; the metrics are %s", msg, strings.Join(Names(), ", "))
@@ -223,40 +224,4 @@ func (t Threshold) Check(ss ...*metrics.Summary) Verdict {
 		}
 	}
 	return v
-}
-
-// suggest returns the candidate closest to s by edit distance, if it is
-// close enough to be a likely typo; on a tie, one that starts with s.
-func suggest(s string, candidates []string) string {
-	best, bestD := "", math.MaxInt
-	for _, c := range candidates {
-		d := editDistance(s, c)
-		if d < bestD || d == bestD && strings.HasPrefix(c, s) && !strings.HasPrefix(best, s) {
-			best, bestD = c, d
-		}
-	}
-	if bestD <= max(1, len(s)/3) {
-		return best
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
