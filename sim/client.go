@@ -249,7 +249,7 @@ func (m *model) countR(now int64, r *request, field func(*metrics.Row) *int64) {
 		m.count(now, r.client, field)
 		return
 	}
-	b := &m.svcs[m.edges[r.edge-1].to]
+	b := &m.svcs[m.nodes[m.edges[r.edge-1].to].first] // the replicas share the service's rows
 	*field(m.brow(b, now))++
 }
 
@@ -274,10 +274,11 @@ func (m *model) send(now int64, slot uint32) {
 			dl = sat(now, pl.timeout)
 		}
 	}
-	b := m.be
+	ni := m.entry
 	if r.edge != 0 {
-		b = &m.svcs[m.edges[r.edge-1].to]
+		ni = m.edges[r.edge-1].to
 	}
+	b := m.pick(ni, r, 0)
 	if m.net.on {
 		var svc int64
 		if !m.occ.on {
@@ -355,7 +356,7 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 		if r.edge == 0 {
 			m.mt.success(now, now-r.arrival)
 		} else {
-			m.svcs[m.edges[r.edge-1].to].called(now - r.arrival)
+			m.nodes[m.edges[r.edge-1].to].called(now - r.arrival)
 		}
 		m.done(now, slot, true)
 		return

@@ -26,8 +26,24 @@ func (m *model) scheduleFaults() {
 	}
 }
 
+// faultPools are the replicas fault f hits: every replica of its
+// service, or the one it names.
+func (m *model) faultPools(f scenario.Fault) []pool {
+	nd := m.nodes[m.sc.FaultService(f)]
+	reps := m.svcs[nd.first : nd.first+nd.n]
+	if f.Replica != nil {
+		return reps[*f.Replica : *f.Replica+1]
+	}
+	return reps
+}
+
 func (m *model) onFaultStart(now int64, f scenario.Fault) {
-	b := &m.svcs[m.sc.FaultService(f)]
+	for i := range m.faultPools(f) {
+		m.faultStart(now, f, &m.faultPools(f)[i])
+	}
+}
+
+func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 	switch f.Kind {
 	case scenario.FaultOutage:
 		b.down, b.blackhole, b.faultRA = true, f.Mode == scenario.OutageBlackhole, int64(f.RetryAfter)
@@ -99,7 +115,12 @@ func (m *model) lost(b *pool, now int64, slot, tok uint32, group uint8) {
 }
 
 func (m *model) onFaultEnd(now int64, f scenario.Fault) {
-	b := &m.svcs[m.sc.FaultService(f)]
+	for i := range m.faultPools(f) {
+		m.faultEnd(now, f, &m.faultPools(f)[i])
+	}
+}
+
+func (m *model) faultEnd(now int64, f scenario.Fault, b *pool) {
 	if f.Kind == scenario.FaultOutage {
 		b.down, b.blackhole, b.faultRA = false, false, 0
 	}

@@ -61,9 +61,15 @@ type pool struct {
 	joinK    int
 	blocking bool
 	fwd      []route
-	hist     metrics.Histogram // latency of the calls made to it, as their callers see it
-	latSum   float64
-	latN     int64
+	node     uint16 // the service it is a replica of
+	// tail[k], when tracked (tests), is the time with exactly k requests
+	// queued or in service (k capped at len−1), up to lastSys.
+	tail     []int64
+	lastSys  int64
+	tailFrom int64 // the warm-up: time before it is not counted
+	// peak EWMA (Finagle PeakEwma): cost in ns, when it was last updated
+	ewmaCost  float64
+	ewmaStamp int64
 }
 
 // job is an attempt (or, with handshakeFlag set in slot, a connection
@@ -89,6 +95,7 @@ const (
 // worker is one backend server.
 type worker struct {
 	start       int64
+	arrived     int64 // when the attempt being served reached the pool
 	dl          int64 // the attempt's deadline (0: none)
 	slot, token uint32
 	gen         uint32 // 24 bits: the event's Aux carries the service above them
@@ -204,6 +211,9 @@ func (m *model) refusedInOutage(b *pool, now int64, row, g *metrics.Row, slot, t
 // service, from a client of group grp, with deadline dl, after hop
 // forwarding hops.
 func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint8, dl int64, hop uint8) {
+	if b.tail != nil {
+		b.noteSys(now)
+	}
 	row, g := m.brows(b, now, grp)
 	if m.refusedInOutage(b, now, row, g, slot, tok) {
 		return
@@ -214,7 +224,7 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 		row.Accepted++
 		g.Accepted++
 		b.waitN++
-		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop)
+		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now)
 		return
 	}
 	if b.queue.n < b.qlimit {
@@ -243,12 +253,12 @@ func (b *pool) takeWorker() uint32 {
 	return w
 }
 
-func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8) {
+func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8, arrived int64) {
 	if b.perConc != 0 {
 		svc += b.perConc * int64(b.busy-1) // the others in service now (busy counts w)
 	}
 	wk := &b.workers[w]
-	wk.start, wk.slot, wk.token, wk.kind, wk.group, wk.dl, wk.hop = now, slot, tok, wkServe, group, dl, hop
+	wk.start, wk.slot, wk.token, wk.kind, wk.group, wk.dl, wk.hop, wk.arrived = now, slot, tok, wkServe, group, dl, hop, arrived
 	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
@@ -284,12 +294,18 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 	if wk.gen != aux&genMask {
 		return // the work was lost in an outage
 	}
+	if b.tail != nil {
+		b.noteSys(now)
+	}
 	switch wk.kind {
 	case wkReject:
 		b.ser.AddWasted(wk.start, now)
 	case wkHandshake:
 		m.handshakeDone(now, wk.slot, wk.token, wk.start)
 	default:
+		if nd := &m.nodes[b.node]; nd.lb == scenario.LBPeakEWMA && nd.n > 1 {
+			b.observe(now, float64(now-wk.arrived), nd.tau)
+		}
 		row := m.brow(b, now)
 		row.Served++
 		g := m.bgser(b, wk.group)
@@ -397,7 +413,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		}
 		b.waitSum += float64(now - j.at)
 		b.waitN++
-		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop)
+		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop, j.at)
 		return
 	}
 }
@@ -452,4 +468,14 @@ func (r *jobRing) pop() job {
 	}
 	r.n--
 	return j
+}
+
+// noteSys accounts the time since the last change at the number of
+// requests queued or in service now, before it changes.
+func (b *pool) noteSys(now int64) {
+	k := min(b.outstanding(), len(b.tail)-1)
+	if from := max(b.lastSys, b.tailFrom); now > from { // after the warm-up only
+		b.tail[k] += now - from
+	}
+	b.lastSys = now
 }

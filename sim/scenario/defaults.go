@@ -29,6 +29,9 @@ func Default() *Scenario {
 		},
 		Backend: Backend{
 			Kind:          BackendPool,
+			Replicas:      1,
+			LB:            LBRoundRobin,
+			EWMADecay:     Duration(10 * time.Second),
 			Workers:       100,
 			Service:       Service{Dist: ServiceExponential, Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
 			Queue:         Queue{Limit: 1000},

@@ -205,3 +205,20 @@ const (
 func (Jitter) Names() []string {
 	return []string{"none", "full", "equal", "decorrelated", "proportional"}
 }
+
+// LBPolicy is how callers pick a replica (backend.lb, services[].lb).
+type LBPolicy string
+
+// Load-balancing policies.
+const (
+	LBRandom           LBPolicy = "random"
+	LBRoundRobin       LBPolicy = "round_robin"
+	LBLeastOutstanding LBPolicy = "least_outstanding"
+	LBP2C              LBPolicy = "p2c"
+	LBPeakEWMA         LBPolicy = "peak_ewma"
+)
+
+// Names lists the valid load-balancing policies.
+func (LBPolicy) Names() []string {
+	return []string{"random", "round_robin", "least_outstanding", "p2c", "peak_ewma"}
+}

@@ -397,8 +397,14 @@ type Backoff struct {
 type Backend struct {
 	Kind    BackendKind `yaml:"kind" json:"kind"`
 	Workers int         `yaml:"workers" json:"workers"`
-	Service Service     `yaml:"service" json:"service"`
-	Queue   Queue       `yaml:"queue" json:"queue"`
+	// Replicas of the service, each with its own workers, queue and
+	// faults; callers balance across them with LB.
+	Replicas int      `yaml:"replicas" json:"replicas"`
+	LB       LBPolicy `yaml:"lb" json:"lb"`
+	// EWMADecay is peak EWMA's decay time τ (Finagle's decayTime).
+	EWMADecay Duration `yaml:"ewma_decay" json:"ewma_decay"`
+	Service   Service  `yaml:"service" json:"service"`
+	Queue     Queue    `yaml:"queue" json:"queue"`
 	// RejectCost is worker time spent on every rejected request.
 	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
 	// AcceptBacklog is how many rejections may wait for a worker to do
@@ -482,6 +488,9 @@ type Fault struct {
 	// Service is the service the fault hits in a service graph (default
 	// the entry service).
 	Service string `yaml:"service" json:"service,omitempty"`
+	// Replica, when set, is the one replica the fault hits (0-based);
+	// without it the fault hits every replica.
+	Replica *int `yaml:"replica" json:"replica,omitempty"`
 }
 
 // End is when the fault is over.

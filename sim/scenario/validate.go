@@ -21,6 +21,9 @@ const (
 	MaxDuration = Duration(10_000 * time.Hour)
 	// MaxArrivals bounds the application requests of one run.
 	MaxArrivals = 1e11
+	// MaxReplicas: every replica is a pool, and an event names its pool in
+	// 8 bits (all the replicas of all the services together).
+	MaxReplicas = 255
 )
 
 // validator collects problems with their positions.
@@ -251,8 +254,25 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			{"retry_after", b.RetryAfter != def.RetryAfter}, {"dont_retry", b.DontRetry != def.DontRetry},
 			{"error_rate", b.ErrorRate != def.ErrorRate}, {"cancel_timed_out", b.CancelTimedOut != def.CancelTimedOut},
 			{"connections", b.Connections != def.Connections},
+			{"replicas", b.Replicas != def.Replicas}, {"lb", b.LB != def.LB},
 		} {
 			v.check(!f.changed, "backend."+f.name, "does not apply to backend.kind occ (one row, no capacity limit); remove it")
+		}
+	}
+	if nodes := s.Nodes(); len(nodes) > 0 {
+		total := 0
+		for _, nd := range nodes {
+			total += max(1, nd.Replicas)
+		}
+		v.check(total <= MaxReplicas, "services", "%d replicas in all; at most %d", total, MaxReplicas)
+		for i, f := range s.Faults {
+			if f.Replica == nil {
+				continue
+			}
+			if j := s.FaultService(f); j >= 0 {
+				n := max(1, nodes[j].Replicas)
+				v.check(*f.Replica >= 0 && *f.Replica < n, fmt.Sprintf("faults.%d.replica", i), "must be in 0..%d (%s has %d replicas), got %d", n-1, nodes[j].Name, n, *f.Replica)
+			}
 		}
 	}
 	if !s.IsGraph() {
@@ -354,11 +374,14 @@ func (s *Scenario) PerClientRate() float64 {
 // workers / mean service time.
 func (s *Scenario) Capacity() float64 {
 	b := s.EntryBackend()
-	return float64(b.Workers) / (float64(b.Service.Mean) / float64(time.Second))
+	return float64(b.TotalWorkers()) / (float64(b.Service.Mean) / float64(time.Second))
 }
 
 // backend checks a backend's (or a service's) pool fields, under path p.
 func (v *validator) backend(p string, b Backend, s *Scenario) {
+	v.check(b.Replicas >= 1 && b.Replicas <= MaxReplicas, p+".replicas", "must be in 1..%d, got %d", MaxReplicas, b.Replicas)
+	v.check(b.Replicas == 1 || s.Clients.Connection == nil, p+".replicas", "more than one replica is not modelled with clients.connection yet")
+	v.check(b.EWMADecay > 0, p+".ewma_decay", "must be > 0, got %s", b.EWMADecay)
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, p+".workers", "must be in 1..10000000, got %d", b.Workers)
 	v.check(b.Service.Mean > 0, p+".service.mean", "must be > 0, got %s", b.Service.Mean)
 	v.check(b.Service.Dist != ServiceLognormal || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), p+".service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
@@ -386,3 +409,6 @@ func (v *validator) policies(p string, pp Policies) {
 		}
 	}
 }
+
+// TotalWorkers is the workers of every replica together.
+func (b Backend) TotalWorkers() int { return b.Workers * max(1, b.Replicas) }
