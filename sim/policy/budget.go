@@ -27,6 +27,18 @@ const (
 	// BudgetAWS: the AWS SDKs' standard-mode retry quota: a bucket of
 	// Capacity tokens, each retry costs tokens, successes give some back.
 	BudgetAWS
+	// BudgetTokenBucket: Brooker's retry token bucket ("Fixing retries
+	// with token buckets and circuit breakers", 2022; "adaptive" in
+	// mbrooker/simulator_example retry_sim/retry_strategy.py
+	// AdaptiveRetryStrategy): a capped bucket that every first try fills by
+	// Deposit, and that pays Cost per retry while it holds more than
+	// Threshold. Failures and successes do not move it.
+	BudgetTokenBucket
+	// BudgetRetryBreaker: Brooker's circuit breaker on retries only (same
+	// post; CircuitBreakerRetryStrategy in retry_strategy.py): no retry
+	// while failures/first tries exceeds MaxFailureRate, cumulative or over
+	// a sliding window. First tries are never refused.
+	BudgetRetryBreaker
 )
 
 // ParseBudgetKind maps a scenario name to a BudgetKind.
@@ -40,6 +52,10 @@ func ParseBudgetKind(s string) (BudgetKind, error) {
 		return BudgetFinagle, nil
 	case "aws":
 		return BudgetAWS, nil
+	case "token-bucket":
+		return BudgetTokenBucket, nil
+	case "retry-breaker":
+		return BudgetRetryBreaker, nil
 	}
 	return 0, fmt.Errorf("policy: unknown retry budget %q", s)
 }
@@ -98,6 +114,21 @@ type BudgetConfig struct {
 	TimeoutCost      int32 // a retry after CauseTimeout (10; 2026: 14)
 	ThrottleCost     int32 // a retry after CauseThrottle (5; 2026: 5)
 	NoRetryIncrement int32 // returned by a success that needed no retry (1)
+
+	// Token bucket (Brooker 2022). Token amounts are kept to 3 decimals
+	// (rounded to the nearest 0.001), so that ten deposits of 0.1 make
+	// exactly 1; each must be in [0, 1e6].
+	BucketCapacity float64 // the cap (5)
+	BucketInitial  float64 // the level at time 0 (5: full), ≤ BucketCapacity
+	Deposit        float64 // added by every first try, up to the cap (0.1)
+	Threshold      float64 // a retry is allowed while the level is > Threshold (1)
+	Cost           float64 // taken by every granted retry (1); > 0
+
+	// Retry-only breaker (Brooker 2022). A retry is refused while
+	// failures/first tries > MaxFailureRate (0.1). Window 0 counts from
+	// time 0 (Brooker's simulator); Window > 0 counts over a sliding window
+	// of Buckets buckets (see Buckets).
+	MaxFailureRate float64
 }
 
 // SREDefaults is the SRE book's per-client retry budget: retries while
@@ -142,6 +173,23 @@ func AWSStandardDefaults() BudgetConfig {
 // after two 5xx retries, back to 486 on success; 495 after a throttle.
 func AWS2026Defaults() BudgetConfig {
 	return BudgetConfig{Kind: BudgetAWS, Capacity: 500, RetryCost: 14, TimeoutCost: 14, ThrottleCost: 5, NoRetryIncrement: 1}
+}
+
+// TokenBucketDefaults is the retry token bucket of Brooker's 2022 post as
+// his simulator runs it (mbrooker/simulator_example
+// retry_sim/retry_sim.py, AdaptiveRetryFactory(0.1, 5)): capacity 5,
+// starting full, +0.1 per first try, a retry allowed while the level is
+// > 1 and costing 1.
+func TokenBucketDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetTokenBucket, BucketCapacity: 5, BucketInitial: 5, Deposit: 0.1, Threshold: 1, Cost: 1}
+}
+
+// RetryBreakerDefaults is the retry-only breaker of Brooker's 2022 post as
+// his simulator runs it (retry_sim.py, CircuitBreakerRetryFactory(
+// NRetriesFactory(3), 0.1)): no retries while failures/first tries > 10%,
+// both counted since the client started (no window).
+func RetryBreakerDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetRetryBreaker, MaxFailureRate: 0.1}
 }
 
 // Validate reports a configuration a BudgetSet cannot run with.
@@ -191,6 +239,32 @@ func (c BudgetConfig) Validate() error {
 		case c.NoRetryIncrement < 0:
 			return errors.New("policy: AWS budget NoRetryIncrement must not be negative")
 		}
+	case BudgetTokenBucket:
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"BucketCapacity", c.BucketCapacity}, {"BucketInitial", c.BucketInitial}, {"Deposit", c.Deposit}, {"Threshold", c.Threshold}, {"Cost", c.Cost}} {
+			if !(f.v >= 0 && f.v <= 1e6) {
+				return fmt.Errorf("policy: token-bucket budget %s must be in [0, 1e6], got %v", f.name, f.v)
+			}
+		}
+		switch {
+		case milli(c.Cost) < 1:
+			return errors.New("policy: token-bucket budget Cost must be at least 0.001")
+		case milli(c.BucketInitial) > milli(c.BucketCapacity):
+			return errors.New("policy: token-bucket budget BucketInitial must not exceed BucketCapacity")
+		}
+	case BudgetRetryBreaker:
+		switch {
+		case !(c.MaxFailureRate >= 0) || math.IsInf(c.MaxFailureRate, 1):
+			return errors.New("policy: retry-breaker budget MaxFailureRate must be a finite number >= 0")
+		case c.Window < 0:
+			return errors.New("policy: retry-breaker budget Window must be >= 0 (0: since the start)")
+		case c.Window > 0 && c.Buckets < 1:
+			return errors.New("policy: retry-breaker budget Buckets must be at least 1")
+		case c.Window > 0 && c.Window/c.Buckets < minBudgetBucket:
+			return errors.New("policy: retry-breaker budget buckets (Window/Buckets) must be at least 1 ms wide")
+		}
 	default:
 		return fmt.Errorf("policy: unknown retry budget kind %d", c.Kind)
 	}
@@ -227,6 +301,8 @@ func milli(x float64) int64 { return int64(math.Round(x * 1000)) }
 //	gRPC     —                tokens > MaxTokens/2 (no charge)    fail −1 (≥ 0), success +TokenRatio (≤ max)
 //	Finagle  deposit 1000     balance ≥ w → withdraw w            —
 //	AWS      —                quota ≥ cost → quota −= cost        success: +charge, or +1 if not retried (≤ Capacity)
+//	bucket   +Deposit (≤ cap) level > Threshold → level −= Cost     —
+//	breaker  first tries++    failures/first tries ≤ rate (no charge) failure: failures++
 //
 // Time must not go backwards across the whole set (the windowed kinds
 // share one FIFO of records, see Window). No method allocates, except
@@ -236,8 +312,12 @@ type BudgetSet struct {
 	c BudgetConfig
 	n int
 
-	tok []int32 // gRPC: milli-tokens; AWS: quota
-	win *Window // SRE: requests, retries; Finagle: deposits, withdrawals
+	tok []int32 // gRPC, token bucket: milli-tokens; AWS: quota
+	win *Window // SRE: requests, retries; Finagle: deposits, withdrawals; retry breaker: first tries, failures
+
+	first, fails []uint32 // retry breaker without a window: counts since time 0
+
+	capMilli, depMilli, thrMilli, costMilli int32 // token bucket
 
 	maxMilli, ratioMilli int32 // gRPC
 	deposit, withdraw    int64 // Finagle, tokens per request and per retry
@@ -283,6 +363,20 @@ func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
 		for i := range b.tok {
 			b.tok[i] = c.Capacity
 		}
+	case BudgetTokenBucket:
+		b.capMilli, b.depMilli = int32(milli(c.BucketCapacity)), int32(milli(c.Deposit))
+		b.thrMilli, b.costMilli = int32(milli(c.Threshold)), int32(milli(c.Cost))
+		b.tok = make([]int32, n)
+		init := int32(milli(c.BucketInitial))
+		for i := range b.tok {
+			b.tok[i] = init
+		}
+	case BudgetRetryBreaker:
+		if c.Window > 0 {
+			b.win = NewWindow(n, c.Window/c.Buckets, c.Buckets)
+		} else {
+			b.first, b.fails = make([]uint32, n), make([]uint32, n)
+		}
 	}
 	return b
 }
@@ -295,12 +389,24 @@ func (b *BudgetSet) Config() BudgetConfig { return b.c }
 
 // OnRequest tells instance i that a new application request starts its
 // first attempt at now. SRE counts it in requests; Finagle deposits 1000
-// tokens (once per logical request, as RetryFilter.apply does); gRPC and
-// AWS ignore it.
+// tokens (once per logical request, as RetryFilter.apply does); the token
+// bucket gains Deposit (up to its capacity); the retry breaker counts a
+// first try; gRPC and AWS ignore it.
 func (b *BudgetSet) OnRequest(i int, now int64) {
 	switch b.c.Kind {
 	case BudgetSRE, BudgetFinagle:
 		b.win.RecordRequest(now, i)
+	case BudgetTokenBucket:
+		// AdaptiveRetryStrategy.start: bucket = min(bucket + fill, size).
+		// Never above the cap: BucketInitial ≤ BucketCapacity; both ≤ 1e9
+		// milli-tokens, so the sum fits int32.
+		b.tok[i] = min(b.tok[i]+b.depMilli, b.capMilli)
+	case BudgetRetryBreaker:
+		if b.win != nil {
+			b.win.RecordRequest(now, i)
+		} else if b.first[i] < math.MaxUint32 {
+			b.first[i]++
+		}
 	}
 }
 
@@ -362,8 +468,40 @@ func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32
 		}
 		b.tok[i] -= cost
 		return cost, true
+	case BudgetTokenBucket:
+		// AdaptiveRetryStrategy.should_retry: if bucket > 1.0, take 1.0.
+		if b.tok[i] <= b.thrMilli {
+			return 0, false
+		}
+		b.tok[i] -= b.costMilli
+		return 1, true
+	case BudgetRetryBreaker:
+		if b.breakerTripped(i, now) {
+			return 0, false
+		}
+		return 1, true
 	}
 	return 0, false
+}
+
+// breakerTripped is CircuitBreakerRetryCall.should_retry's test,
+// failures/first tries > MaxFailureRate (division, so that 1/10 against
+// 0.1 compares equal: not tripped). Failures without any first try in the
+// window (they can outlive them) trip it.
+func (b *BudgetSet) breakerTripped(i int, now int64) bool {
+	first, fails := b.breakerCounts(i, now)
+	if first == 0 {
+		return fails > 0
+	}
+	return float64(fails)/float64(first) > b.c.MaxFailureRate
+}
+
+func (b *BudgetSet) breakerCounts(i int, now int64) (first, fails uint32) {
+	if b.win != nil {
+		b.win.Advance(now)
+		return b.win.Counts(i)
+	}
+	return b.first[i], b.fails[i]
 }
 
 // OnResult tells instance i that an attempt finished at now. success is
@@ -377,9 +515,20 @@ func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32
 //   - AWS: a success gives back charge if the request was retried, else
 //     NoRetryIncrement, never above Capacity; a failure gives nothing
 //     (botocore release_retry_quota on after-call, 2xx only).
-//   - SRE and Finagle ignore results.
+//   - retry breaker: a failure counts in failures (Brooker counts every
+//     failed attempt, first try or retry, including the last one).
+//   - SRE, Finagle and the token bucket ignore results.
 func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 	switch b.c.Kind {
+	case BudgetRetryBreaker:
+		if success {
+			return
+		}
+		if b.win != nil {
+			b.win.RecordAccept(now, i)
+		} else if b.fails[i] < math.MaxUint32 {
+			b.fails[i]++
+		}
 	case BudgetGRPC:
 		t := b.tok[i]
 		if success {
@@ -406,6 +555,8 @@ func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 //	gRPC     token_count (thousandths exact)
 //	Finagle  tokens: reserve + 1000·deposits − w·withdrawals (a retry needs w)
 //	AWS      tokens left in the quota
+//	bucket   tokens in the bucket (thousandths exact)
+//	breaker  failures/first tries (0 with neither; +Inf with failures only)
 func (b *BudgetSet) Level(i int, now int64) float64 {
 	switch b.c.Kind {
 	case BudgetSRE:
@@ -421,6 +572,17 @@ func (b *BudgetSet) Level(i int, now int64) float64 {
 		return float64(b.finagleCount(i, now))
 	case BudgetAWS:
 		return float64(b.tok[i])
+	case BudgetTokenBucket:
+		return float64(b.tok[i]) / 1000
+	case BudgetRetryBreaker:
+		first, fails := b.breakerCounts(i, now)
+		switch {
+		case first > 0:
+			return float64(fails) / float64(first)
+		case fails > 0:
+			return math.Inf(1)
+		}
+		return 0
 	}
 	return 0
 }
