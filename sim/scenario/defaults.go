@@ -190,6 +190,10 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 		c = policy.AWSStandardDefaults()
 	case BudgetAWS2026:
 		c = policy.AWS2026Defaults()
+	case BudgetTokenBucket:
+		c = policy.TokenBucketDefaults()
+	case BudgetRetryBreaker:
+		c = policy.RetryBreakerDefaults()
 	default:
 		c = policy.SREDefaults()
 	}
@@ -223,6 +227,15 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 	setI(&c.TimeoutCost, b.TimeoutCost)
 	setI(&c.ThrottleCost, b.ThrottleCost)
 	setI(&c.NoRetryIncrement, b.NoRetryIncrement)
+	setF(&c.BucketCapacity, b.BucketCapacity)
+	if b.BucketCapacity != nil && b.BucketInitial == nil {
+		c.BucketInitial = *b.BucketCapacity // full at start, whatever the capacity
+	}
+	setF(&c.BucketInitial, b.BucketInitial)
+	setF(&c.Deposit, b.BucketDeposit)
+	setF(&c.Threshold, b.BucketThreshold)
+	setF(&c.Cost, b.BucketCost)
+	setF(&c.MaxFailureRate, b.MaxFailureRate)
 	return c
 }
 
@@ -287,6 +300,11 @@ func (s *Scenario) resolve() {
 		case policy.BudgetAWS:
 			b.Capacity, b.RetryCost, b.TimeoutCost = n(c.Capacity), n(c.RetryCost), n(c.TimeoutCost)
 			b.ThrottleCost, b.NoRetryIncrement = n(c.ThrottleCost), n(c.NoRetryIncrement)
+		case policy.BudgetTokenBucket:
+			b.BucketCapacity, b.BucketInitial, b.BucketDeposit = f(c.BucketCapacity), f(c.BucketInitial), f(c.Deposit)
+			b.BucketThreshold, b.BucketCost = f(c.Threshold), f(c.Cost)
+		case policy.BudgetRetryBreaker:
+			b.MaxFailureRate, b.Window = f(c.MaxFailureRate), d(c.Window)
 		}
 	}
 	resolveBreaker(s.Clients.Breaker)

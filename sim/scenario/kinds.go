@@ -135,10 +135,16 @@ const (
 	BudgetFinagle BudgetKind = "finagle"
 	BudgetAWS     BudgetKind = "aws"
 	BudgetAWS2026 BudgetKind = "aws-2026"
+	// Brooker 2022: a capped bucket filled per first try, and a breaker on
+	// retries only.
+	BudgetTokenBucket  BudgetKind = "token-bucket"
+	BudgetRetryBreaker BudgetKind = "retry-breaker"
 )
 
 // Names lists the valid retry budget kinds.
-func (BudgetKind) Names() []string { return []string{"sre", "grpc", "finagle", "aws", "aws-2026"} }
+func (BudgetKind) Names() []string {
+	return []string{"sre", "grpc", "finagle", "aws", "aws-2026", "token-bucket", "retry-breaker"}
+}
 
 // BreakerStyle is clients.breaker.style.
 type BreakerStyle string

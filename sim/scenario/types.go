@@ -354,7 +354,10 @@ type Retry struct {
 // Budget is a retry budget (policy.BudgetSet). Fields not given take the
 // kind's defaults: sre (ratio 0.1 over 2 m), grpc (max_tokens 10,
 // token_ratio 0.1), finagle (ttl 10 s, 10 retries/s, 20%), aws (500 tokens,
-// retry 5, timeout 10, throttle 5, +1 on success) and aws-2026 (14/14/5).
+// retry 5, timeout 10, throttle 5, +1 on success), aws-2026 (14/14/5),
+// token-bucket (Brooker 2022: capacity 5, full at start, +0.1 per first
+// try, a retry while > 1 costs 1) and retry-breaker (Brooker 2022: no
+// retries while failures/first tries > 0.1, counted since the start).
 // A field given as 0 means 0 (e.g. no_retry_increment: 0, a quota that
 // never refills, as aws/aws-sdk-go-v2#3550 reports of adaptive mode).
 type Budget struct {
@@ -375,6 +378,15 @@ type Budget struct {
 	TimeoutCost       *int      `yaml:"timeout_cost" json:"timeout_cost"`
 	ThrottleCost      *int      `yaml:"throttle_cost" json:"throttle_cost"`
 	NoRetryIncrement  *int      `yaml:"no_retry_increment" json:"no_retry_increment"`
+	// token-bucket: tokens, kept to 3 decimals.
+	BucketCapacity  *float64 `yaml:"bucket_capacity" json:"bucket_capacity"`
+	BucketInitial   *float64 `yaml:"bucket_initial" json:"bucket_initial"`
+	BucketDeposit   *float64 `yaml:"bucket_deposit" json:"bucket_deposit"`
+	BucketThreshold *float64 `yaml:"bucket_threshold" json:"bucket_threshold"`
+	BucketCost      *float64 `yaml:"bucket_cost" json:"bucket_cost"`
+	// retry-breaker: the failure ratio above which retries stop (window,
+	// when set, is its sliding window; 0 or absent: since the start).
+	MaxFailureRate *float64 `yaml:"max_failure_rate" json:"max_failure_rate"`
 }
 
 // Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)

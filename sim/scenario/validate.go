@@ -144,7 +144,23 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
 		if bg := r.Budget; bg != nil {
 			v.check(bg.GroupSize >= 1, "clients.retry.budget.group_size", "must be >= 1, got %d", bg.GroupSize)
-			if err := bg.BudgetConfig().Validate(); err != nil {
+			bp, before := "clients.retry.budget.", len(v.errs)
+			switch bc := bg.BudgetConfig(); bg.Kind {
+			case BudgetTokenBucket:
+				for _, f := range []struct {
+					name string
+					x    float64
+				}{{"bucket_capacity", bc.BucketCapacity}, {"bucket_initial", bc.BucketInitial}, {"bucket_deposit", bc.Deposit}, {"bucket_threshold", bc.Threshold}, {"bucket_cost", bc.Cost}} {
+					v.check(f.x >= 0 && f.x <= 1e6, bp+f.name, "must be in [0, 1000000] tokens, got %g", f.x)
+				}
+				v.check(bc.Cost >= 0.0005, bp+"bucket_cost", "must be at least 0.001 tokens (amounts are kept to 3 decimals), got %g", bc.Cost)
+				v.check(bc.BucketInitial <= bc.BucketCapacity, bp+"bucket_initial", "must not exceed bucket_capacity (%g), got %g", bc.BucketCapacity, bc.BucketInitial)
+			case BudgetRetryBreaker:
+				v.check(bc.MaxFailureRate >= 0 && bc.MaxFailureRate <= 1e6, bp+"max_failure_rate", "must be in [0, 1000000] (failures per first try; Brooker: 0.1), got %g", bc.MaxFailureRate)
+				v.check(bc.Window >= 0, bp+"window", "must be >= 0 (0: count since the client started), got %s", Duration(bc.Window))
+				v.check(bc.Window == 0 || bc.Window >= int64(time.Millisecond), bp+"window", "must be 0 or at least 1ms, got %s", Duration(bc.Window))
+			}
+			if err := bg.BudgetConfig().Validate(); err != nil && len(v.errs) == before { // the field checks above said it better
 				v.check(false, "clients.retry.budget", "%v", err)
 			}
 		}

@@ -1,6 +1,9 @@
 package scenario
 
 import (
+	"errors"
+
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"math"
 	"math/big"
 	"path/filepath"
@@ -465,5 +468,57 @@ func TestBudgetZeroIsZero(t *testing.T) {
 	}
 	if b.NoRetryIncrement == nil || *b.NoRetryIncrement != 1 || b.Ratio != nil {
 		t.Errorf("resolved budget: no_retry_increment %v, ratio %v; want 1 and not set (an SRE field)", b.NoRetryIncrement, b.Ratio)
+	}
+}
+
+// Brooker's 2022 budgets: the defaults of his simulator, a capacity given
+// alone also sets the initial level (full at start), 0 means 0, and bad
+// fields are reported at their own path and line.
+func TestBudgetBrooker2022Fields(t *testing.T) {
+	parse := func(budget string) (*Scenario, error) {
+		return Parse([]byte("name: b\nclients:\n  arrival: {total_rate: 10/s}\n  retry:\n    budget: "+budget+"\n"), "b.yaml", nil)
+	}
+	tests := []struct {
+		budget string
+		want   policy.BudgetConfig
+	}{
+		{"{kind: token-bucket}", policy.TokenBucketDefaults()},
+		{"{kind: token-bucket, bucket_capacity: 10}", policy.BudgetConfig{Kind: policy.BudgetTokenBucket, BucketCapacity: 10, BucketInitial: 10, Deposit: 0.1, Threshold: 1, Cost: 1}},
+		{"{kind: token-bucket, bucket_initial: 0, bucket_threshold: 0}", policy.BudgetConfig{Kind: policy.BudgetTokenBucket, BucketCapacity: 5, Deposit: 0.1, Cost: 1}},
+		{"{kind: retry-breaker}", policy.RetryBreakerDefaults()},
+		{"{kind: retry-breaker, max_failure_rate: 0.2, window: 10s}", policy.BudgetConfig{Kind: policy.BudgetRetryBreaker, MaxFailureRate: 0.2, Window: 10e9, Buckets: 10}},
+	}
+	for _, tt := range tests {
+		sc, err := parse(tt.budget)
+		if err != nil {
+			t.Errorf("%s: %v", tt.budget, err)
+			continue
+		}
+		// Only the kind's own fields: the others (SRE's window buckets)
+		// are ignored by these kinds.
+		own := func(c policy.BudgetConfig) [8]float64 {
+			return [8]float64{float64(c.Kind), c.BucketCapacity, c.BucketInitial, c.Deposit, c.Threshold, c.Cost, c.MaxFailureRate, float64(c.Window)}
+		}
+		if got := sc.Clients.Retry.Budget.BudgetConfig(); own(got) != own(tt.want) || (got.Window > 0 && got.Buckets != tt.want.Buckets) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tt.budget, got, tt.want)
+		}
+	}
+	bad := []struct{ budget, path, msg string }{
+		{"{kind: token-bucket, bucket_cost: 0}", "clients.retry.budget.bucket_cost", "must be at least 0.001 tokens"},
+		{"{kind: token-bucket, bucket_initial: 6}", "clients.retry.budget.bucket_initial", "must not exceed bucket_capacity (5), got 6"},
+		{"{kind: token-bucket, bucket_deposit: -1}", "clients.retry.budget.bucket_deposit", "must be in [0, 1000000] tokens, got -1"},
+		{"{kind: retry-breaker, max_failure_rate: -0.1}", "clients.retry.budget.max_failure_rate", "must be in [0, 1000000]"},
+		{"{kind: retry-breaker, window: 100us}", "clients.retry.budget.window", "must be 0 or at least 1ms"},
+	}
+	for _, tt := range bad {
+		_, err := parse(tt.budget)
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 {
+			t.Errorf("%s: want one error, got %v", tt.budget, err)
+			continue
+		}
+		if e := es[0]; e.Path != tt.path || !strings.Contains(e.Msg, tt.msg) || e.Pos.Line != 5 || e.File != "b.yaml" {
+			t.Errorf("%s: got %s (line %d), want %s: ...%s... at line 5", tt.budget, e, e.Pos.Line, tt.path, tt.msg)
+		}
 	}
 }
