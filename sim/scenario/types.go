@@ -452,7 +452,9 @@ type Service struct {
 	// Sigma is the shape (standard deviation of the log) of the lognormal.
 	Sigma float64 `yaml:"sigma" json:"sigma"`
 	// PerConcurrent: with dist "concurrency" a request's service time is
-	// mean + per_concurrent × (requests in service when it starts): a
+	// mean + per_concurrent × k, k the number of other busy workers when it
+	// starts service (not counting itself; a + b·n with n counting itself
+	// is mean a + b, per_concurrent b): a
 	// server that slows down as it gets busier (Brooker; Bronson et al.,
 	// "Metastable Failures in Distributed Systems").
 	PerConcurrent Duration `yaml:"per_concurrent" json:"per_concurrent"`
