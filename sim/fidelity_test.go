@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 // busy, so with mean 100 ms and per_concurrent 50 ms they finish at 100,
 // 150 and 200 ms (a model counting the request itself would give 150, 200,
 // 250 ms).
-func TestConcurrencyServiceCountsOtherWorkers(t *testing.T) {
+func TestFidelityConcurrencyCountsOtherWorkers(t *testing.T) {
 	sc := small()
 	sc.Faults = nil
 	sc.Duration = dur(time.Second)
@@ -31,7 +32,10 @@ func TestConcurrencyServiceCountsOtherWorkers(t *testing.T) {
 			at = append(at, i*10) // ms: the row's start
 		}
 	}
-	if want := []int{100, 150, 200}; len(at) != 3 || at[0] != want[0] || at[1] != want[1] || at[2] != want[2] {
+	want := []int{100, 150, 200}
+	ok := len(at) == 3 && at[0] == want[0] && at[1] == want[1] && at[2] == want[2]
+	record("dist: concurrency, 3 requests at once on 3 idle workers, mean 100 ms + 50 ms per other busy worker: completions, ms", "100, 150, 200 (k = 0, 1, 2 others)", fmt.Sprint(at), "exact", ok)
+	if !ok {
 		t.Errorf("successes in the rows starting at %v ms, want %v", at, want)
 	}
 }
