@@ -158,6 +158,24 @@ func (b *Breaker) BreakerConfig() policy.BreakerConfig {
 	if b.OpenDuration != 0 {
 		c.OpenDuration = int64(b.OpenDuration)
 	}
+	switch b.OpenExpiry {
+	case "after":
+		c.StrictExpiry = true
+	case "at":
+		c.StrictExpiry = false
+	}
+	switch b.TripCheck {
+	case "failures":
+		c.TripOnFailuresOnly = true
+	case "results":
+		c.TripOnFailuresOnly = false
+	}
+	switch b.OpenJitterOrder {
+	case "jitter-then-cap":
+		c.JitterBeforeCap = true
+	case "cap-then-jitter":
+		c.JitterBeforeCap = false
+	}
 	if b.OpenBackoff != 0 {
 		c.OpenBackoff = b.OpenBackoff
 	}
@@ -277,6 +295,16 @@ func (s *Scenario) resolve() {
 		b.WindowCalls, b.Window, b.WindowBuckets = c.WindowCalls, Duration(c.WindowDuration), c.WindowBuckets
 		b.OpenDuration, b.OpenBackoff, b.MaxOpenDuration, b.OpenJitter = Duration(c.OpenDuration), c.OpenBackoff, Duration(c.MaxOpenDuration), c.OpenJitter
 		b.HalfOpenProbes = c.HalfOpenProbes
+		b.OpenExpiry, b.TripCheck, b.OpenJitterOrder = "at", "results", "cap-then-jitter"
+		if c.StrictExpiry {
+			b.OpenExpiry = "after"
+		}
+		if c.TripOnFailuresOnly {
+			b.TripCheck = "failures"
+		}
+		if c.JitterBeforeCap {
+			b.OpenJitterOrder = "jitter-then-cap"
+		}
 	}
 	resolveBudget := func(r *Retry) {
 		if r == nil || r.Budget == nil {

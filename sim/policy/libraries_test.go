@@ -1,0 +1,120 @@
+package policy
+
+import "testing"
+
+// Presets named after a library behave like that library (issue 16 item
+// 7). Each test replays what the library's own code or tests assert.
+
+// sony/gobreaker v2/gobreaker_test.go TestDefaultCircuitBreaker, step for
+// step: 5 failures, a success, a failure (counts 7/1/6, 1 consecutive
+// failure), 5 more failures trip (6 consecutive > 5); calls are refused;
+// at 59 s still open; after the 60 s Timeout half-open; a failure reopens;
+// 60 s later half-open again; a success closes. gobreaker moves to
+// half-open only when expiry.Before(now) (v2/gobreaker.go currentState):
+// at exactly 60 s it is still open.
+func TestGobreakerDefaultCircuitBreaker(t *testing.T) {
+	s := mustBreakerSet(t, 1, GobreakerDefaults())
+	const open1 = 60 * sec
+	open2 := open1 + 1 + 60*sec
+	runBreakerSteps(t, s, 0, brCat(
+		brSeq(opFail, 0, 0, 5, bClosed),
+		[]brStep{{0, opOK, bClosed, 0}, {0, opFail, bClosed, 0}},
+		brSeq(opFail, 0, 0, 4, bClosed),
+		[]brStep{
+			{0, opFail, bOpen, open1}, // 6 consecutive failures
+			{0, opRefuse, bOpen, 0},
+			{59 * sec, opRefuse, bOpen, 0},
+			{60 * sec, opRefuse, bOpen, 0}, // exactly the Timeout: still open
+			{60*sec + 1, opLook, bHalfOpen, 0},
+			{60*sec + 1, opAllow, bHalfOpen, 0},
+			{60*sec + 1, opFail, bOpen, open2}, // half-open to open
+			{open2, opRefuse, bOpen, 0},
+			{open2 + 1, opAllow, bHalfOpen, 0},
+			{open2 + 1, opOK, bClosed, 0}, // MaxRequests (1) consecutive successes
+		}))
+}
+
+// gobreaker consults ReadyToTrip in onFailure only (v2/gobreaker.go): a
+// success never trips, even one that brings a custom rule's ratio to its
+// threshold. Rule: at least 3 requests and a failure ratio >= 0.6 (the
+// shape of gobreaker_test.go's customCB). fail, fail, ok: 2/3 >= 0.6 on a
+// success, still closed; the next failure, 3/4, trips. resilience4j
+// (TripOnFailuresOnly false) trips on that success.
+func TestGobreakerCustomTripOnFailuresOnly(t *testing.T) {
+	g := GobreakerDefaults()
+	g.Trip, g.FailureRate, g.MinCalls, g.WindowCalls = TripRate, 0.6, 3, 1000
+	runBreakerSteps(t, mustBreakerSet(t, 1, g), 0, []brStep{
+		{0, opFail, bClosed, 0},
+		{1, opFail, bClosed, 0},
+		{2, opOK, bClosed, 0},          // 2/3 reached on a success: not consulted
+		{3, opFail, bOpen, 3 + 60*sec}, // 3/4 on a failure: open
+	})
+	r := g
+	r.TripOnFailuresOnly = false
+	runBreakerSteps(t, mustBreakerSet(t, 1, r), 0, []brStep{
+		{0, opFail, bClosed, 0},
+		{1, opFail, bClosed, 0},
+		{2, opOK, bOpen, 2 + 60*sec}, // consulted after a success too
+	})
+}
+
+// gobreaker drops a result from an earlier generation (afterRequest:
+// generation != before → return): a call admitted while closed whose
+// failure arrives after the breaker tripped and moved on changes nothing.
+// RecordGen is that rule; Record (resilience4j's) gives the result to the
+// current state.
+func TestGobreakerLateResultIgnored(t *testing.T) {
+	c := GobreakerDefaults()
+	c.ConsecutiveFailures = 1
+	s := mustBreakerSet(t, 1, c)
+	s.Allow(0, 0)
+	late := s.Generation(0) // admitted while closed
+	s.Allow(0, 0)
+	s.Record(0, 0, true, 0.5) // another call fails: open until 60 s
+	if !s.Allow(0, 61*sec) {  // a probe in half-open
+		t.Fatal("no probe at 61 s")
+	}
+	if s.RecordGen(0, late, 61*sec, false, 0.5) {
+		t.Fatal("RecordGen took a result from an earlier generation")
+	}
+	if got := s.State(0, 61*sec); got != bHalfOpen {
+		t.Fatalf("state %v after a late success, want half-open (gobreaker ignores it)", got)
+	}
+}
+
+// resilience4j IntervalFunction.ofExponentialRandomBackoff(initial,
+// multiplier, randomizationFactor, maxInterval) randomises the backed-off
+// interval first and caps it after (Math.min(interval, maxIntervalMillis)),
+// so no wait exceeds the cap. Open 10 s, ×2, factor 0.5, cap 25 s; the
+// second open: 20 s × [0.5, 1.5] = [10 s, 30 s], capped at 25 s.
+// (resilience4j's randomize adds up to 1 ms more: min + r·(max − min + 1);
+// not modelled.) The earlier order, capped then jittered, is kept as
+// JitterBeforeCap false and can exceed the cap.
+func TestResilience4jOpenWaitJitteredThenCapped(t *testing.T) {
+	c := Resilience4jDefaults()
+	c.OpenDuration, c.OpenBackoff, c.OpenJitter, c.MaxOpenDuration = 10*sec, 2, 0.5, 25*sec
+	old := c
+	old.JitterBeforeCap = false
+	for _, tt := range []struct {
+		opens    int
+		u        float64
+		want     int64 // resilience4j
+		wantPrev int64 // capped, then jittered
+	}{
+		{1, 0, 5 * sec, 5 * sec},
+		{1, 0.5, 10 * sec, 10 * sec},
+		{2, 0, 10 * sec, 10 * sec},
+		{2, 0.5, 20 * sec, 20 * sec},
+		{2, 0.75, 25 * sec, 25 * sec},
+		{2, 0.9, 25 * sec, 28 * sec},
+		{3, 0, 20 * sec, 12500 * sec / 1000}, // 40 s × 0.5, against 25 s × 0.5
+		{3, 0.5, 25 * sec, 25 * sec},
+	} {
+		if got := c.OpenPeriod(tt.opens, tt.u); got != tt.want {
+			t.Errorf("resilience4j opens %d u %v: %v ns, want %v", tt.opens, tt.u, got, tt.want)
+		}
+		if got := old.OpenPeriod(tt.opens, tt.u); got != tt.wantPrev {
+			t.Errorf("cap-then-jitter opens %d u %v: %v ns, want %v", tt.opens, tt.u, got, tt.wantPrev)
+		}
+	}
+}
