@@ -522,3 +522,32 @@ func TestBudgetBrooker2022Fields(t *testing.T) {
 		}
 	}
 }
+
+// The breaker styles take their library's choices; the fields
+// open_expiry, trip_check and open_jitter_order override them, and the
+// resolved scenario states the effective values.
+func TestBreakerLibraryChoices(t *testing.T) {
+	for _, tt := range []struct {
+		breaker                       string
+		strict, failuresOnly, jitter1 bool
+		expiry, check, order          string
+	}{
+		{"{}", true, true, false, "after", "failures", "cap-then-jitter"},
+		{"{style: resilience4j}", true, false, true, "after", "results", "jitter-then-cap"},
+		{"{open_expiry: at, trip_check: results, open_jitter_order: jitter-then-cap}", false, false, true, "at", "results", "jitter-then-cap"},
+		{"{style: resilience4j, open_expiry: at, trip_check: failures, open_jitter_order: cap-then-jitter}", false, true, false, "at", "failures", "cap-then-jitter"},
+	} {
+		sc, err := Parse([]byte("name: b\nclients:\n  arrival: {total_rate: 10/s}\n  breaker: "+tt.breaker+"\n"), "b.yaml", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.breaker, err)
+		}
+		b := sc.Clients.Breaker
+		c := b.BreakerConfig()
+		if c.StrictExpiry != tt.strict || c.TripOnFailuresOnly != tt.failuresOnly || c.JitterBeforeCap != tt.jitter1 {
+			t.Errorf("%s: strict %v, failures only %v, jitter before cap %v", tt.breaker, c.StrictExpiry, c.TripOnFailuresOnly, c.JitterBeforeCap)
+		}
+		if b.OpenExpiry != tt.expiry || b.TripCheck != tt.check || b.OpenJitterOrder != tt.order {
+			t.Errorf("%s: resolved %q %q %q, want %q %q %q", tt.breaker, b.OpenExpiry, b.TripCheck, b.OpenJitterOrder, tt.expiry, tt.check, tt.order)
+		}
+	}
+}
