@@ -114,6 +114,13 @@ type BudgetConfig struct {
 	TimeoutCost      int32 // a retry after CauseTimeout (10; 2026: 14)
 	ThrottleCost     int32 // a retry after CauseThrottle (5; 2026: 5)
 	NoRetryIncrement int32 // returned by a success that needed no retry (1)
+	// IncrementAfterRetry: a successful retry returns its charge and
+	// NoRetryIncrement as well (aws-sdk-go-v2 standard.go: the attempt
+	// token, "applies to result of the each attempt, including the
+	// first", adds NoRetryIncrement; the retry token returns the cost).
+	// false: the charge only (botocore quota.py release on a retried
+	// request).
+	IncrementAfterRetry bool
 
 	// Token bucket (Brooker 2022). Token amounts are kept to 3 decimals
 	// (rounded to the nearest 0.001), so that ten deposits of 0.1 make
@@ -541,11 +548,14 @@ func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 		if !success {
 			return
 		}
-		inc := b.c.NoRetryIncrement
+		inc := int64(b.c.NoRetryIncrement)
 		if charge > 0 {
-			inc = charge
+			inc = int64(charge)
+			if b.c.IncrementAfterRetry {
+				inc += int64(b.c.NoRetryIncrement) // in int64: the sum of two int32 fits
+			}
 		}
-		b.tok[i] += min(inc, b.c.Capacity-b.tok[i])
+		b.tok[i] += int32(min(inc, int64(b.c.Capacity-b.tok[i])))
 	}
 }
 

@@ -118,3 +118,107 @@ func TestResilience4jOpenWaitJitteredThenCapped(t *testing.T) {
 		}
 	}
 }
+
+// aws-sdk-go-v2 aws/retry/jitter_backoff.go (standard mode, the legacy
+// formula): BackoffDelay(attempt) = rand·2^attempt s while attempt ≤
+// int(log2(MaxBackoff/1 s)), else exactly MaxBackoff with no jitter. The
+// middleware passes the number of the attempt that failed (1 before the
+// first retry), so the first retry waits U[0, 2 s): an effective base of
+// 2 s, not botocore's 1 s (retries/standard.py ExponentialBackoff:
+// rand·2^(attempt−1)). With MaxBackoff 20 s, int(log2 20) = 4: retries 1–4
+// are jittered over 2, 4, 8, 16 s and retry 5 on waits exactly 20 s.
+func TestAWSSDKGoV2StandardBackoff(t *testing.T) {
+	b := Backoff{Base: 2 * sec, Cap: 20 * sec, Multiplier: 2, Jitter: FullBelowCap}
+	for _, tt := range []struct {
+		n    int
+		u    float64
+		want int64
+	}{
+		{1, 0.5, 1 * sec}, {1, 0, 0}, // U[0, 2 s)
+		{2, 0.5, 2 * sec},
+		{3, 0.5, 4 * sec},
+		{4, 0.5, 8 * sec}, {4, 0.99, 15840 * sec / 1000}, // still jittered at 16 s ≤ 20 s
+		{5, 0, 20 * sec}, {5, 0.5, 20 * sec}, {9, 0.1, 20 * sec}, // beyond: exactly MaxBackoff
+	} {
+		if got := b.Delay(tt.n, 0, tt.u); got != tt.want {
+			t.Errorf("retry %d u %v: %v, want %v", tt.n, tt.u, got, tt.want)
+		}
+	}
+	// Full jitter, throttlesim's jitter: full, keeps jittering at the cap.
+	b.Jitter = Full
+	if got := b.Delay(5, 0, 0.5); got != 10*sec {
+		t.Errorf("full jitter at the cap: %v, want 10 s", got)
+	}
+	// An exact power of two: MaxBackoff 16 s gives int(log2 16) = 4, so
+	// retry 4 is jittered over 16 s and retry 5 waits 16 s.
+	b = Backoff{Base: 2 * sec, Cap: 16 * sec, Multiplier: 2, Jitter: FullBelowCap}
+	if got := b.Delay(4, 0, 0.5); got != 8*sec {
+		t.Errorf("MaxBackoff 16 s, retry 4: %v, want 8 s", got)
+	}
+	if got := b.Delay(5, 0, 0.5); got != 16*sec {
+		t.Errorf("MaxBackoff 16 s, retry 5: %v, want 16 s", got)
+	}
+}
+
+// aws-sdk-go-v2 aws/retry/retry2026_test.go TestRetry2026StandardMode,
+// with the test's random source fixed at 1 ("exponentialBase: 1"):
+// delays 50, 100, 200, 400 ms ("verifying exponential backoff timing");
+// with MaxBackoff 200 ms, 50, 100, 200, 200 ms ("verify max backoff
+// time"); 1 s after a Throttling error ("throttling error token bucket
+// drain and backoff duration"); DynamoDB's 25 ms base: 25, 50, 100 ms; an
+// x-amz-retry-after of 10,000 ms waits 5,050 ms, of 0 ms the backoff
+// (50 ms), of 1,500 ms 1,500 ms.
+func TestAWSRetries2026Backoff(t *testing.T) {
+	const ms = sec / 1000
+	b := Backoff{Base: 50 * ms, Cap: 20 * sec, Multiplier: 2, Jitter: Full, ThrottleBase: sec}
+	for n, want := range []int64{50 * ms, 100 * ms, 200 * ms, 400 * ms} {
+		if got := b.DelayAfter(n+1, 0, 1, false); got != want {
+			t.Errorf("retry %d: %v, want %v", n+1, got, want)
+		}
+	}
+	if got := b.DelayAfter(1, 0, 1, true); got != sec {
+		t.Errorf("after a throttle: %v, want 1 s", got)
+	}
+	capped := b
+	capped.Cap = 200 * ms
+	for n, want := range []int64{50 * ms, 100 * ms, 200 * ms, 200 * ms} {
+		if got := capped.DelayAfter(n+1, 0, 1, false); got != want {
+			t.Errorf("max 200 ms, retry %d: %v, want %v", n+1, got, want)
+		}
+	}
+	ddb := b
+	ddb.Base = 25 * ms
+	for n, want := range []int64{25 * ms, 50 * ms, 100 * ms} {
+		if got := ddb.DelayAfter(n+1, 0, 1, false); got != want {
+			t.Errorf("dynamodb retry %d: %v, want %v", n+1, got, want)
+		}
+	}
+	for _, tt := range []struct{ ra, want int64 }{{10000 * ms, 5050 * ms}, {0, 50 * ms}, {1500 * ms, 1500 * ms}} {
+		if got := ClampRetryAfter(b.DelayAfter(1, 0, 1, false), tt.ra, AWS2026RetryAfterExtra); got != tt.want {
+			t.Errorf("x-amz-retry-after %v: %v, want %v", tt.ra, got, tt.want)
+		}
+	}
+}
+
+// A retried request that succeeds: botocore gives back the retry's cost
+// only (quota.py; AWSStandardDefaults); aws-sdk-go-v2 gives back the cost
+// through the retry token and NoRetryIncrement through the attempt token
+// (standard.go GetAttemptToken: "applies to result of the each attempt,
+// including the first"), IncrementAfterRetry.
+func TestAWSSDKGoV2RetriedSuccessRefund(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		goV2 bool
+		want float64
+	}{{"botocore", false, 495}, {"aws-sdk-go-v2", true, 496}} {
+		c := AWSStandardDefaults()
+		c.IncrementAfterRetry = tt.goV2
+		b := NewBudgetSet(c, 1)
+		runBudgetSteps(t, b, []budgetStep{
+			{op: "retry", allow: true, cost: 5, level: 495}, // request A's retry
+			{op: "retry", allow: true, cost: 5, level: 490}, // request B's retry
+			{op: "ok", charge: 5, level: tt.want},           // A's retry succeeds
+			{op: "ok", level: tt.want + 1},                  // a request without retries: +1 in both
+		})
+	}
+}

@@ -245,6 +245,7 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 	setI(&c.TimeoutCost, b.TimeoutCost)
 	setI(&c.ThrottleCost, b.ThrottleCost)
 	setI(&c.NoRetryIncrement, b.NoRetryIncrement)
+	c.IncrementAfterRetry = b.IncrementAfterRetry
 	setF(&c.BucketCapacity, b.BucketCapacity)
 	if b.BucketCapacity != nil && b.BucketInitial == nil {
 		c.BucketInitial = *b.BucketCapacity // full at start, whatever the capacity

@@ -205,11 +205,14 @@ const (
 	JitterEqual        Jitter = "equal"
 	JitterDecorrelated Jitter = "decorrelated"
 	JitterProportional Jitter = "proportional"
+	// JitterFullBelowCap is full jitter below the cap, exactly the cap
+	// beyond (aws-sdk-go-v2's standard backoff).
+	JitterFullBelowCap Jitter = "full-below-cap"
 )
 
 // Names lists the valid jitter kinds.
 func (Jitter) Names() []string {
-	return []string{"none", "full", "equal", "decorrelated", "proportional"}
+	return []string{"none", "full", "equal", "decorrelated", "proportional", "full-below-cap"}
 }
 
 // LBPolicy is how callers pick a replica (backend.lb, services[].lb).

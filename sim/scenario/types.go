@@ -390,6 +390,10 @@ type Budget struct {
 	TimeoutCost       *int      `yaml:"timeout_cost" json:"timeout_cost"`
 	ThrottleCost      *int      `yaml:"throttle_cost" json:"throttle_cost"`
 	NoRetryIncrement  *int      `yaml:"no_retry_increment" json:"no_retry_increment"`
+	// IncrementAfterRetry (aws, aws-2026): a successful retry returns
+	// no_retry_increment on top of its cost, as aws-sdk-go-v2 does;
+	// false: its cost only, as botocore does.
+	IncrementAfterRetry bool `yaml:"increment_after_retry" json:"increment_after_retry"`
 	// token-bucket: tokens, kept to 3 decimals.
 	BucketCapacity  *float64 `yaml:"bucket_capacity" json:"bucket_capacity"`
 	BucketInitial   *float64 `yaml:"bucket_initial" json:"bucket_initial"`
