@@ -107,6 +107,14 @@ type BudgetConfig struct {
 	TTL              int64   // ns, deposits and withdrawals expire after it; [1 s, 60 s]
 	MinRetriesPerSec int     // reserve: this many retries per second of TTL; ≥ 0
 	PercentCanRetry  float64 // retries per request, as a fraction; 0 or [1e-6, 1000]
+	// FinagleAlignedSlices replaces Finagle's lazy slices (the default,
+	// false: twitter/util WindowedAdder, whose slices turn over only when
+	// the bucket is used at least TTL/Buckets after the last turn-over,
+	// counting whole slices of the time elapsed, so a record can outlive
+	// the TTL when the budget is used sparsely) by slices aligned to
+	// multiples of TTL/Buckets from time 0, in which a record lives
+	// between (Buckets−1)/Buckets and all of the TTL whatever the traffic.
+	FinagleAlignedSlices bool
 
 	// AWS (retry quota).
 	Capacity         int32 // tokens, and the initial balance (500)
@@ -154,10 +162,8 @@ func GRPCDefaults() BudgetConfig {
 
 // FinagleDefaults is Finagle's RetryBudget(): TTL 10 s, minRetriesPerSec 10,
 // percentCanRetry 0.2 (finagle-core RetryBudget.scala), with the 10 slices
-// of the WindowedAdder behind TokenBucket.newLeakyBucket (twitter/util).
-// Finagle rotates its slices lazily, TTL/10 after the previous rotation;
-// ours are aligned to multiples of TTL/Buckets from time 0. In both a
-// record lives between 9/10 and 10/10 of the TTL.
+// of the WindowedAdder behind TokenBucket.newLeakyBucket, turned over
+// lazily as Finagle does (see FinagleAlignedSlices).
 func FinagleDefaults() BudgetConfig {
 	return BudgetConfig{Kind: BudgetFinagle, TTL: 10e9, MinRetriesPerSec: 10, PercentCanRetry: 0.2, Buckets: 10}
 }
@@ -236,6 +242,8 @@ func (c BudgetConfig) Validate() error {
 			return errors.New("policy: Finagle budget Buckets must be at least 1")
 		case c.TTL/c.Buckets < minBudgetBucket:
 			return errors.New("policy: Finagle budget buckets (TTL/Buckets) must be at least 1 ms wide")
+		case !c.FinagleAlignedSlices && (c.Buckets < 2 || c.Buckets > 256):
+			return errors.New("policy: Finagle budget Buckets must be in [2, 256] (WindowedAdder: slices > 1)")
 		}
 	case BudgetAWS:
 		switch {
@@ -326,6 +334,15 @@ type BudgetSet struct {
 
 	capMilli, depMilli, thrMilli, costMilli int32 // token bucket
 
+	// Finagle's lazy WindowedAdder, per instance: the writer (the current
+	// slice), the time of the last turn-over in ms, the index of the next
+	// slot and slices−1 closed slots (all in tokens).
+	fw, fOld []int64
+	fIdx     []uint8
+	fBuf     []int64
+	fN       int   // closed slots per instance: slices − 1
+	fWin     int64 // slice width in ms: TTL/slices, integer ms as in Finagle
+
 	maxMilli, ratioMilli int32 // gRPC
 	deposit, withdraw    int64 // Finagle, tokens per request and per retry
 	reserve              int64 // Finagle
@@ -364,7 +381,15 @@ func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
 			b.deposit, b.withdraw = 1000, int64(1000/c.PercentCanRetry)
 		}
 		b.reserve = int64(c.MinRetriesPerSec) * (c.TTL / 1e9) * b.withdraw
-		b.win = NewWindow(n, c.TTL/c.Buckets, c.Buckets)
+		if c.FinagleAlignedSlices {
+			b.win = NewWindow(n, c.TTL/c.Buckets, c.Buckets)
+		} else {
+			// WindowedAdder.apply(range, slices, now): window =
+			// range/slices, N = slices − 1, old = now() at creation (0).
+			b.fN, b.fWin = int(c.Buckets-1), (c.TTL/1e6)/c.Buckets
+			b.fw, b.fOld, b.fIdx = make([]int64, n), make([]int64, n), make([]uint8, n)
+			b.fBuf = make([]int64, n*b.fN)
+		}
 	case BudgetAWS:
 		b.tok = make([]int32, n)
 		for i := range b.tok {
@@ -401,8 +426,14 @@ func (b *BudgetSet) Config() BudgetConfig { return b.c }
 // first try; gRPC and AWS ignore it.
 func (b *BudgetSet) OnRequest(i int, now int64) {
 	switch b.c.Kind {
-	case BudgetSRE, BudgetFinagle:
+	case BudgetSRE:
 		b.win.RecordRequest(now, i)
+	case BudgetFinagle:
+		if b.win != nil {
+			b.win.RecordRequest(now, i)
+		} else {
+			b.finagleAdd(i, now, b.deposit)
+		}
 	case BudgetTokenBucket:
 		// AdaptiveRetryStrategy.start: bucket = min(bucket + fill, size).
 		// Never above the cap: BucketInitial ≤ BucketCapacity; both ≤ 1e9
@@ -460,7 +491,11 @@ func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32
 		if b.finagleCount(i, now) < b.withdraw {
 			return 0, false
 		}
-		b.win.RecordAccept(now, i)
+		if b.win != nil {
+			b.win.RecordAccept(now, i)
+		} else {
+			b.finagleAdd(i, now, -b.withdraw) // TokenBucket.tryGet: put(-n)
+		}
 		return 1, true
 	case BudgetAWS:
 		cost := b.c.RetryCost
@@ -609,7 +644,50 @@ func (b *BudgetSet) WithdrawCost() int64 {
 // Withdrawals expire like deposits, so the sum can go negative (a retry
 // outliving the deposits that paid for it eats into the reserve).
 func (b *BudgetSet) finagleCount(i int, now int64) int64 {
+	if b.win == nil {
+		// WindowedAdder.sum: turn over if due, then writer + slots.
+		b.finagleTurn(i, now)
+		sum := b.fw[i]
+		for _, v := range b.fBuf[i*b.fN : (i+1)*b.fN] {
+			sum += v
+		}
+		return b.reserve + sum
+	}
 	b.win.Advance(now)
 	dep, wd := b.win.Counts(i)
 	return b.reserve + b.deposit*int64(dep) - b.withdraw*int64(wd)
+}
+
+// finagleAdd is WindowedAdder.add: turn over if due, then add x to the
+// writer.
+func (b *BudgetSet) finagleAdd(i int, now, x int64) {
+	b.finagleTurn(i, now)
+	b.fw[i] += x
+}
+
+// finagleTurn is WindowedAdder.expired, run when now − old ≥ window (in
+// whole milliseconds, as Stopwatch.timeMillis): the writer's sum closes
+// the current slot, the index moves on, then ⌊(now − old)/window⌋ − 1
+// more slots (at most N) are cleared and skipped; old = now. So the slots
+// move by ⌊gap/window⌋ per turn-over and the remainder of the gap is
+// lost: records outlive the TTL when turn-overs are sparse.
+func (b *BudgetSet) finagleTurn(i int, now int64) {
+	ms := now / 1e6
+	gap := ms - b.fOld[i]
+	if gap < b.fWin {
+		return
+	}
+	buf := b.fBuf[i*b.fN : (i+1)*b.fN]
+	k := int(b.fIdx[i])
+	buf[k] = b.fw[i]
+	b.fw[i] = 0
+	k = (k + 1) % b.fN
+	if skip := min(gap/b.fWin-1, int64(b.fN)); skip > 0 {
+		for j := int64(0); j < skip; j++ {
+			buf[(k+int(j))%b.fN] = 0
+		}
+		k = (k + int(skip)) % b.fN
+	}
+	b.fIdx[i] = uint8(k)
+	b.fOld[i] = ms
 }

@@ -166,10 +166,13 @@ func TestBudgetAWS2026StepTable(t *testing.T) {
 
 // Finagle RetryBudget() defaults: deposit 1000, withdrawal 1000/0.2 = 5000,
 // reserve 10/s × 10 s × 5000 = 500,000 (100 retries), TTL 10 s in ten 1-s
-// slices: a record made in second b is gone from second b+10 on.
+// slices, aligned (FinagleAlignedSlices): a record made in second b is
+// gone from second b+10 on.
 func TestBudgetFinagleReserveStepTable(t *testing.T) {
 	const s = int64(1e9)
-	b := NewBudgetSet(FinagleDefaults(), 1)
+	c := FinagleDefaults()
+	c.FinagleAlignedSlices = true
+	b := NewBudgetSet(c, 1)
 	if w := b.WithdrawCost(); w != 5000 {
 		t.Fatalf("withdrawal %d, want 5000", w)
 	}
@@ -206,11 +209,13 @@ func TestBudgetFinaglePercentStepTable(t *testing.T) {
 }
 
 // Deposits expire after the TTL, and so do withdrawals, so a retry can
-// outlive the deposits that paid for it and push the balance below zero.
+// outlive the deposits that paid for it and push the balance below zero
+// (aligned slices).
 func TestBudgetFinagleExpiryStepTable(t *testing.T) {
 	const s = int64(1e9)
 	c := FinagleDefaults()
 	c.MinRetriesPerSec = 0
+	c.FinagleAlignedSlices = true
 	b := NewBudgetSet(c, 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, op: "req", times: 5, level: 5000},         // slice 0
@@ -377,9 +382,11 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 	sreFirst.FirstAttemptsOnly = true
 	sreShort := SREDefaults()
 	sreShort.Window, sreShort.Buckets = 5*s, 20 // 250 ms buckets
-	finShort := FinagleDefaults()
+	finAligned := FinagleDefaults()
+	finAligned.FinagleAlignedSlices = true
+	finShort := finAligned
 	finShort.TTL, finShort.MinRetriesPerSec = 2*s, 3
-	for ci, c := range []BudgetConfig{SREDefaults(), sreFirst, sreShort, FinagleDefaults(), finShort} {
+	for ci, c := range []BudgetConfig{SREDefaults(), sreFirst, sreShort, finAligned, finShort} {
 		r := rand.New(rand.NewPCG(uint64(ci), 7))
 		const n = 4
 		b := NewBudgetSet(c, n)

@@ -222,3 +222,45 @@ func TestAWSSDKGoV2RetriedSuccessRefund(t *testing.T) {
 		})
 	}
 }
+
+// twitter/util TokenBucketTest "provisions reserves" (TTL 3 s, 10 lazy
+// slices of 300 ms, the bucket used once a second): tokens withdrawn at
+// 0 s still count at 1, 2 and 3 s and are gone at 4 s, because each
+// turn-over at a 1 s gap moves the slots by ⌊1000/300⌋ = 3 and loses the
+// rest (WindowedAdder.expired). Here with w = 50 (percent_can_retry 20)
+// and a reserve of 1 retry/s × 3 s × 50 = 150: three retries at 0 s spend
+// it; refused at 1, 2, 3 s; allowed at 4 s. With aligned slices the
+// withdrawals expire at exactly 3 s.
+func TestFinagleProvisionsReserves(t *testing.T) {
+	c := FinagleDefaults()
+	c.TTL, c.MinRetriesPerSec, c.PercentCanRetry = 3*sec, 1, 20
+	start := []budgetStep{
+		{at: 0, op: "retry", times: 3, allow: true, level: 0},
+		{at: 0, op: "retry", allow: false, level: 0},
+		{at: 1 * sec, op: "retry", allow: false, level: 0},
+		{at: 2 * sec, op: "retry", allow: false, level: 0},
+	}
+	runBudgetSteps(t, NewBudgetSet(c, 1), append(start[:4:4],
+		budgetStep{at: 3 * sec, op: "retry", allow: false, level: 0},  // Finagle: still refused at 3 s
+		budgetStep{at: 4 * sec, op: "retry", allow: true, level: 100}, // the −150 expired: 150 − 50
+	))
+	c.FinagleAlignedSlices = true
+	runBudgetSteps(t, NewBudgetSet(c, 1), append(start[:4:4],
+		budgetStep{at: 3 * sec, op: "retry", allow: true, level: 100}, // aligned: slice 0 gone at 3 s
+		budgetStep{at: 4 * sec, op: "retry", allow: true, level: 50},
+	))
+}
+
+// twitter/util TokenBucketTest "a leaky bucket is leaky": put 100, take 1,
+// and after the TTL (3 s) nothing is left to take. Here: two requests
+// deposit 2,000, a retry with percent_can_retry 1 takes 1,000; at 3 s the
+// single turn-over skips every slot (⌊3000/300⌋ − 1 = 9 ≥ N).
+func TestFinagleLeakyBucketIsLeaky(t *testing.T) {
+	c := FinagleDefaults()
+	c.TTL, c.MinRetriesPerSec, c.PercentCanRetry = 3*sec, 0, 1
+	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{
+		{at: 0, op: "req", times: 2, level: 2000},
+		{at: 0, op: "retry", allow: true, level: 1000},
+		{at: 3 * sec, op: "retry", allow: false, level: 0},
+	})
+}

@@ -240,6 +240,7 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 		c.MinRetriesPerSec = *b.MinRetriesPerSec
 	}
 	setF(&c.PercentCanRetry, b.PercentCanRetry)
+	c.FinagleAlignedSlices = b.AlignedSlices
 	setI(&c.Capacity, b.Capacity)
 	setI(&c.RetryCost, b.RetryCost)
 	setI(&c.TimeoutCost, b.TimeoutCost)

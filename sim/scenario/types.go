@@ -385,6 +385,9 @@ type Budget struct {
 	TTL               *Duration `yaml:"ttl" json:"ttl"`
 	MinRetriesPerSec  *int      `yaml:"min_retries_per_sec" json:"min_retries_per_sec"`
 	PercentCanRetry   *float64  `yaml:"percent_can_retry" json:"percent_can_retry"`
+	// AlignedSlices (finagle): slices aligned to multiples of ttl/10 from
+	// time 0 instead of Finagle's lazy turn-over.
+	AlignedSlices bool `yaml:"aligned_slices" json:"aligned_slices"`
 	Capacity          *int      `yaml:"capacity" json:"capacity"`
 	RetryCost         *int      `yaml:"retry_cost" json:"retry_cost"`
 	TimeoutCost       *int      `yaml:"timeout_cost" json:"timeout_cost"`
