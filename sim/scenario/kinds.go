@@ -55,12 +55,28 @@ const (
 	ServiceExponential ServiceDist = "exponential"
 	ServiceLognormal   ServiceDist = "lognormal"
 	ServiceConcurrency ServiceDist = "concurrency"
+	ServiceMixture     ServiceDist = "mixture"   // weighted components
+	ServiceEmpirical   ServiceDist = "empirical" // samples or a quantile table from a file
 )
 
 // Names lists the valid service-time distributions.
 func (ServiceDist) Names() []string {
-	return []string{"constant", "exponential", "lognormal", "concurrency"}
+	return []string{"constant", "exponential", "lognormal", "concurrency", "mixture", "empirical"}
 }
+
+// ComponentDist is backend.service.components[].dist: the simple
+// distributions a mixture is made of.
+type ComponentDist string
+
+// Mixture component distributions.
+const (
+	ComponentConstant    ComponentDist = "constant"
+	ComponentExponential ComponentDist = "exponential"
+	ComponentLognormal   ComponentDist = "lognormal"
+)
+
+// Names lists the valid component distributions.
+func (ComponentDist) Names() []string { return []string{"constant", "exponential", "lognormal"} }
 
 // DelayDist is network.delay.dist.
 type DelayDist string

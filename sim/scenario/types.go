@@ -1,5 +1,7 @@
 package scenario
 
+import "github.com/throttlesim/throttlesim/sim/dist"
+
 // SchemaVersion is the version of the scenario format and of the result
 // files written from it.
 const SchemaVersion = 1
@@ -387,12 +389,12 @@ type Budget struct {
 	PercentCanRetry   *float64  `yaml:"percent_can_retry" json:"percent_can_retry"`
 	// AlignedSlices (finagle): slices aligned to multiples of ttl/10 from
 	// time 0 instead of Finagle's lazy turn-over.
-	AlignedSlices bool `yaml:"aligned_slices" json:"aligned_slices"`
-	Capacity          *int      `yaml:"capacity" json:"capacity"`
-	RetryCost         *int      `yaml:"retry_cost" json:"retry_cost"`
-	TimeoutCost       *int      `yaml:"timeout_cost" json:"timeout_cost"`
-	ThrottleCost      *int      `yaml:"throttle_cost" json:"throttle_cost"`
-	NoRetryIncrement  *int      `yaml:"no_retry_increment" json:"no_retry_increment"`
+	AlignedSlices    bool `yaml:"aligned_slices" json:"aligned_slices"`
+	Capacity         *int `yaml:"capacity" json:"capacity"`
+	RetryCost        *int `yaml:"retry_cost" json:"retry_cost"`
+	TimeoutCost      *int `yaml:"timeout_cost" json:"timeout_cost"`
+	ThrottleCost     *int `yaml:"throttle_cost" json:"throttle_cost"`
+	NoRetryIncrement *int `yaml:"no_retry_increment" json:"no_retry_increment"`
 	// IncrementAfterRetry (aws, aws-2026): a successful retry returns
 	// no_retry_increment on top of its cost, as aws-sdk-go-v2 does;
 	// false: its cost only, as botocore does.
@@ -477,6 +479,28 @@ type Service struct {
 	// server that slows down as it gets busier (Brooker; Bronson et al.,
 	// "Metastable Failures in Distributed Systems").
 	PerConcurrent Duration `yaml:"per_concurrent" json:"per_concurrent"`
+	// Components of dist "mixture": each request's service time comes
+	// from component i with probability weight_i / Σ weight.
+	Components []Component `yaml:"components" json:"components,omitempty"`
+	// File of dist "empirical", relative to the scenario file's folder:
+	// one duration per line (samples, each equally likely) or a quantile
+	// and a duration per line (a quantile table from 0 to 1, linear in
+	// between). Blank lines and lines starting with # are ignored.
+	File string `yaml:"file" json:"file,omitempty"`
+	// FileSHA256 is the hex SHA-256 of File's content, set when the
+	// scenario is loaded (so that a run's key changes with the data); if
+	// given, the file must still match it.
+	FileSHA256 string `yaml:"file_sha256" json:"file_sha256,omitempty"`
+	// Empirical is File's distribution, read by Load; nil otherwise.
+	Empirical *dist.Empirical `yaml:"-" json:"-"`
+}
+
+// Component is one part of a service-time mixture.
+type Component struct {
+	Weight float64       `yaml:"weight" json:"weight"`
+	Dist   ComponentDist `yaml:"dist" json:"dist"`
+	Mean   Duration      `yaml:"mean" json:"mean"`
+	Sigma  float64       `yaml:"sigma" json:"sigma"`
 }
 
 // Queue is the backend's FIFO waiting room.

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -265,7 +267,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			name    string
 			changed bool
 		}{
-			{"workers", b.Workers != def.Workers}, {"service", b.Service != def.Service}, {"queue", b.Queue != def.Queue},
+			{"workers", b.Workers != def.Workers}, {"service", !reflect.DeepEqual(b.Service, def.Service)}, {"queue", b.Queue != def.Queue},
 			{"reject_cost", b.RejectCost != def.RejectCost}, {"accept_backlog", b.AcceptBacklog != def.AcceptBacklog},
 			{"retry_after", b.RetryAfter != def.RetryAfter}, {"dont_retry", b.DontRetry != def.DontRetry},
 			{"error_rate", b.ErrorRate != def.ErrorRate}, {"cancel_timed_out", b.CancelTimedOut != def.CancelTimedOut},
@@ -301,7 +303,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	} else {
 		_, given := v.pos["backend"]
 		// A resolved scenario states the default backend: that one loads back.
-		v.check(!given || s.Backend == Default().Backend, "backend", "does not apply when services are given: the entry service (clients.target, default the first) is what the clients call")
+		v.check(!given || reflect.DeepEqual(s.Backend, Default().Backend), "backend", "does not apply when services are given: the entry service (clients.target, default the first) is what the clients call")
 		v.check(s.Clients.Connection == nil, "clients.connection", "is not modelled in a service graph yet")
 		v.graph(s)
 	}
@@ -399,10 +401,7 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 	v.check(b.Replicas == 1 || s.Clients.Connection == nil, p+".replicas", "more than one replica is not modelled with clients.connection yet")
 	v.check(b.EWMADecay > 0, p+".ewma_decay", "must be > 0, got %s", b.EWMADecay)
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, p+".workers", "must be in 1..10000000, got %d", b.Workers)
-	v.check(b.Service.Mean > 0, p+".service.mean", "must be > 0, got %s", b.Service.Mean)
-	v.check(b.Service.Dist != ServiceLognormal || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), p+".service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
-	v.check(b.Service.PerConcurrent >= 0, p+".service.per_concurrent", "must be >= 0, got %s", b.Service.PerConcurrent)
-	v.check(b.Service.Dist == ServiceConcurrency || b.Service.PerConcurrent == 0, p+".service.per_concurrent", "applies to dist: concurrency only")
+	v.service(p+".service", b.Service)
 	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, p+".queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
 	v.check(b.Queue.Timeout >= 0, p+".queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
 	v.check(b.RejectCost >= 0, p+".reject_cost", "must be >= 0, got %s", b.RejectCost)
@@ -428,3 +427,28 @@ func (v *validator) policies(p string, pp Policies) {
 
 // TotalWorkers is the workers of every replica together.
 func (b Backend) TotalWorkers() int { return b.Workers * max(1, b.Replicas) }
+
+// service checks a service-time distribution at path (backend.service, a
+// graph service's, or a slowdown fault's replacement).
+func (v *validator) service(path string, sv Service) {
+	switch sv.Dist {
+	case ServiceMixture:
+		v.check(len(sv.Components) >= 1 && len(sv.Components) <= 255, path+".components", "a mixture needs 1 to 255 components ({weight, dist, mean, sigma}), got %d", len(sv.Components))
+		for i, c := range sv.Components {
+			p := fmt.Sprintf("%s.components.%d", path, i)
+			v.check(c.Weight > 0 && !math.IsInf(c.Weight, 1), p+".weight", "must be a finite number > 0 (weights are relative: 95 and 5, or 0.95 and 0.05), got %g", c.Weight)
+			v.check(c.Mean > 0, p+".mean", "must be > 0, got %s", c.Mean)
+			v.check(c.Dist != ComponentLognormal || (c.Sigma > 0 && c.Sigma <= 5), p+".sigma", "must be in (0, 5] for a lognormal, got %g", c.Sigma)
+			v.check(c.Dist == ComponentLognormal || c.Sigma == 0, p+".sigma", "applies to dist: lognormal only")
+		}
+	case ServiceEmpirical:
+		v.check(sv.File != "" || sv.Empirical != nil, path+".file", "dist: empirical needs a file of samples or a quantile table (relative to the scenario file's folder)")
+	default:
+		v.check(sv.Mean > 0, path+".mean", "must be > 0, got %s", sv.Mean)
+	}
+	v.check(sv.Dist == ServiceMixture || len(sv.Components) == 0, path+".components", "applies to dist: mixture only")
+	v.check(sv.Dist == ServiceEmpirical || (sv.File == "" && sv.FileSHA256 == ""), path+".file", "applies to dist: empirical only")
+	v.check(sv.Dist != ServiceLognormal || (sv.Sigma > 0 && sv.Sigma <= 5), path+".sigma", "must be in (0, 5] for a lognormal, got %g", sv.Sigma)
+	v.check(sv.PerConcurrent >= 0, path+".per_concurrent", "must be >= 0, got %s", sv.PerConcurrent)
+	v.check(sv.Dist == ServiceConcurrency || sv.PerConcurrent == 0, path+".per_concurrent", "applies to dist: concurrency only")
+}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"time"
 
 	"github.com/throttlesim/throttlesim/sim/policy"
 	"math"
@@ -548,6 +549,57 @@ func TestBreakerLibraryChoices(t *testing.T) {
 		}
 		if b.OpenExpiry != tt.expiry || b.TripCheck != tt.check || b.OpenJitterOrder != tt.order {
 			t.Errorf("%s: resolved %q %q %q, want %q %q %q", tt.breaker, b.OpenExpiry, b.TripCheck, b.OpenJitterOrder, tt.expiry, tt.check, tt.order)
+		}
+	}
+}
+
+// dist: mixture and dist: empirical (issue 16 item 3): the file is read
+// relative to the scenario file's folder, its hash is recorded, and a bad
+// line is reported at the data file's own line.
+func TestServiceMixtureAndEmpirical(t *testing.T) {
+	parse := func(service string) (*Scenario, error) {
+		return Parse([]byte("name: s\nclients:\n  arrival: {total_rate: 10/s}\nbackend:\n  service: "+service+"\n"),
+			filepath.Join("testdata", "empirical", "s.yaml"), nil)
+	}
+	sc, err := parse("{dist: mixture, components: [{weight: 95, dist: constant, mean: 100ms}, {weight: 5, dist: constant, mean: 100s}]}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sc.Backend.Service.Components; len(c) != 2 || c[1].Mean != Duration(100*time.Second) || c[0].Weight != 95 {
+		t.Errorf("components %+v", c)
+	}
+	sc, err = parse("{dist: empirical, file: quantiles.txt}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Backend.Service.Empirical
+	if e == nil || e.Len() != 4 || e.Quantile(0.99) != 1e9 || len(sc.Backend.Service.FileSHA256) != 64 {
+		t.Fatalf("empirical %+v, sha %q", e, sc.Backend.Service.FileSHA256)
+	}
+	sc, err = parse("{dist: empirical, file: samples.txt}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := sc.Backend.Service.Empirical; e.Len() != 3 || e.Mean() != 100e6 {
+		t.Errorf("samples: %d, mean %v; want 3 and 100 ms", e.Len(), e.Mean())
+	}
+	dir := filepath.Join("testdata", "empirical")
+	for _, tt := range []struct{ service, want string }{
+		{"{dist: empirical, file: bad-order.txt}", filepath.Join(dir, "bad-order.txt") + ":3:1: quantiles must increase: 0.4 after 0.5"},
+		{"{dist: empirical, file: mixed.txt}", filepath.Join(dir, "mixed.txt") + `:2:1: expected one duration (a sample), like line 1, got "0.5, 100ms"`},
+		{"{dist: empirical, file: bad-duration.txt}", filepath.Join(dir, "bad-duration.txt") + `:2:1: "fast"`},
+		{"{dist: empirical, file: nothere.txt}", "backend.service.file: no such file " + filepath.Join(dir, "nothere.txt")},
+		{"{dist: empirical, file: samples.txt, file_sha256: 00}", "backend.service.file_sha256: " + filepath.Join(dir, "samples.txt") + " has SHA-256"},
+		{"{dist: empirical}", "backend.service.file: dist: empirical needs a file"},
+		{"{dist: mixture}", "backend.service.components: a mixture needs 1 to 255 components"},
+		{"{dist: mixture, components: [{weight: 0, dist: constant, mean: 1s}]}", "backend.service.components.0.weight: must be a finite number > 0"},
+		{"{dist: mixture, components: [{weight: 1, dist: lognormal, mean: 1s}]}", "backend.service.components.0.sigma: must be in (0, 5] for a lognormal"},
+		{"{dist: mixture, components: [{weight: 1, dist: empirical, mean: 1s}]}", `backend.service.components.0.dist: "empirical" is not one of constant, exponential, lognormal`},
+		{"{dist: exponential, mean: 1s, file: samples.txt}", "backend.service.file: applies to dist: empirical only"},
+	} {
+		_, err := parse(tt.service)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s:\n got %v\nwant …%s…", tt.service, err, tt.want)
 		}
 	}
 }
