@@ -2,8 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 // dist: concurrency adds per_concurrent for every OTHER busy worker when a
@@ -37,5 +40,52 @@ func TestFidelityConcurrencyCountsOtherWorkers(t *testing.T) {
 	record("dist: concurrency, 3 requests at once on 3 idle workers, mean 100 ms + 50 ms per other busy worker: completions, ms", "100, 150, 200 (k = 0, 1, 2 others)", fmt.Sprint(at), "exact", ok)
 	if !ok {
 		t.Errorf("successes in the rows starting at %v ms, want %v", at, want)
+	}
+}
+
+// dist: mixture and dist: empirical in a run (issue 16 item 3). Ample
+// workers, so nothing queues or is rejected: the workers' busy time is the
+// sum of the service times drawn. With constant components 10 ms (weight
+// 9) and 100 ms (weight 1) it is N·10 ms + n₁₀₀·90 ms, n₁₀₀ ~ Binomial(N,
+// 0.1): expected utilisation λ·19 ms / workers; tolerance 5 SD of the
+// binomial part, 5·sqrt(N·0.09)·90 ms, over the busy time (derived). The
+// empirical samples 10 ms and 30 ms, each equally likely: λ·20 ms /
+// workers, SD sqrt(N/4)·20 ms.
+func TestFidelityServiceMixtureAndEmpirical(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		service string
+		mean    float64 // s
+		sd      func(n float64) float64
+	}{
+		{"mixture 90% 10 ms, 10% 100 ms", "{dist: mixture, components: [{weight: 9, dist: constant, mean: 10ms}, {weight: 1, dist: constant, mean: 100ms}]}",
+			0.019, func(n float64) float64 { return math.Sqrt(n*0.09) * 0.09 }},
+		{"empirical samples 10 ms, 30 ms", "{dist: empirical, file: svc-samples.txt}",
+			0.020, func(n float64) float64 { return math.Sqrt(n/4) * 0.02 }},
+	} {
+		sc, err := scenario.Parse([]byte(`name: svc
+duration: 600s
+clients: {count: 100, arrival: {process: poisson, total_rate: 100/s}, timeout: 0s}
+backend: {workers: 50, queue: {limit: 1000}, service: `+tt.service+`}
+`), "testdata/svc.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := mustRun(t, sc).Summary
+		if s.Rejected != 0 {
+			t.Fatalf("%s: %d rejected; the test needs no overload", tt.name, s.Rejected)
+		}
+		n := float64(s.Received)
+		want := n * tt.mean / (600 * 50) // busy worker-seconds over capacity
+		tol := 5 * tt.sd(n) / (600 * 50)
+		got := *s.Utilisation
+		ok := math.Abs(got-want) <= tol
+		record(fmt.Sprintf("service %s: utilisation of 50 workers at 100 req/s", tt.name), fmt.Sprintf("%.5f (received × mean / capacity)", want), fmt.Sprintf("%.5f", got), fmt.Sprintf("5 SD (%.5f)", tol), ok)
+		if !ok {
+			t.Errorf("%s: utilisation %.5f, want %.5f ± %.5f", tt.name, got, want, tol)
+		}
+		if c, want := sc.Capacity(), 50/tt.mean; math.Abs(c-want) > 1e-9*want {
+			t.Errorf("%s: capacity %v req/s, want %v", tt.name, c, want)
+		}
 	}
 }

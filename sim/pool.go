@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 
+	svcdist "github.com/throttlesim/throttlesim/sim/dist"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -28,7 +29,7 @@ type pool struct {
 	rejectRA int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
 	cancel   bool
 	errRate  float64 // share of served attempts answered with an error
-	svc      dist
+	svc      sampler
 	perConc  int64 // ns of service time added per request in service (dist concurrency)
 
 	// connections (clients.connection)
@@ -128,19 +129,9 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	}
 	b.cancel = be.CancelTimedOut
 	b.errRate = be.ErrorRate
-	b.svc.mean = float64(be.Service.Mean)
-	switch be.Service.Dist {
-	case scenario.ServiceConstant:
-		b.svc.kind = distConstant
-	case scenario.ServiceExponential:
-		b.svc.kind = distExponential
-	case scenario.ServiceConcurrency:
-		b.svc.kind = distConstant // plus perConc × the others in service, in serve
-		b.perConc = int64(be.Service.PerConcurrent)
-	case scenario.ServiceLognormal:
-		b.svc.kind = distLognormal
-		b.svc.sigma = be.Service.Sigma
-		b.svc.mu = math.Log(b.svc.mean) - b.svc.sigma*b.svc.sigma/2 // so that the mean is svc.mean
+	b.svc = newSampler(be.Service)
+	if be.Service.Dist == scenario.ServiceConcurrency {
+		b.perConc = int64(be.Service.PerConcurrent) // × the others in service, in serve
 	}
 	if conns {
 		b.connCost = int64(be.Connections.ConnectCost)
@@ -155,6 +146,57 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 // it is taken.
 func (m *model) serviceTime(b *pool, r *request, hop uint8) int64 {
 	return b.svc.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
+}
+
+// sampler draws service times from one scenario distribution.
+type sampler struct {
+	d   dist
+	mix *svcdist.Mixture   // dist mixture
+	emp *svcdist.Empirical // dist empirical
+}
+
+func newSampler(sv scenario.Service) sampler {
+	var s sampler
+	s.d.mean = float64(sv.Mean)
+	switch sv.Dist {
+	case scenario.ServiceConstant, scenario.ServiceConcurrency:
+		s.d.kind = distConstant
+	case scenario.ServiceExponential:
+		s.d.kind = distExponential
+	case scenario.ServiceLognormal:
+		s.d.kind = distLognormal
+		s.d.sigma = sv.Sigma
+		s.d.mu = math.Log(s.d.mean) - s.d.sigma*s.d.sigma/2 // so that the mean is d.mean
+	case scenario.ServiceMixture:
+		s.mix, _ = sv.Mixture() // validated
+	case scenario.ServiceEmpirical:
+		s.emp = sv.Empirical // read by scenario.Load; validated
+	}
+	return s
+}
+
+// mixPick marks the draw index of a mixture's component choice: bit 48,
+// above drawIndex's 40 bits and below the hop (bits 56 on).
+const mixPick = 1 << 48
+
+// sample is draw n of stream key as a service time.
+func (s *sampler) sample(key, n uint64) int64 {
+	switch {
+	case s.mix != nil:
+		// The component is picked by a draw of its own, then drawn from
+		// the attempt's usual service draw.
+		c := s.mix.Component(s.mix.Pick(rng.Float64(key, n|mixPick)))
+		switch c.Kind {
+		case svcdist.Exponential:
+			return c.Sample(rng.Exp(key, n), 0)
+		case svcdist.Lognormal:
+			return c.Sample(0, rng.Normal(key, n))
+		}
+		return c.Mean
+	case s.emp != nil:
+		return s.emp.Sample(rng.Float64(key, n))
+	}
+	return s.d.sample(key, n)
 }
 
 // brow is b's metrics row at now.

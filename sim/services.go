@@ -85,7 +85,7 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 		be := nodes[i].Backend
 		p := m.params()
 		p.Workers = int64(be.TotalWorkers())
-		p.CapacityRPS = float64(be.TotalWorkers()) / (float64(be.Service.Mean) / 1e9)
+		p.CapacityRPS = float64(be.TotalWorkers()) / (be.Service.MeanNS() / 1e9)
 		p.Connections = false
 		hist, latSum, latN := &nd.hist, nd.latSum, nd.latN
 		if b.fleet {

@@ -106,6 +106,9 @@ func (m *Mixture) Pick(u float64) int {
 	return len(m.cum) - 1
 }
 
+// Component is component i.
+func (m *Mixture) Component(i int) Component { return m.comps[i] }
+
 // Sample is the mixture's value for the draws u (picks the component), e
 // and z (sample it; see Component.Sample).
 func (m *Mixture) Sample(u, e, z float64) int64 {

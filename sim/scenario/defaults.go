@@ -159,21 +159,21 @@ func (b *Breaker) BreakerConfig() policy.BreakerConfig {
 		c.OpenDuration = int64(b.OpenDuration)
 	}
 	switch b.OpenExpiry {
-	case "after":
+	case ExpiryAfter:
 		c.StrictExpiry = true
-	case "at":
+	case ExpiryAt:
 		c.StrictExpiry = false
 	}
 	switch b.TripCheck {
-	case "failures":
+	case TripCheckFailures:
 		c.TripOnFailuresOnly = true
-	case "results":
+	case TripCheckResults:
 		c.TripOnFailuresOnly = false
 	}
 	switch b.OpenJitterOrder {
-	case "jitter-then-cap":
+	case JitterThenCap:
 		c.JitterBeforeCap = true
-	case "cap-then-jitter":
+	case CapThenJitter:
 		c.JitterBeforeCap = false
 	}
 	if b.OpenBackoff != 0 {
@@ -297,15 +297,15 @@ func (s *Scenario) resolve() {
 		b.WindowCalls, b.Window, b.WindowBuckets = c.WindowCalls, Duration(c.WindowDuration), c.WindowBuckets
 		b.OpenDuration, b.OpenBackoff, b.MaxOpenDuration, b.OpenJitter = Duration(c.OpenDuration), c.OpenBackoff, Duration(c.MaxOpenDuration), c.OpenJitter
 		b.HalfOpenProbes = c.HalfOpenProbes
-		b.OpenExpiry, b.TripCheck, b.OpenJitterOrder = "at", "results", "cap-then-jitter"
+		b.OpenExpiry, b.TripCheck, b.OpenJitterOrder = ExpiryAt, TripCheckResults, CapThenJitter
 		if c.StrictExpiry {
-			b.OpenExpiry = "after"
+			b.OpenExpiry = ExpiryAfter
 		}
 		if c.TripOnFailuresOnly {
-			b.TripCheck = "failures"
+			b.TripCheck = TripCheckFailures
 		}
 		if c.JitterBeforeCap {
-			b.OpenJitterOrder = "jitter-then-cap"
+			b.OpenJitterOrder = JitterThenCap
 		}
 	}
 	resolveBudget := func(r *Retry) {

@@ -247,3 +247,41 @@ const (
 func (LBPolicy) Names() []string {
 	return []string{"random", "round_robin", "least_outstanding", "p2c", "peak_ewma"}
 }
+
+// OpenExpiry is clients.breaker.open_expiry: when an open breaker may turn
+// half-open.
+type OpenExpiry string
+
+// Open-expiry rules.
+const (
+	ExpiryAfter OpenExpiry = "after" // strictly after the open period (both libraries)
+	ExpiryAt    OpenExpiry = "at"    // at its end
+)
+
+// Names lists the valid open-expiry rules.
+func (OpenExpiry) Names() []string { return []string{"after", "at"} }
+
+// TripCheck is clients.breaker.trip_check: which results a rate trip rule
+// is judged after.
+type TripCheck string
+
+// Trip checks.
+const (
+	TripCheckFailures TripCheck = "failures" // gobreaker's ReadyToTrip
+	TripCheckResults  TripCheck = "results"  // resilience4j
+)
+
+// Names lists the valid trip checks.
+func (TripCheck) Names() []string { return []string{"failures", "results"} }
+
+// JitterOrder is clients.breaker.open_jitter_order.
+type JitterOrder string
+
+// Open-period jitter orders.
+const (
+	JitterThenCap JitterOrder = "jitter-then-cap" // resilience4j
+	CapThenJitter JitterOrder = "cap-then-jitter"
+)
+
+// Names lists the valid jitter orders.
+func (JitterOrder) Names() []string { return []string{"jitter-then-cap", "cap-then-jitter"} }

@@ -247,15 +247,15 @@ type Breaker struct {
 	// OpenExpiry: "after" (both libraries: half-open only after the open
 	// period, still open at exactly its end) or "at" (half-open at its
 	// end). Default: after.
-	OpenExpiry string `yaml:"open_expiry" json:"open_expiry" enum:"after,at"`
+	OpenExpiry OpenExpiry `yaml:"open_expiry" json:"open_expiry"`
 	// TripCheck: the rate trip rule is consulted after "failures" only
 	// (gobreaker's ReadyToTrip) or after all "results" (resilience4j).
 	// Default: the style's.
-	TripCheck string `yaml:"trip_check" json:"trip_check" enum:"failures,results"`
+	TripCheck TripCheck `yaml:"trip_check" json:"trip_check"`
 	// OpenJitterOrder: "jitter-then-cap" (resilience4j) or
 	// "cap-then-jitter" (a capped period still spreads). Default: the
 	// style's (gobreaker has no jitter: cap-then-jitter).
-	OpenJitterOrder string `yaml:"open_jitter_order" json:"open_jitter_order" enum:"jitter-then-cap,cap-then-jitter"`
+	OpenJitterOrder JitterOrder `yaml:"open_jitter_order" json:"open_jitter_order"`
 }
 
 // RateLimiter configures the AWS adaptive limiter (botocore

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/throttlesim/throttlesim/sim/dist"
 	"math"
 	"reflect"
 	"regexp"
@@ -392,7 +393,42 @@ func (s *Scenario) PerClientRate() float64 {
 // workers / mean service time.
 func (s *Scenario) Capacity() float64 {
 	b := s.EntryBackend()
-	return float64(b.TotalWorkers()) / (float64(b.Service.Mean) / float64(time.Second))
+	return float64(b.TotalWorkers()) / (b.Service.MeanNS() / float64(time.Second))
+}
+
+// MeanNS is the mean service time in ns: mean, or for a mixture Σ p_i ·
+// mean_i, or the empirical distribution's mean (0 if its file was not
+// read).
+func (sv Service) MeanNS() float64 {
+	switch sv.Dist {
+	case ServiceMixture:
+		if m, err := sv.Mixture(); err == nil {
+			return m.Mean()
+		}
+		return 0
+	case ServiceEmpirical:
+		if sv.Empirical != nil {
+			return sv.Empirical.Mean()
+		}
+		return 0
+	}
+	return float64(sv.Mean)
+}
+
+// Mixture is the dist.Mixture of a dist: mixture service.
+func (sv Service) Mixture() (*dist.Mixture, error) {
+	comps := make([]dist.Component, len(sv.Components))
+	for i, c := range sv.Components {
+		k := dist.Constant
+		switch c.Dist {
+		case ComponentExponential:
+			k = dist.Exponential
+		case ComponentLognormal:
+			k = dist.Lognormal
+		}
+		comps[i] = dist.Component{Weight: c.Weight, Kind: k, Mean: int64(c.Mean), Sigma: c.Sigma}
+	}
+	return dist.NewMixture(comps)
 }
 
 // backend checks a backend's (or a service's) pool fields, under path p.
@@ -443,6 +479,7 @@ func (v *validator) service(path string, sv Service) {
 		}
 	case ServiceEmpirical:
 		v.check(sv.File != "" || sv.Empirical != nil, path+".file", "dist: empirical needs a file of samples or a quantile table (relative to the scenario file's folder)")
+		v.check(sv.File == "" || sv.Empirical != nil, path+".file", "%s was not read: dist: empirical is read for backend.service only, by scenario.Load", sv.File)
 	default:
 		v.check(sv.Mean > 0, path+".mean", "must be > 0, got %s", sv.Mean)
 	}

@@ -547,7 +547,7 @@ func TestBreakerLibraryChoices(t *testing.T) {
 		if c.StrictExpiry != tt.strict || c.TripOnFailuresOnly != tt.failuresOnly || c.JitterBeforeCap != tt.jitter1 {
 			t.Errorf("%s: strict %v, failures only %v, jitter before cap %v", tt.breaker, c.StrictExpiry, c.TripOnFailuresOnly, c.JitterBeforeCap)
 		}
-		if b.OpenExpiry != tt.expiry || b.TripCheck != tt.check || b.OpenJitterOrder != tt.order {
+		if string(b.OpenExpiry) != tt.expiry || string(b.TripCheck) != tt.check || string(b.OpenJitterOrder) != tt.order {
 			t.Errorf("%s: resolved %q %q %q, want %q %q %q", tt.breaker, b.OpenExpiry, b.TripCheck, b.OpenJitterOrder, tt.expiry, tt.check, tt.order)
 		}
 	}
