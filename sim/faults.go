@@ -7,11 +7,11 @@ import (
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
-// scheduleFaults puts every fault's start and end on the calendar, in time
-// order whatever the file's order: at an instant where one fault ends and
-// the next starts, the end is scheduled first and so runs first (faults do
-// not overlap).
-func (m *model) scheduleFaults() {
+// scheduleFaults puts the start and end of every fault that starts at 0
+// (atZero) or later (!atZero) on the calendar, in time order whatever the
+// file's order: at an instant where one fault ends and the next starts,
+// the end is scheduled first and so runs first (faults do not overlap).
+func (m *model) scheduleFaults(atZero bool) {
 	order := make([]int, len(m.sc.Faults))
 	for i := range order {
 		order[i] = i
@@ -19,6 +19,9 @@ func (m *model) scheduleFaults() {
 	sort.SliceStable(order, func(a, b int) bool { return m.sc.Faults[order[a]].Start < m.sc.Faults[order[b]].Start })
 	for _, i := range order {
 		f := m.sc.Faults[i]
+		if (f.Start == 0) != atZero {
+			continue
+		}
 		m.q.Schedule(int64(f.Start), evFaultStart, uint32(i), 0)
 		if f.Duration > 0 {
 			m.q.Schedule(int64(f.End()), evFaultEnd, uint32(i), 0)

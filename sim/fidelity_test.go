@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,37 @@ backend: {workers: 50, queue: {limit: 1000}, service: `+tt.service+`}
 		if c, want := sc.Capacity(), 50/tt.mean; math.Abs(c-want) > 1e-9*want {
 			t.Errorf("%s: capacity %v req/s, want %v", tt.name, c, want)
 		}
+	}
+}
+
+// A fault may start at time 0 (issue 16 item 5): a backend that starts
+// degraded. Ten clients each send one request at exactly 0 into an outage
+// [0, 10 s) that refuses: all ten are refused, none is served (the fault
+// holds for every event at 0, arrivals included), and recovery is not
+// measured (no baseline before the fault).
+func TestFidelityFaultAtTimeZero(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`name: zero
+duration: 20s
+clients: {count: 10, arrival: {process: once}}
+backend: {workers: 10}
+faults: [{kind: outage, start: 0s, duration: 10s}]
+`), "zero.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, sc)
+	s := res.Summary
+	ok := s.Offered == 10 && s.Succeeded == 0 && s.FailedOutage == 10 && s.Served == 0
+	record("outage from 0 s, 10 requests at exactly 0 s: refused", "10 of 10", fmt.Sprintf("%d of %d (served %d)", s.FailedOutage, s.Offered, s.Served), "exact", ok)
+	if !ok {
+		t.Errorf("offered %d, succeeded %d, refused in the outage %d, served %d; want 10, 0, 10, 0", s.Offered, s.Succeeded, s.FailedOutage, s.Served)
+	}
+	if s.Recovery.Applicable && s.Recovery.BaselineGoodput != nil {
+		t.Errorf("recovery took a baseline before a fault at 0 s: %+v", s.Recovery)
+	}
+	// A fault between 0 and the first metrics interval is still refused.
+	_, err = scenario.Parse([]byte("name: z\nduration: 20s\nclients: {arrival: {total_rate: 1/s}}\nfaults: [{kind: outage, start: 500ms, duration: 1s}]\n"), "z.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), "or start it at 0s") {
+		t.Errorf("a fault at 500 ms: %v", err)
 	}
 }

@@ -342,7 +342,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			}
 		}
 		at := s.Faults[first].Start
-		v.check(at >= m.Interval, fmt.Sprintf("faults.%d.start", first), "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline", at, m.Interval)
+		v.check(at == 0 || at >= m.Interval, fmt.Sprintf("faults.%d.start", first), "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline, or start it at 0s for a backend that starts degraded (recovery is then not measured)", at, m.Interval)
 	}
 	if sw := s.Sweep; sw != nil {
 		v.check(sw.Seeds >= 1 && sw.Seeds <= 100_000, "sweep.seeds", "must be in 1..100000, got %d", sw.Seeds)

@@ -227,8 +227,8 @@ clients:
 			path: "metrics.recover_fraction", msg: []string{"must be in (0, 1]"},
 		},
 		{
-			name: "first fault at 0s", sets: []string{"faults.0.start=0s"},
-			path: "faults.0.start", msg: []string{"the first fault starts at 0s", "at least one metrics interval (1s)"},
+			name: "first fault at 500ms", sets: []string{"faults.0.start=500ms"},
+			path: "faults.0.start", msg: []string{"the first fault starts at 500ms", "at least one metrics interval (1s)", "or start it at 0s"},
 		},
 		{
 			name: "earliest fault listed second too early",
