@@ -41,6 +41,7 @@ type request struct {
 	client    uint32
 	ord       uint32 // the client's request ordinal: names its random draws
 	charge    int32  // what the budget charged for the latest retry (AWS refunds it)
+	bgen      uint32 // the breaker's generation when it admitted the current attempt
 	gen       uint32 // 24 bits used
 	attempt   uint8
 	bo        uint8 // backoffs since the start or the last pushback reset
@@ -178,9 +179,13 @@ func (m *model) attempt(now int64, slot uint32) {
 	// The breaker comes last among the gates that may drop the attempt: a
 	// call it admits (possibly a half-open probe) is always sent, so it
 	// always gets a result back (an answer, a timeout, or the deadline).
-	if pl.breaker != nil && !pl.breaker.Allow(int(local/pl.breakerGroup), now) {
-		m.drop(now, slot, dropBreaker)
-		return
+	if pl.breaker != nil {
+		b := int(local / pl.breakerGroup)
+		if !pl.breaker.Allow(b, now) {
+			m.drop(now, slot, dropBreaker)
+			return
+		}
+		r.bgen = pl.breaker.Generation(b)
 	}
 	if pl.limiter != nil {
 		// The AWS adaptive rate limiter delays the send, never drops it.
@@ -424,7 +429,12 @@ func (m *model) breakerResult(now int64, r *request, out uint8) {
 		return
 	}
 	u := rng.Float64(m.src.Key(rng.Breaker, m.entity(r)), drawIndex(r.ord, r.attempt))
-	pl.breaker.Record(int(local/pl.breakerGroup), now, pl.breakerMask&(1<<out) != 0, u)
+	b, failure := int(local/pl.breakerGroup), pl.breakerMask&(1<<out) != 0
+	if pl.staleDrop {
+		pl.breaker.RecordGen(b, r.bgen, now, failure, u) // gobreaker: a late result is ignored
+		return
+	}
+	pl.breaker.Record(b, now, failure, u)
 }
 
 // waiting reports whether the client still waits for this attempt.

@@ -122,3 +122,41 @@ faults: [{kind: outage, start: 0s, duration: 10s}]
 		t.Errorf("a fault at 500 ms: %v", err)
 	}
 }
+
+// gobreaker ignores a result from a call admitted before the breaker's
+// latest state change (issue 16 item 7; v2/gobreaker.go afterRequest).
+// One client sends a request every 100 ms, each served in 2.95 s. A
+// capacity fault leaves no worker in [0.5 s, 0.6 s) (work in service goes
+// on) and, with no queue, the request sent then is rejected: the breaker
+// (trip on 1 failure, open 1 s) opens; the first request after it admits is a
+// half-open probe, answered 2.95 s later. Meanwhile the answers of the
+// requests sent before the trip come back. Counted in the current state
+// (late_results: count, resilience4j), the first of them, 2.95 s after
+// the first request, closes the breaker; ignored (gobreaker), the breaker
+// waits for the probe's own answer, 1.6 s later. So the ignoring breaker
+// refuses exactly 16 more requests (one per 100 ms of those 1.6 s).
+func TestFidelityGobreakerIgnoresLateResults(t *testing.T) {
+	drops := map[string]int64{}
+	for _, late := range []string{"ignore", "count"} {
+		sc, err := scenario.Parse([]byte(`name: late
+duration: 10s
+metrics: {interval: 100ms}
+clients:
+  count: 1
+  arrival: {process: constant, rate: 10/s}
+  timeout: 0s
+  breaker: {style: gobreaker, consecutive_failures: 1, open_duration: 1s, late_results: `+late+`}
+backend: {workers: 100, queue: {limit: 0}, service: {dist: constant, mean: 2950ms}}
+faults: [{kind: capacity, start: 500ms, duration: 100ms, fraction: 0}]
+`), "late.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drops[late] = mustRun(t, sc).Summary.DropBreaker
+	}
+	got := drops["ignore"] - drops["count"]
+	record("gobreaker late results: extra requests refused while ignoring a late success (100 ms apart, 1.6 s)", "16", fmt.Sprint(got), "exact", got == 16)
+	if got != 16 {
+		t.Errorf("dropped by the breaker: ignore %d, count %d; want 16 more when ignoring", drops["ignore"], drops["count"])
+	}
+}

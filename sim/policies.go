@@ -36,6 +36,7 @@ type cpol struct {
 	breaker      *policy.BreakerSet
 	breakerGroup uint32
 	breakerMask  uint8 // outcomes that count as failures
+	staleDrop    bool  // record breaker results by generation (gobreaker)
 	limiter      *policy.Adaptive
 	limiterMask  uint8 // outcomes that count as throttles
 	propagate    bool  // attempts carry their deadline (service graphs)
@@ -120,6 +121,7 @@ func buildStack(g scenario.GroupSpec) (cpol, error) {
 		}
 		p.breaker = bs
 		p.breakerMask = outcomeMask(br.FailureOutcomes)
+		p.staleDrop = bs.Config().DropStaleResults
 	}
 	if h := pp.Hedge; h != nil {
 		p.hedge = &hedger{delay: int64(h.Delay), quantile: h.Quantile, minSamples: uint64(h.MinSamples), cancel: h.CancelLoser}

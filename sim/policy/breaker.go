@@ -206,6 +206,12 @@ type BreakerConfig struct {
 	// maximum: randomize, then Math.min), so clients pile up at the cap.
 	// false: capped, then jittered, so a capped period still spreads.
 	JitterBeforeCap bool
+	// DropStaleResults tells the caller to record results with RecordGen:
+	// a result counts only if the breaker has not changed state since its
+	// call was admitted (gobreaker afterRequest: generation != before →
+	// return). false: Record, every result goes to the current state
+	// (resilience4j). BreakerSet itself does not read it.
+	DropStaleResults bool
 }
 
 const sec64 = int64(1e9)
@@ -227,6 +233,7 @@ func GobreakerDefaults() BreakerConfig {
 		HalfOpen:            HalfOpenAllSucceed,
 		StrictExpiry:        true,
 		TripOnFailuresOnly:  true,
+		DropStaleResults:    true,
 	}
 }
 

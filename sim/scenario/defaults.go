@@ -170,6 +170,12 @@ func (b *Breaker) BreakerConfig() policy.BreakerConfig {
 	case TripCheckResults:
 		c.TripOnFailuresOnly = false
 	}
+	switch b.LateResults {
+	case LateIgnore:
+		c.DropStaleResults = true
+	case LateCount:
+		c.DropStaleResults = false
+	}
 	switch b.OpenJitterOrder {
 	case JitterThenCap:
 		c.JitterBeforeCap = true
@@ -306,6 +312,10 @@ func (s *Scenario) resolve() {
 		}
 		if c.JitterBeforeCap {
 			b.OpenJitterOrder = JitterThenCap
+		}
+		b.LateResults = LateCount
+		if c.DropStaleResults {
+			b.LateResults = LateIgnore
 		}
 	}
 	resolveBudget := func(r *Retry) {

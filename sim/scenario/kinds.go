@@ -283,5 +283,18 @@ const (
 	CapThenJitter JitterOrder = "cap-then-jitter"
 )
 
+// LateResults is clients.breaker.late_results: what a result from a call
+// admitted before the breaker's latest state change does.
+type LateResults string
+
+// Late-result rules.
+const (
+	LateIgnore LateResults = "ignore" // gobreaker: dropped by generation
+	LateCount  LateResults = "count"  // resilience4j: given to the current state
+)
+
+// Names lists the valid late-result rules.
+func (LateResults) Names() []string { return []string{"ignore", "count"} }
+
 // Names lists the valid jitter orders.
 func (JitterOrder) Names() []string { return []string{"jitter-then-cap", "cap-then-jitter"} }

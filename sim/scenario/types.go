@@ -256,6 +256,10 @@ type Breaker struct {
 	// "cap-then-jitter" (a capped period still spreads). Default: the
 	// style's (gobreaker has no jitter: cap-then-jitter).
 	OpenJitterOrder JitterOrder `yaml:"open_jitter_order" json:"open_jitter_order"`
+	// LateResults: a result of a call admitted before the breaker's latest
+	// state change is "ignore"d (gobreaker) or "count"ed in the current
+	// state (resilience4j). Default: the style's.
+	LateResults LateResults `yaml:"late_results" json:"late_results"`
 }
 
 // RateLimiter configures the AWS adaptive limiter (botocore
