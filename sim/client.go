@@ -393,10 +393,13 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 		d, r.bo, r.prevSleep = retryAfter, 0, 0
 	} else {
 		u := rng.Float64(m.src.Key(rng.Backoff, m.entity(r)), drawIndex(r.ord, r.attempt))
-		d = pl.backoff.Delay(int(r.bo)+1, r.prevSleep, u)
+		d = pl.backoff.DelayAfter(int(r.bo)+1, r.prevSleep, u, out == outRejected) // a rejection is a throttle
 		r.bo++
 		r.prevSleep = d
-		if pl.honorRA {
+		switch {
+		case pl.honorRA && pl.clampRA:
+			d = policy.ClampRetryAfter(d, retryAfter, policy.AWS2026RetryAfterExtra)
+		case pl.honorRA:
 			d = policy.HonorRetryAfter(d, retryAfter)
 		}
 	}

@@ -160,3 +160,46 @@ faults: [{kind: capacity, start: 500ms, duration: 100ms, fraction: 0}]
 		t.Errorf("dropped by the breaker: ignore %d, count %d; want 16 more when ignoring", drops["ignore"], drops["count"])
 	}
 }
+
+// The AWS 2026 retry mode in a run (issue 16 item 7; aws-sdk-go-v2
+// retry2026_test.go): after a throttle the backoff starts from 1 s, and
+// x-amz-retry-after is followed within [backoff, backoff + 5 s]. One
+// request at 0 s meets a backend with no worker (a capacity fault from 0
+// s to 1 s, no queue) and is rejected with a 10 s Retry-After; the retry
+// (no jitter, base 50 ms, throttle base 1 s) comes at 6 s when clamped
+// (1 s + 5 s), 10 s with at_least, 1 s when the hint is not honoured, and
+// at 50 ms (second 0) without the throttle base.
+func TestFidelityAWS2026ThrottleBaseAndClamp(t *testing.T) {
+	for _, tt := range []struct {
+		retry string
+		at    int // second of the retry
+	}{
+		{"honor_retry_after: true, retry_after_mode: clamped, backoff: {base: 50ms, cap: 20s, jitter: none, throttle_base: 1s}", 6},
+		{"honor_retry_after: true, retry_after_mode: at_least, backoff: {base: 50ms, cap: 20s, jitter: none, throttle_base: 1s}", 10},
+		{"honor_retry_after: false, backoff: {base: 50ms, cap: 20s, jitter: none, throttle_base: 1s}", 1},
+		{"honor_retry_after: false, backoff: {base: 50ms, cap: 20s, jitter: none}", 0},
+	} {
+		sc, err := scenario.Parse([]byte(`name: aws2026
+duration: 20s
+clients:
+  count: 1
+  arrival: {process: once}
+  retry: {max_attempts: 2, retry_on: [rejected], `+tt.retry+`}
+backend: {workers: 1, queue: {limit: 0}, retry_after: 10s}
+faults: [{kind: capacity, start: 0s, duration: 1s, fraction: 0}]
+`), "aws2026.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := mustRun(t, sc)
+		at := -1
+		for i, r := range res.Series.Rows {
+			if r.Retries > 0 {
+				at = i
+			}
+		}
+		if at != tt.at {
+			t.Errorf("%s: retry in second %d, want %d", tt.retry, at, tt.at)
+		}
+	}
+}

@@ -136,10 +136,13 @@ type RetryAfterMode string
 const (
 	RetryAfterAtLeast RetryAfterMode = "at_least"
 	RetryAfterExactly RetryAfterMode = "exactly"
+	// RetryAfterClamped: the hint, within [backoff, backoff + 5 s] (the
+	// AWS 2026 retry mode's x-amz-retry-after).
+	RetryAfterClamped RetryAfterMode = "clamped"
 )
 
 // Names lists the valid Retry-After modes.
-func (RetryAfterMode) Names() []string { return []string{"at_least", "exactly"} }
+func (RetryAfterMode) Names() []string { return []string{"at_least", "exactly", "clamped"} }
 
 // BudgetKind is clients.retry.budget.kind.
 type BudgetKind string

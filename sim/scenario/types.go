@@ -423,6 +423,10 @@ type Backoff struct {
 	Jitter     Jitter   `yaml:"jitter" json:"jitter"`
 	// JitterFraction is the ±fraction of "proportional" jitter (gRPC: 0.2).
 	JitterFraction float64 `yaml:"jitter_fraction" json:"jitter_fraction"`
+	// ThrottleBase, when > 0, replaces Base for a retry after a throttle
+	// (an overload rejection): the AWS 2026 retry mode's 1 s (50 ms
+	// otherwise). Retries only.
+	ThrottleBase Duration `yaml:"throttle_base" json:"throttle_base"`
 }
 
 // Backend is the server. Kind "pool" is a capacity-limited server:

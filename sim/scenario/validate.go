@@ -145,6 +145,8 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(b.Multiplier >= 1, "clients.retry.backoff.multiplier", "must be >= 1, got %g", b.Multiplier)
 		v.check(b.Jitter != JitterDecorrelated || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
 		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
+		v.check(b.ThrottleBase >= 0, "clients.retry.backoff.throttle_base", "must be >= 0 (0: base after throttles too), got %s", b.ThrottleBase)
+		v.check(b.Jitter != JitterDecorrelated || b.ThrottleBase == 0, "clients.retry.backoff.throttle_base", "does not apply to decorrelated jitter")
 		if bg := r.Budget; bg != nil {
 			v.check(bg.GroupSize >= 1, "clients.retry.budget.group_size", "must be >= 1, got %d", bg.GroupSize)
 			bp, before := "clients.retry.budget.", len(v.errs)
@@ -243,6 +245,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(rb.Cap >= rb.Base, "clients.connection.reconnect.backoff.cap", "must be >= base (%s), got %s", rb.Base, rb.Cap)
 		v.check(rb.Multiplier >= 1, "clients.connection.reconnect.backoff.multiplier", "must be >= 1, got %g", rb.Multiplier)
 		v.check(rb.JitterFraction >= 0 && rb.JitterFraction <= 1, "clients.connection.reconnect.backoff.jitter_fraction", "must be in [0, 1], got %g", rb.JitterFraction)
+		v.check(rb.ThrottleBase == 0, "clients.connection.reconnect.backoff.throttle_base", "applies to retries only (clients.retry.backoff)")
 		v.check(bk.Connections.ConnectCost >= 0, "backend.connections.connect_cost", "must be >= 0, got %s", bk.Connections.ConnectCost)
 	}
 	v.check(bk.Connections.Limit >= 0, "backend.connections.limit", "must be >= 0 (0: no limit), got %d", bk.Connections.Limit)
