@@ -21,7 +21,9 @@ func (m *model) start() {
 		// ordinals and times as without a startup spread.
 		var n uint32
 		t := m.firstArrival(uint32(c))
-		if cl.once {
+		if cl.once || cl.atStart {
+			// A request at the start; with first_at_start the Poisson
+			// stream goes on from it (nextArrival from at, ordinal 1).
 			t = at
 		}
 		for t < at {

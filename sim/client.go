@@ -17,6 +17,7 @@ type fleet struct {
 	lambda    float64  // per-client base rate, per second
 	constant  bool
 	once      bool // arrival process once: one request per client
+	atStart   bool // poisson with first_at_start: one request at the start, then the stream
 	prof      profile
 	reqs      []request
 	freeSlots []uint32
@@ -72,6 +73,7 @@ func (cl *fleet) init(sc *scenario.Scenario) error {
 	cl.lambda = sc.PerClientRate()
 	cl.constant = sc.Clients.Arrival.Process == scenario.ArrivalConstant
 	cl.once = sc.Clients.Arrival.Process == scenario.ArrivalOnce
+	cl.atStart = sc.Clients.Arrival.FirstAtStart
 	cl.prof = newProfile(sc.Clients.Arrival.Profile)
 	for _, g := range sc.Clients.ResolvedGroups() {
 		p, err := buildStack(g)

@@ -203,3 +203,42 @@ faults: [{kind: capacity, start: 0s, duration: 1s, fraction: 0}]
 		}
 	}
 }
+
+// arrival.first_at_start (issue 16 item 2): each client calls once when it
+// starts, then continues as its Poisson stream. 1,000 clients at 1/s for
+// 1 s: the expected count is N·(1 + λT) = 2,000, half of them at time 0;
+// the Poisson part has variance N·λT, so the tolerance is 5·sqrt(1000)
+// (derived). Without the option the expectation is N·λT = 1,000.
+func TestFidelityFirstCallAtStart(t *testing.T) {
+	for _, at := range []bool{true, false} {
+		sc, err := scenario.Parse([]byte(fmt.Sprintf(`name: first
+duration: 1s
+metrics: {interval: 100ms}
+clients: {count: 1000, arrival: {process: poisson, rate: 1/s, first_at_start: %v}}
+backend: {workers: 1000}
+`, at)), "first.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := mustRun(t, sc)
+		want := 1000.0
+		if at {
+			want = 2000
+		}
+		tol := 5 * math.Sqrt(1000)
+		got := float64(res.Summary.Offered)
+		ok := math.Abs(got-want) <= tol
+		record(fmt.Sprintf("arrival first_at_start=%v, 1,000 clients at 1/s for 1 s: requests", at), fmt.Sprintf("%.0f (N·(1+λT) or N·λT)", want), fmt.Sprint(res.Summary.Offered), fmt.Sprintf("5 SD (%.0f)", tol), ok)
+		if !ok {
+			t.Errorf("first_at_start %v: %d requests, want %.0f ± %.0f", at, res.Summary.Offered, want, tol)
+		}
+		// The first 100 ms holds the 1,000 calls at the start plus about
+		// 100 of the streams (5 SD: 50).
+		if r0 := res.Series.Rows[0].Offered; at && (r0 < 1000 || r0 > 1150) || !at && r0 > 150 {
+			t.Errorf("first_at_start %v: %d requests in the first 100 ms", at, r0)
+		}
+	}
+	if _, err := scenario.Parse([]byte("name: f\nclients: {arrival: {process: constant, rate: 1/s, first_at_start: true}}\n"), "f.yaml", nil); err == nil || !strings.Contains(err.Error(), "applies to process: poisson only") {
+		t.Errorf("first_at_start with constant arrivals: %v", err)
+	}
+}

@@ -319,6 +319,10 @@ type Arrival struct {
 	// Profile multiplies the rate from each step's time on (a load spike is
 	// two steps).
 	Profile []Step `yaml:"profile" json:"profile"`
+	// FirstAtStart (poisson): each client makes one call when it starts,
+	// then continues as its Poisson stream from there (Brooker's
+	// simulators' clients do this).
+	FirstAtStart bool `yaml:"first_at_start" json:"first_at_start"`
 }
 
 // Step sets the arrival-rate multiplier from At on.

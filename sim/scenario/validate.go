@@ -81,6 +81,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(c.Count >= 1, "clients.count", "must be >= 1, got %d", c.Count)
 	v.check(c.Count < MaxClients, "clients.count", "must be < %d, got %d", MaxClients, c.Count)
 	a := c.Arrival
+	v.check(!a.FirstAtStart || a.Process == ArrivalPoisson, "clients.arrival.first_at_start", "applies to process: poisson only (once already calls at the start)")
 	switch {
 	case a.Process == ArrivalOnce:
 		v.check(a.Rate == 0 && a.TotalRate == 0, "clients.arrival.process", "once: every client issues one request when it starts; remove rate and total_rate")
