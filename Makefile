@@ -279,3 +279,15 @@ experiment-retries-2022: build ## Brooker 2022: token bucket and retry-only brea
 	$(call splice,$(R22_DOC),$(R22_OUT)/clients-table.md,clients)
 	$(call splice,$(R22_DOC),$(R22_OUT)/clients-300s-table.md,clients300)
 	@echo "updated $(R22_DOC)"
+
+SLOW_DOC := docs/experiments/slowdown.md
+SLOW_OUT := results/experiments/slowdown
+
+.PHONY: experiment-slowdown
+experiments: experiment-slowdown
+experiment-slowdown: build ## a slowdown fault: applies_to start vs arrival moves the tipping point (docs/experiments/slowdown.md)
+	@mkdir -p $(SLOW_OUT)
+	./$(BIN) sweep -q scenarios/slowdown.yaml --out $(SLOW_OUT)/sweep
+	./$(BIN) summarize $(SLOW_OUT)/sweep --columns "point,recovered,recovery (s),amplification,success" > $(SLOW_OUT)/table.md
+	$(call splice,$(SLOW_DOC),$(SLOW_OUT)/table.md,table)
+	@echo "updated $(SLOW_DOC)"

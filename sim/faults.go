@@ -103,6 +103,11 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 		b.capacityChanged(now, int(math.Round(float64(len(b.workers))*f.Fraction)))
 	case scenario.FaultDisconnect:
 		m.disconnectFault(now, f)
+	case scenario.FaultSlowdown:
+		b.slowOn, b.slowStart, b.slowFactor = true, f.AppliesTo != scenario.SlowArrival, f.Factor
+		if f.ServiceTime != nil {
+			b.slow = newSampler(*f.ServiceTime)
+		}
 	}
 }
 
@@ -126,6 +131,9 @@ func (m *model) onFaultEnd(now int64, f scenario.Fault) {
 func (m *model) faultEnd(now int64, f scenario.Fault, b *pool) {
 	if f.Kind == scenario.FaultOutage {
 		b.down, b.blackhole, b.faultRA = false, false, 0
+	}
+	if f.Kind == scenario.FaultSlowdown {
+		b.slowOn = false
 	}
 	m.checkReconnected(now)
 	b.capacityChanged(now, len(b.workers))

@@ -242,3 +242,48 @@ backend: {workers: 1000}
 		t.Errorf("first_at_start with constant arrivals: %v", err)
 	}
 }
+
+// The slowdown fault (issue 16 item 4). One worker, a request every
+// 100 ms (constant arrivals: exactly 10 in any 1 s), 50 ms of service; a
+// slowdown ×4 during [1 s, 2 s). applies_to: arrival slows the 10 requests
+// that arrive in the window, wherever they start: 10 × 150 ms = 1.5 s more
+// work. applies_to: start slows those that start service in the window;
+// at 200 ms each a queue builds and only 5 start before 2 s (t₀ + 0.2k < 2
+// with the first arrival t₀ in [1, 1.1)): 750 ms more (derived). A
+// replacement distribution (constant 250 ms instead of 50 ms) for the 10
+// arrivals adds 10 × 200 ms = 2 s. At half load the backlog drains by
+// about 7 s, before the end of the run.
+func TestFidelitySlowdown(t *testing.T) {
+	busy := func(fault string) float64 {
+		t.Helper()
+		sc, err := scenario.Parse([]byte(`name: slow
+duration: 10s
+metrics: {interval: 100ms}
+clients: {count: 1, arrival: {process: constant, rate: 10/s}, timeout: 0s}
+backend: {workers: 1, queue: {limit: 100}, service: {dist: constant, mean: 50ms}}
+faults: [`+fault+`]
+`), "slow.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := mustRun(t, sc).Summary
+		if s.Rejected != 0 {
+			t.Fatalf("%s: %d rejected", fault, s.Rejected)
+		}
+		// Busy worker-seconds of 1 worker over 10 s. A request still in
+		// service at the end (from 9.9 s on) is the same in every run, so
+		// it cancels in the differences.
+		return *s.Utilisation * 10
+	}
+	base := busy("")
+	arrival := busy("{kind: slowdown, start: 1s, duration: 1s, factor: 4, applies_to: arrival}") - base
+	start := busy("{kind: slowdown, start: 1s, duration: 1s, factor: 4, applies_to: start}") - base
+	repl := busy("{kind: slowdown, start: 1s, duration: 1s, service_time: {dist: constant, mean: 250ms}, applies_to: arrival}") - base
+	near := func(x, want float64) bool { return math.Abs(x-want) < 1e-6 }
+	ok := near(arrival, 1.5) && near(start, 0.75) && near(repl, 2)
+	record("slowdown ×4 for 1 s, 1 worker, 100 ms arrivals, 50 ms service: extra work, s (applies_to arrival / start / replaced by 250 ms)",
+		"1.5 / 0.75 / 2", fmt.Sprintf("%.3f / %.3f / %.3f", arrival, start, repl), "1 µs", ok)
+	if !ok {
+		t.Errorf("extra busy time: arrival %.4f s (want 1.5), start %.4f s (want 0.75), replacement %.4f s (want 2)", arrival, start, repl)
+	}
+}

@@ -32,6 +32,12 @@ type pool struct {
 	svc      sampler
 	perConc  int64 // ns of service time added per request in service (dist concurrency)
 
+	// a slowdown fault in progress
+	slowOn     bool
+	slowStart  bool    // applies_to: start (else arrival)
+	slowFactor float64 // × the service time, or
+	slow       sampler // a replacement distribution (slowFactor 0)
+
 	// connections (clients.connection)
 	connCost  int64
 	connLimit int
@@ -199,6 +205,17 @@ func (s *sampler) sample(key, n uint64) int64 {
 	return s.d.sample(key, n)
 }
 
+// slowed is the service time at b of attempt slot (after hop forwarding
+// hops) under the slowdown in progress: svc × factor, or the replacement
+// distribution's draw for the attempt (the same draw as its usual one).
+func (m *model) slowed(b *pool, slot uint32, hop uint8, svc int64) int64 {
+	if b.slowFactor > 0 {
+		return int64(math.Min(math.Round(float64(svc)*b.slowFactor), 1<<62))
+	}
+	r := &m.cl.reqs[slot]
+	return b.slow.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
+}
+
 // brow is b's metrics row at now.
 func (m *model) brow(b *pool, now int64) *metrics.Row {
 	if b.fleet {
@@ -262,6 +279,9 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	}
 	row.Received++
 	g.Received++
+	if b.slowOn && !b.slowStart {
+		svc = m.slowed(b, slot, hop, svc) // applies_to: arrival
+	}
 	if b.busy < b.limit {
 		row.Accepted++
 		g.Accepted++
@@ -296,6 +316,9 @@ func (b *pool) takeWorker() uint32 {
 }
 
 func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8, arrived int64) {
+	if b.slowOn && b.slowStart {
+		svc = m.slowed(b, slot, hop, svc) // applies_to: start
+	}
 	if b.perConc != 0 {
 		svc += b.perConc * int64(b.busy-1) // the others in service now (busy counts w)
 	}

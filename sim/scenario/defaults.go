@@ -347,6 +347,11 @@ func (s *Scenario) resolve() {
 			b.MaxFailureRate, b.Window = f(c.MaxFailureRate), d(c.Window)
 		}
 	}
+	for i := range s.Faults {
+		if f := &s.Faults[i]; f.Kind == FaultSlowdown && f.AppliesTo == "" {
+			f.AppliesTo = SlowStart
+		}
+	}
 	resolveBreaker(s.Clients.Breaker)
 	resolveBudget(s.Clients.Retry)
 	for i := range s.Clients.Groups {

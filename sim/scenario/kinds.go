@@ -29,10 +29,25 @@ const (
 	FaultOutage     FaultKind = "outage"
 	FaultCapacity   FaultKind = "capacity"
 	FaultDisconnect FaultKind = "disconnect"
+	// FaultSlowdown makes the backend slower: service times multiplied by
+	// a factor, or drawn from another distribution.
+	FaultSlowdown FaultKind = "slowdown"
 )
 
 // Names lists the valid fault kinds.
-func (FaultKind) Names() []string { return []string{"outage", "capacity", "disconnect"} }
+func (FaultKind) Names() []string { return []string{"outage", "capacity", "disconnect", "slowdown"} }
+
+// SlowdownScope is faults[].applies_to: which attempts a slowdown slows.
+type SlowdownScope string
+
+// Slowdown scopes.
+const (
+	SlowStart   SlowdownScope = "start"   // attempts that start service in the window
+	SlowArrival SlowdownScope = "arrival" // attempts that arrive in the window
+)
+
+// Names lists the valid slowdown scopes.
+func (SlowdownScope) Names() []string { return []string{"start", "arrival"} }
 
 // OutageMode is faults[].mode.
 type OutageMode string

@@ -560,6 +560,18 @@ type Fault struct {
 	// Replica, when set, is the one replica the fault hits (0-based);
 	// without it the fault hits every replica.
 	Replica *int `yaml:"replica" json:"replica,omitempty"`
+	// Factor of a slowdown: the service time of the attempts it slows is
+	// multiplied by it (the concurrency term of dist: concurrency is added
+	// after).
+	Factor float64 `yaml:"factor" json:"factor,omitempty"`
+	// ServiceTime of a slowdown, instead of a factor: the attempts it
+	// slows draw their service time from this distribution (with the same
+	// draws as the usual one).
+	ServiceTime *Service `yaml:"service_time" json:"service_time,omitempty"`
+	// AppliesTo of a slowdown: "start" slows the attempts that start
+	// service during the window, "arrival" those that reach the backend
+	// during it (whenever they start).
+	AppliesTo SlowdownScope `yaml:"applies_to" json:"applies_to,omitempty"`
 }
 
 // End is when the fault is over.

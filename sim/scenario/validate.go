@@ -328,11 +328,25 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			v.check(f.Duration > 0, p+".duration", "must be > 0, got %s", f.Duration)
 		}
 		v.check(f.End() <= s.Duration, p+".duration", "the fault ends at %s, after the run (duration %s)", f.End(), s.Duration)
-		v.check(f.Kind != "", p+".kind", "is required: outage, capacity or disconnect")
+		v.check(f.Kind != "", p+".kind", "is required: outage, capacity, disconnect or slowdown")
 		if f.Kind == FaultCapacity {
 			v.check(f.Fraction >= 0 && f.Fraction < 1, p+".fraction", "must be in [0, 1), got %g", f.Fraction)
 		}
 		v.check(f.RetryAfter >= 0, p+".retry_after", "must be >= 0, got %s", f.RetryAfter)
+		if f.Kind == FaultSlowdown {
+			v.check((f.Factor != 0) != (f.ServiceTime != nil), p+".factor", "a slowdown needs factor (service time × factor) or service_time (another distribution), one of the two")
+			v.check(f.Factor == 0 || (f.Factor > 0 && f.Factor <= 1e6), p+".factor", "must be in (0, 1000000], got %g", f.Factor)
+			if f.ServiceTime != nil {
+				sp := p + ".service_time"
+				v.check(f.ServiceTime.Dist == ServiceConstant || f.ServiceTime.Dist == ServiceExponential || f.ServiceTime.Dist == ServiceLognormal || f.ServiceTime.Dist == ServiceMixture,
+					sp+".dist", "a slowdown's service_time is constant, exponential, lognormal or mixture, got %q", f.ServiceTime.Dist)
+				if f.ServiceTime.Dist != ServiceEmpirical {
+					v.service(sp, *f.ServiceTime)
+				}
+			}
+		} else {
+			v.check(f.Factor == 0 && f.ServiceTime == nil && f.AppliesTo == "", p+".kind", "factor, service_time and applies_to are for kind: slowdown only")
+		}
 		for j := 0; j < i; j++ {
 			g := s.Faults[j]
 			v.check(f.Start >= g.End() || g.Start >= f.End(), p+".start", "overlaps faults.%d (%s..%s); faults must not overlap", j, g.Start, g.End())

@@ -603,3 +603,35 @@ func TestServiceMixtureAndEmpirical(t *testing.T) {
 		}
 	}
 }
+
+// The slowdown fault's fields (issue 16 item 4): one of factor and
+// service, applies_to defaults to start, the fields are refused on other
+// kinds, and a replacement service is checked at its own path.
+func TestSlowdownFaultFields(t *testing.T) {
+	parse := func(fault string) (*Scenario, error) {
+		return Parse([]byte("name: s\nclients:\n  arrival: {total_rate: 10/s}\nfaults:\n  - "+fault+"\n"), "s.yaml", nil)
+	}
+	sc, err := parse("{kind: slowdown, start: 1m, duration: 10s, factor: 3}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := sc.Faults[0]; f.AppliesTo != SlowStart || f.Factor != 3 {
+		t.Errorf("resolved %+v, want applies_to start and factor 3", f)
+	}
+	if _, err := parse("{kind: slowdown, start: 1m, duration: 10s, service_time: {dist: mixture, components: [{weight: 1, dist: constant, mean: 2s}]}, applies_to: arrival}"); err != nil {
+		t.Errorf("a replacement mixture: %v", err)
+	}
+	for _, tt := range []struct{ fault, want string }{
+		{"{kind: slowdown, start: 1m, duration: 10s}", "faults.0.factor: a slowdown needs factor"},
+		{"{kind: slowdown, start: 1m, duration: 10s, factor: 2, service_time: {dist: constant, mean: 1s}}", "faults.0.factor: a slowdown needs factor"},
+		{"{kind: slowdown, start: 1m, duration: 10s, factor: -2}", "faults.0.factor: must be in (0, 1000000]"},
+		{"{kind: slowdown, start: 1m, duration: 10s, service_time: {mean: 1s}}", `faults.0.service_time.dist: a slowdown's service_time is constant, exponential, lognormal or mixture, got ""`},
+		{"{kind: slowdown, start: 1m, duration: 10s, service_time: {dist: lognormal, mean: 1s}}", "faults.0.service_time.sigma: must be in (0, 5] for a lognormal"},
+		{"{kind: slowdown, start: 1m, duration: 10s, factor: 2, applies_to: finish}", `faults.0.applies_to: "finish" is not one of start, arrival`},
+		{"{kind: outage, start: 1m, duration: 10s, factor: 2}", "faults.0.kind: factor, service_time and applies_to are for kind: slowdown only"},
+	} {
+		if _, err := parse(tt.fault); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s:\n got %v\nwant …%s…", tt.fault, err, tt.want)
+		}
+	}
+}
