@@ -174,7 +174,7 @@ experiment-policies: build ## one scenario per policy family on the same outage 
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
 	@echo "updated $(POL_DOC).md"
 
-VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg
+VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg|LoadBalancing|Fidelity
 
 .PHONY: validate
 validate: ## check the simulator against theory and write docs/validation.md
@@ -282,3 +282,34 @@ experiment-cascade: build ## the SRE book's three-layer chain with real capacity
 	@for v in naive budget deadline; do cp $(CASCADE_OUT)/$$v/services_load.png $(CASCADE_DOC)/$$v-services.png; done
 	cp $(CASCADE_OUT)/naive/amplification.png $(CASCADE_DOC)/naive-amplification.png
 	@echo "updated $(CASCADE_DOC).md and its figures"
+
+R22_DOC := docs/experiments/retries-2022.md
+R22_OUT := results/experiments/retries-2022
+
+.PHONY: experiment-retries-2022
+experiments: experiment-retries-2022
+experiment-retries-2022: build ## Brooker 2022: token bucket and retry-only breaker against independent failures (docs/experiments/retries-2022.md)
+	@mkdir -p $(R22_OUT)
+	./$(BIN) sweep -q scenarios/retries-2022.yaml --out $(R22_OUT)/policies
+	./$(BIN) sweep -q scenarios/retries-2022-clients.yaml --out $(R22_OUT)/clients
+	./$(BIN) sweep -q scenarios/retries-2022-clients.yaml --seeds 3 --set duration=301s \
+		--set 'clients.arrival.profile=[{at: 300s, multiplier: 0}]' --out $(R22_OUT)/clients-300s
+	@for s in policies clients clients-300s; do \
+		./$(BIN) summarize $(R22_OUT)/$$s --columns point,amplification,success > $(R22_OUT)/$$s-table.md || exit 1; \
+	done
+	$(call splice,$(R22_DOC),$(R22_OUT)/policies-table.md,policies)
+	$(call splice,$(R22_DOC),$(R22_OUT)/clients-table.md,clients)
+	$(call splice,$(R22_DOC),$(R22_OUT)/clients-300s-table.md,clients300)
+	@echo "updated $(R22_DOC)"
+
+SLOW_DOC := docs/experiments/slowdown.md
+SLOW_OUT := results/experiments/slowdown
+
+.PHONY: experiment-slowdown
+experiments: experiment-slowdown
+experiment-slowdown: build ## a slowdown fault: applies_to start vs arrival moves the tipping point (docs/experiments/slowdown.md)
+	@mkdir -p $(SLOW_OUT)
+	./$(BIN) sweep -q scenarios/slowdown.yaml --out $(SLOW_OUT)/sweep
+	./$(BIN) summarize $(SLOW_OUT)/sweep --columns "point,recovered,recovery (s),amplification,success" > $(SLOW_OUT)/table.md
+	$(call splice,$(SLOW_DOC),$(SLOW_OUT)/table.md,table)
+	@echo "updated $(SLOW_DOC)"

@@ -126,7 +126,7 @@ func band(pt sweep.PointData, interval int64, v func(*metrics.Row) float64, rate
 func RunInput(res *sim.Result) plots.Input {
 	sc := res.Scenario
 	in := plots.Input{
-		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.EntryBackend().Workers,
+		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.EntryBackend().TotalWorkers(),
 		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
 		Contention: sc.Backend.Kind == scenario.BackendOCC,
@@ -167,8 +167,8 @@ func ServicesInput(res *sim.Result) []plots.ServiceInput {
 	var out []plots.ServiceInput
 	for i, sv := range res.Services {
 		nd := nodes[i].Backend
-		in := plots.ServiceInput{Name: sv.Name, Series: sv.Series, Workers: nd.Workers,
-			CapacityRPS: float64(nd.Workers) / nd.Service.Mean.Seconds(), AttemptsPerRequest: math.NaN(), Calls: len(nodes[i].Calls) > 0}
+		in := plots.ServiceInput{Name: sv.Name, Series: sv.Series, Workers: nd.TotalWorkers(),
+			CapacityRPS: float64(nd.TotalWorkers()) / nd.Service.Mean.Seconds(), AttemptsPerRequest: math.NaN(), Calls: len(nodes[i].Calls) > 0}
 		if a := sv.Summary.AttemptsPerRequest; a != nil {
 			in.AttemptsPerRequest = *a
 		}

@@ -10,6 +10,10 @@ import (
 // start schedules every client's first event (its first arrival at or
 // after its start, and its first connection attempt) and the faults.
 func (m *model) start() {
+	// A fault at time 0 (a backend that starts degraded) goes on the
+	// calendar first, so that it holds for every event at 0, arrivals and
+	// connection attempts included (ties run in scheduling order).
+	m.scheduleFaults(true)
 	cl := &m.cl
 	for c := range cl.ord {
 		at := m.startTime(uint32(c))
@@ -17,7 +21,9 @@ func (m *model) start() {
 		// ordinals and times as without a startup spread.
 		var n uint32
 		t := m.firstArrival(uint32(c))
-		if cl.once {
+		if cl.once || cl.atStart {
+			// A request at the start; with first_at_start the Poisson
+			// stream goes on from it (nextArrival from at, ordinal 1).
 			t = at
 		}
 		for t < at {
@@ -39,7 +45,7 @@ func (m *model) start() {
 			m.q.Schedule(at, evConnect, uint32(c), 0)
 		}
 	}
-	m.scheduleFaults()
+	m.scheduleFaults(false)
 }
 
 func (m *model) firstArrival(c uint32) int64 {

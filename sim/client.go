@@ -17,6 +17,7 @@ type fleet struct {
 	lambda    float64  // per-client base rate, per second
 	constant  bool
 	once      bool // arrival process once: one request per client
+	atStart   bool // poisson with first_at_start: one request at the start, then the stream
 	prof      profile
 	reqs      []request
 	freeSlots []uint32
@@ -41,6 +42,7 @@ type request struct {
 	client    uint32
 	ord       uint32 // the client's request ordinal: names its random draws
 	charge    int32  // what the budget charged for the latest retry (AWS refunds it)
+	bgen      uint32 // the breaker's generation when it admitted the current attempt
 	gen       uint32 // 24 bits used
 	attempt   uint8
 	bo        uint8 // backoffs since the start or the last pushback reset
@@ -71,6 +73,7 @@ func (cl *fleet) init(sc *scenario.Scenario) error {
 	cl.lambda = sc.PerClientRate()
 	cl.constant = sc.Clients.Arrival.Process == scenario.ArrivalConstant
 	cl.once = sc.Clients.Arrival.Process == scenario.ArrivalOnce
+	cl.atStart = sc.Clients.Arrival.FirstAtStart
 	cl.prof = newProfile(sc.Clients.Arrival.Profile)
 	for _, g := range sc.Clients.ResolvedGroups() {
 		p, err := buildStack(g)
@@ -178,9 +181,13 @@ func (m *model) attempt(now int64, slot uint32) {
 	// The breaker comes last among the gates that may drop the attempt: a
 	// call it admits (possibly a half-open probe) is always sent, so it
 	// always gets a result back (an answer, a timeout, or the deadline).
-	if pl.breaker != nil && !pl.breaker.Allow(int(local/pl.breakerGroup), now) {
-		m.drop(now, slot, dropBreaker)
-		return
+	if pl.breaker != nil {
+		b := int(local / pl.breakerGroup)
+		if !pl.breaker.Allow(b, now) {
+			m.drop(now, slot, dropBreaker)
+			return
+		}
+		r.bgen = pl.breaker.Generation(b)
 	}
 	if pl.limiter != nil {
 		// The AWS adaptive rate limiter delays the send, never drops it.
@@ -249,7 +256,7 @@ func (m *model) countR(now int64, r *request, field func(*metrics.Row) *int64) {
 		m.count(now, r.client, field)
 		return
 	}
-	b := &m.svcs[m.edges[r.edge-1].to]
+	b := &m.svcs[m.nodes[m.edges[r.edge-1].to].first] // the replicas share the service's rows
 	*field(m.brow(b, now))++
 }
 
@@ -274,10 +281,11 @@ func (m *model) send(now int64, slot uint32) {
 			dl = sat(now, pl.timeout)
 		}
 	}
-	b := m.be
+	ni := m.entry
 	if r.edge != 0 {
-		b = &m.svcs[m.edges[r.edge-1].to]
+		ni = m.edges[r.edge-1].to
 	}
+	b := m.pick(ni, r, 0)
 	if m.net.on {
 		var svc int64
 		if !m.occ.on {
@@ -355,7 +363,7 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 		if r.edge == 0 {
 			m.mt.success(now, now-r.arrival)
 		} else {
-			m.svcs[m.edges[r.edge-1].to].called(now - r.arrival)
+			m.nodes[m.edges[r.edge-1].to].called(now - r.arrival)
 		}
 		m.done(now, slot, true)
 		return
@@ -387,10 +395,13 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 		d, r.bo, r.prevSleep = retryAfter, 0, 0
 	} else {
 		u := rng.Float64(m.src.Key(rng.Backoff, m.entity(r)), drawIndex(r.ord, r.attempt))
-		d = pl.backoff.Delay(int(r.bo)+1, r.prevSleep, u)
+		d = pl.backoff.DelayAfter(int(r.bo)+1, r.prevSleep, u, out == outRejected) // a rejection is a throttle
 		r.bo++
 		r.prevSleep = d
-		if pl.honorRA {
+		switch {
+		case pl.honorRA && pl.clampRA:
+			d = policy.ClampRetryAfter(d, retryAfter, policy.AWS2026RetryAfterExtra)
+		case pl.honorRA:
 			d = policy.HonorRetryAfter(d, retryAfter)
 		}
 	}
@@ -423,7 +434,12 @@ func (m *model) breakerResult(now int64, r *request, out uint8) {
 		return
 	}
 	u := rng.Float64(m.src.Key(rng.Breaker, m.entity(r)), drawIndex(r.ord, r.attempt))
-	pl.breaker.Record(int(local/pl.breakerGroup), now, pl.breakerMask&(1<<out) != 0, u)
+	b, failure := int(local/pl.breakerGroup), pl.breakerMask&(1<<out) != 0
+	if pl.staleDrop {
+		pl.breaker.RecordGen(b, r.bgen, now, failure, u) // gobreaker: a late result is ignored
+		return
+	}
+	pl.breaker.Record(b, now, failure, u)
 }
 
 // waiting reports whether the client still waits for this attempt.

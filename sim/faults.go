@@ -7,11 +7,11 @@ import (
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
-// scheduleFaults puts every fault's start and end on the calendar, in time
-// order whatever the file's order: at an instant where one fault ends and
-// the next starts, the end is scheduled first and so runs first (faults do
-// not overlap).
-func (m *model) scheduleFaults() {
+// scheduleFaults puts the start and end of every fault that starts at 0
+// (atZero) or later (!atZero) on the calendar, in time order whatever the
+// file's order: at an instant where one fault ends and the next starts,
+// the end is scheduled first and so runs first (faults do not overlap).
+func (m *model) scheduleFaults(atZero bool) {
 	order := make([]int, len(m.sc.Faults))
 	for i := range order {
 		order[i] = i
@@ -19,6 +19,9 @@ func (m *model) scheduleFaults() {
 	sort.SliceStable(order, func(a, b int) bool { return m.sc.Faults[order[a]].Start < m.sc.Faults[order[b]].Start })
 	for _, i := range order {
 		f := m.sc.Faults[i]
+		if (f.Start == 0) != atZero {
+			continue
+		}
 		m.q.Schedule(int64(f.Start), evFaultStart, uint32(i), 0)
 		if f.Duration > 0 {
 			m.q.Schedule(int64(f.End()), evFaultEnd, uint32(i), 0)
@@ -26,8 +29,24 @@ func (m *model) scheduleFaults() {
 	}
 }
 
+// faultPools are the replicas fault f hits: every replica of its
+// service, or the one it names.
+func (m *model) faultPools(f scenario.Fault) []pool {
+	nd := m.nodes[m.sc.FaultService(f)]
+	reps := m.svcs[nd.first : nd.first+nd.n]
+	if f.Replica != nil {
+		return reps[*f.Replica : *f.Replica+1]
+	}
+	return reps
+}
+
 func (m *model) onFaultStart(now int64, f scenario.Fault) {
-	b := &m.svcs[m.sc.FaultService(f)]
+	for i := range m.faultPools(f) {
+		m.faultStart(now, f, &m.faultPools(f)[i])
+	}
+}
+
+func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 	switch f.Kind {
 	case scenario.FaultOutage:
 		b.down, b.blackhole, b.faultRA = true, f.Mode == scenario.OutageBlackhole, int64(f.RetryAfter)
@@ -84,6 +103,11 @@ func (m *model) onFaultStart(now int64, f scenario.Fault) {
 		b.capacityChanged(now, int(math.Round(float64(len(b.workers))*f.Fraction)))
 	case scenario.FaultDisconnect:
 		m.disconnectFault(now, f)
+	case scenario.FaultSlowdown:
+		b.slowOn, b.slowStart, b.slowFactor = true, f.AppliesTo != scenario.SlowArrival, f.Factor
+		if f.ServiceTime != nil {
+			b.slow = newSampler(*f.ServiceTime)
+		}
 	}
 }
 
@@ -99,9 +123,17 @@ func (m *model) lost(b *pool, now int64, slot, tok uint32, group uint8) {
 }
 
 func (m *model) onFaultEnd(now int64, f scenario.Fault) {
-	b := &m.svcs[m.sc.FaultService(f)]
+	for i := range m.faultPools(f) {
+		m.faultEnd(now, f, &m.faultPools(f)[i])
+	}
+}
+
+func (m *model) faultEnd(now int64, f scenario.Fault, b *pool) {
 	if f.Kind == scenario.FaultOutage {
 		b.down, b.blackhole, b.faultRA = false, false, 0
+	}
+	if f.Kind == scenario.FaultSlowdown {
+		b.slowOn = false
 	}
 	m.checkReconnected(now)
 	b.capacityChanged(now, len(b.workers))

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -24,8 +26,20 @@ type edge struct {
 
 // route is one forwarding edge.
 type route struct {
-	to uint16
+	to uint16 // a node
 	p  float64
+}
+
+// node is one service: its replicas (pools svcs[first:first+n]), how
+// callers pick among them, and the latency of the calls made to it.
+type node struct {
+	first, n uint16
+	lb       scenario.LBPolicy
+	rr       uint32  // round robin's next pick
+	tau      float64 // peak EWMA decay, ns
+	hist     metrics.Histogram
+	latSum   float64
+	latN     int64
 }
 
 // frame is a request being served by a service while its calls are
@@ -54,21 +68,28 @@ type frame struct {
 
 const noWorker = ^uint32(0)
 
-// initGraph builds the services, edges and routes of a graph scenario.
-// Service e is the entry (the clients' target); its series is the fleet's.
+// initGraph builds the services (each a node of one or more replica
+// pools), edges and routes of a scenario; a scenario with a backend is one
+// node. The entry node's series is the fleet's; the replicas of a node
+// share its series.
 func (m *model) initGraph(sc *scenario.Scenario) error {
 	nodes := sc.Nodes()
 	entry := sc.EntryIndex()
-	m.svcs = make([]pool, len(nodes))
+	total := 0
+	for _, nd := range nodes {
+		total += max(1, nd.Replicas)
+	}
+	m.svcs = make([]pool, total)
+	m.nodes = make([]node, len(nodes))
+	k := 0
 	for i, nd := range nodes {
-		b := &m.svcs[i]
 		ser := m.mt.ser
 		if i != entry {
 			ser = metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals())
 		}
-		b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser)
-		b.idx, b.fleet, b.name = uint16(i), i == entry, nd.Name
-		b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
+		reps := max(1, nd.Replicas)
+		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: nd.LB, tau: float64(nd.EWMADecay)}
+		var calls []uint16
 		for _, c := range nd.Calls {
 			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()})
 			if err != nil {
@@ -76,22 +97,112 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			}
 			p.propagate = nd.PropagateDeadline
 			p.margin = int64(nd.DeadlineMargin)
-			b.calls = append(b.calls, uint16(len(m.edges)))
+			calls = append(calls, uint16(len(m.edges)))
 			m.edges = append(m.edges, edge{from: uint16(i), to: uint16(sc.ServiceIndex(c.To)), probability: c.Probability, pol: p})
 		}
+		var fwd []route
 		for _, r := range nd.Forward {
-			b.fwd = append(b.fwd, route{to: uint16(sc.ServiceIndex(r.To)), p: r.Probability})
+			fwd = append(fwd, route{to: uint16(sc.ServiceIndex(r.To)), p: r.Probability})
+		}
+		for range reps {
+			b := &m.svcs[k]
+			b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser)
+			b.idx, b.node, b.fleet, b.name = uint16(k), uint16(i), i == entry, nd.Name
+			b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
+			b.calls, b.fwd = calls, fwd
+			k++
 		}
 	}
-	m.be = &m.svcs[entry]
+	m.entry = uint16(entry)
+	m.be = &m.svcs[m.nodes[entry].first]
 	return nil
 }
 
-// called records the latency of a call to b that succeeded.
-func (b *pool) called(lat int64) {
-	b.hist.Add(lat)
-	b.latSum += float64(lat)
-	b.latN++
+// called records the latency of a call to node nd that succeeded.
+func (nd *node) called(lat int64) {
+	nd.hist.Add(lat)
+	nd.latSum += float64(lat)
+	nd.latN++
+}
+
+// pick is the replica of node ni that request r's current attempt (after
+// hop forwarding hops) goes to, by the node's load-balancing policy.
+// Outstanding requests are the replica's own count of requests queued or
+// in service (what a balancer sees with no network and no abandoned work).
+func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
+	nd := &m.nodes[ni]
+	if nd.n == 1 {
+		return &m.svcs[nd.first]
+	}
+	reps := m.svcs[nd.first : nd.first+nd.n]
+	draw := func(j uint64) int {
+		u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<38), drawIndex(r.ord, r.attempt)<<16|uint64(hop)<<8|j)
+		return int(u * float64(nd.n))
+	}
+	switch nd.lb {
+	case scenario.LBRandom:
+		return &reps[draw(0)]
+	case scenario.LBLeastOutstanding:
+		// The first least-loaded replica after a rotating start, so ties
+		// spread instead of piling onto replica 0.
+		start := int(nd.rr % uint32(nd.n))
+		nd.rr++
+		best := start
+		for j := 1; j < int(nd.n); j++ {
+			c := (start + j) % int(nd.n)
+			if reps[c].outstanding() < reps[best].outstanding() {
+				best = c
+			}
+		}
+		return &reps[best]
+	case scenario.LBP2C:
+		a, b := draw(0), draw(1) // with replacement, as Envoy and the supermarket model
+		if reps[b].outstanding() < reps[a].outstanding() {
+			return &reps[b]
+		}
+		return &reps[a]
+	case scenario.LBPeakEWMA:
+		a, b := draw(0), draw(1)
+		now := m.now
+		if reps[b].ewmaLoad(now, nd.tau) < reps[a].ewmaLoad(now, nd.tau) {
+			return &reps[b]
+		}
+		return &reps[a]
+	default: // round robin
+		j := nd.rr % uint32(nd.n)
+		nd.rr++
+		return &reps[j]
+	}
+}
+
+// outstanding is the requests queued at or in service in b.
+func (b *pool) outstanding() int { return b.busy + b.queue.n }
+
+// ewmaPenalty is peak EWMA's load of a replica with requests but no
+// latency observed yet (Finagle's Penalty = MaxLong >> 16).
+const ewmaPenalty = float64(math.MaxInt64 >> 16)
+
+// observe feeds one latency (ns) into b's peak EWMA (Finagle's
+// PeakEwma.observe): a peak is adopted at once, otherwise the cost decays
+// towards the sample with time constant tau.
+func (b *pool) observe(now int64, rtt, tau float64) {
+	w := math.Exp(-float64(now-b.ewmaStamp) / tau)
+	if rtt > b.ewmaCost {
+		b.ewmaCost = rtt
+	} else {
+		b.ewmaCost = b.ewmaCost*w + rtt*(1-w)
+	}
+	b.ewmaStamp = now
+}
+
+// ewmaLoad is peak EWMA's load of b: cost × (outstanding + 1), the cost
+// decayed to now first.
+func (b *pool) ewmaLoad(now int64, tau float64) float64 {
+	b.observe(now, 0, tau)
+	if b.ewmaCost == 0 && b.outstanding() > 0 {
+		return ewmaPenalty + float64(b.outstanding())
+	}
+	return b.ewmaCost * float64(b.outstanding()+1)
 }
 
 // startCalls begins the calls of the attempt worker w of b has just done
@@ -320,10 +431,10 @@ func (m *model) forward(b *pool, now int64, wk *worker) bool {
 	u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<39), drawIndex(r.ord, r.attempt)<<8|uint64(wk.hop))
 	for _, rt := range b.fwd {
 		if u < rt.p {
-			to := &m.svcs[rt.to]
 			hop := wk.hop + 1
+			to := m.pick(rt.to, r, hop)
 			if m.net.on { // the hop crosses the network
-				m.post(now, wk.slot, wk.token, m.serviceTime(to, r, hop), false, rt.to, wk.dl, hop)
+				m.post(now, wk.slot, wk.token, m.serviceTime(to, r, hop), false, to.idx, wk.dl, hop)
 				return true
 			}
 			m.accept(to, now, wk.slot, wk.token, m.serviceTime(to, r, hop), wk.group, wk.dl, hop)

@@ -30,6 +30,7 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			return m.end, nil
 		}
 		m.q.Pop()
+		m.now = e.At
 		m.mt.events++
 		m.mt.mixFP(e)
 		if e.At >= m.mt.nextRow {

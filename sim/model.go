@@ -33,7 +33,10 @@ type model struct {
 	mt  meter
 
 	// the service graph (graph.go): one pool without services
-	svcs       []pool
+	nodes      []node // the services
+	entry      uint16 // the node the clients call
+	now        int64  // the time of the event being handled
+	svcs       []pool // every replica of every service
 	edges      []edge
 	frames     []frame
 	freeFrames []uint32

@@ -31,11 +31,13 @@ type cpol struct {
 	backoff      policy.Backoff
 	honorRA      bool
 	exactRA      bool // gRPC pushback: retry after exactly the server's delay
+	clampRA      bool // AWS 2026: the hint within [backoff, backoff + 5 s]
 	budget       *policy.BudgetSet
 	budgetGroup  uint32
 	breaker      *policy.BreakerSet
 	breakerGroup uint32
 	breakerMask  uint8 // outcomes that count as failures
+	staleDrop    bool  // record breaker results by generation (gobreaker)
 	limiter      *policy.Adaptive
 	limiterMask  uint8 // outcomes that count as throttles
 	propagate    bool  // attempts carry their deadline (service graphs)
@@ -103,6 +105,7 @@ func buildStack(g scenario.GroupSpec) (cpol, error) {
 		p.backoff = b
 		p.honorRA = r.HonorRetryAfter
 		p.exactRA = r.RetryAfterMode == scenario.RetryAfterExactly
+		p.clampRA = r.RetryAfterMode == scenario.RetryAfterClamped
 		if bg := r.Budget; bg != nil {
 			p.budgetGroup = uint32(bg.GroupSize)
 			cfg := bg.BudgetConfig()
@@ -120,6 +123,7 @@ func buildStack(g scenario.GroupSpec) (cpol, error) {
 		}
 		p.breaker = bs
 		p.breakerMask = outcomeMask(br.FailureOutcomes)
+		p.staleDrop = bs.Config().DropStaleResults
 	}
 	if h := pp.Hedge; h != nil {
 		p.hedge = &hedger{delay: int64(h.Delay), quantile: h.Quantile, minSamples: uint64(h.MinSamples), cancel: h.CancelLoser}
@@ -141,7 +145,7 @@ func buildBackoff(b scenario.Backoff) (policy.Backoff, error) {
 	if err != nil {
 		return policy.Backoff{}, err
 	}
-	return policy.Backoff{Base: int64(b.Base), Cap: int64(b.Cap), Multiplier: b.Multiplier, Jitter: j, Fraction: b.JitterFraction}, nil
+	return policy.Backoff{Base: int64(b.Base), Cap: int64(b.Cap), Multiplier: b.Multiplier, Jitter: j, Fraction: b.JitterFraction, ThrottleBase: int64(b.ThrottleBase)}, nil
 }
 
 // buildReconnect is the reconnect policy of clients.connection.reconnect.

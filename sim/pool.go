@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 
+	svcdist "github.com/throttlesim/throttlesim/sim/dist"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -28,8 +29,14 @@ type pool struct {
 	rejectRA int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
 	cancel   bool
 	errRate  float64 // share of served attempts answered with an error
-	svc      dist
+	svc      sampler
 	perConc  int64 // ns of service time added per request in service (dist concurrency)
+
+	// a slowdown fault in progress
+	slowOn     bool
+	slowStart  bool    // applies_to: start (else arrival)
+	slowFactor float64 // × the service time, or
+	slow       sampler // a replacement distribution (slowFactor 0)
 
 	// connections (clients.connection)
 	connCost  int64
@@ -61,9 +68,15 @@ type pool struct {
 	joinK    int
 	blocking bool
 	fwd      []route
-	hist     metrics.Histogram // latency of the calls made to it, as their callers see it
-	latSum   float64
-	latN     int64
+	node     uint16 // the service it is a replica of
+	// tail[k], when tracked (tests), is the time with exactly k requests
+	// queued or in service (k capped at len−1), up to lastSys.
+	tail     []int64
+	lastSys  int64
+	tailFrom int64 // the warm-up: time before it is not counted
+	// peak EWMA (Finagle PeakEwma): cost in ns, when it was last updated
+	ewmaCost  float64
+	ewmaStamp int64
 }
 
 // job is an attempt (or, with handshakeFlag set in slot, a connection
@@ -89,6 +102,7 @@ const (
 // worker is one backend server.
 type worker struct {
 	start       int64
+	arrived     int64 // when the attempt being served reached the pool
 	dl          int64 // the attempt's deadline (0: none)
 	slot, token uint32
 	gen         uint32 // 24 bits: the event's Aux carries the service above them
@@ -121,19 +135,9 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	}
 	b.cancel = be.CancelTimedOut
 	b.errRate = be.ErrorRate
-	b.svc.mean = float64(be.Service.Mean)
-	switch be.Service.Dist {
-	case scenario.ServiceConstant:
-		b.svc.kind = distConstant
-	case scenario.ServiceExponential:
-		b.svc.kind = distExponential
-	case scenario.ServiceConcurrency:
-		b.svc.kind = distConstant // plus perConc × the others in service, in serve
-		b.perConc = int64(be.Service.PerConcurrent)
-	case scenario.ServiceLognormal:
-		b.svc.kind = distLognormal
-		b.svc.sigma = be.Service.Sigma
-		b.svc.mu = math.Log(b.svc.mean) - b.svc.sigma*b.svc.sigma/2 // so that the mean is svc.mean
+	b.svc = newSampler(be.Service)
+	if be.Service.Dist == scenario.ServiceConcurrency {
+		b.perConc = int64(be.Service.PerConcurrent) // × the others in service, in serve
 	}
 	if conns {
 		b.connCost = int64(be.Connections.ConnectCost)
@@ -148,6 +152,68 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 // it is taken.
 func (m *model) serviceTime(b *pool, r *request, hop uint8) int64 {
 	return b.svc.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
+}
+
+// sampler draws service times from one scenario distribution.
+type sampler struct {
+	d   dist
+	mix *svcdist.Mixture   // dist mixture
+	emp *svcdist.Empirical // dist empirical
+}
+
+func newSampler(sv scenario.Service) sampler {
+	var s sampler
+	s.d.mean = float64(sv.Mean)
+	switch sv.Dist {
+	case scenario.ServiceConstant, scenario.ServiceConcurrency:
+		s.d.kind = distConstant
+	case scenario.ServiceExponential:
+		s.d.kind = distExponential
+	case scenario.ServiceLognormal:
+		s.d.kind = distLognormal
+		s.d.sigma = sv.Sigma
+		s.d.mu = math.Log(s.d.mean) - s.d.sigma*s.d.sigma/2 // so that the mean is d.mean
+	case scenario.ServiceMixture:
+		s.mix, _ = sv.Mixture() // validated
+	case scenario.ServiceEmpirical:
+		s.emp = sv.Empirical // read by scenario.Load; validated
+	}
+	return s
+}
+
+// mixPick marks the draw index of a mixture's component choice: bit 48,
+// above drawIndex's 40 bits and below the hop (bits 56 on).
+const mixPick = 1 << 48
+
+// sample is draw n of stream key as a service time.
+func (s *sampler) sample(key, n uint64) int64 {
+	switch {
+	case s.mix != nil:
+		// The component is picked by a draw of its own, then drawn from
+		// the attempt's usual service draw.
+		c := s.mix.Component(s.mix.Pick(rng.Float64(key, n|mixPick)))
+		switch c.Kind {
+		case svcdist.Exponential:
+			return c.Sample(rng.Exp(key, n), 0)
+		case svcdist.Lognormal:
+			return c.Sample(0, rng.Normal(key, n))
+		}
+		return c.Mean
+	case s.emp != nil:
+		return s.emp.Sample(rng.Float64(key, n))
+	}
+	return s.d.sample(key, n)
+}
+
+// slowed is the service time at b of attempt slot (after hop forwarding
+// hops) under the slowdown in progress: svc × factor, or the replacement
+// distribution's draw for the attempt (the same draw as its usual one).
+func (m *model) slowed(b *pool, slot uint32, hop uint8, svc int64) int64 {
+	if b.slowFactor > 0 {
+		return int64(math.Min(math.Round(float64(svc)*b.slowFactor), 1<<62))
+	}
+	r := &m.cl.reqs[slot]
+	return b.slow.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
 }
 
 // brow is b's metrics row at now.
@@ -204,17 +270,23 @@ func (m *model) refusedInOutage(b *pool, now int64, row, g *metrics.Row, slot, t
 // service, from a client of group grp, with deadline dl, after hop
 // forwarding hops.
 func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint8, dl int64, hop uint8) {
+	if b.tail != nil {
+		b.noteSys(now)
+	}
 	row, g := m.brows(b, now, grp)
 	if m.refusedInOutage(b, now, row, g, slot, tok) {
 		return
 	}
 	row.Received++
 	g.Received++
+	if b.slowOn && !b.slowStart {
+		svc = m.slowed(b, slot, hop, svc) // applies_to: arrival
+	}
 	if b.busy < b.limit {
 		row.Accepted++
 		g.Accepted++
 		b.waitN++
-		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop)
+		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now)
 		return
 	}
 	if b.queue.n < b.qlimit {
@@ -243,12 +315,15 @@ func (b *pool) takeWorker() uint32 {
 	return w
 }
 
-func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8) {
+func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8, arrived int64) {
+	if b.slowOn && b.slowStart {
+		svc = m.slowed(b, slot, hop, svc) // applies_to: start
+	}
 	if b.perConc != 0 {
 		svc += b.perConc * int64(b.busy-1) // the others in service now (busy counts w)
 	}
 	wk := &b.workers[w]
-	wk.start, wk.slot, wk.token, wk.kind, wk.group, wk.dl, wk.hop = now, slot, tok, wkServe, group, dl, hop
+	wk.start, wk.slot, wk.token, wk.kind, wk.group, wk.dl, wk.hop, wk.arrived = now, slot, tok, wkServe, group, dl, hop, arrived
 	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
@@ -284,12 +359,18 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 	if wk.gen != aux&genMask {
 		return // the work was lost in an outage
 	}
+	if b.tail != nil {
+		b.noteSys(now)
+	}
 	switch wk.kind {
 	case wkReject:
 		b.ser.AddWasted(wk.start, now)
 	case wkHandshake:
 		m.handshakeDone(now, wk.slot, wk.token, wk.start)
 	default:
+		if nd := &m.nodes[b.node]; nd.lb == scenario.LBPeakEWMA && nd.n > 1 {
+			b.observe(now, float64(now-wk.arrived), nd.tau)
+		}
 		row := m.brow(b, now)
 		row.Served++
 		g := m.bgser(b, wk.group)
@@ -397,7 +478,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		}
 		b.waitSum += float64(now - j.at)
 		b.waitN++
-		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop)
+		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop, j.at)
 		return
 	}
 }
@@ -452,4 +533,14 @@ func (r *jobRing) pop() job {
 	}
 	r.n--
 	return j
+}
+
+// noteSys accounts the time since the last change at the number of
+// requests queued or in service now, before it changes.
+func (b *pool) noteSys(now int64) {
+	k := min(b.outstanding(), len(b.tail)-1)
+	if from := max(b.lastSys, b.tailFrom); now > from { // after the warm-up only
+		b.tail[k] += now - from
+	}
+	b.lastSys = now
 }

@@ -109,7 +109,7 @@ func (r *Result) GroupsCSV() []byte {
 	iv := r.Series.Interval
 	b.WriteString("t_s,group,offered,attempts,retries,succeeded,failed,deadline_exceeded,budget_refused,paced,drop_throttle,drop_breaker,drop_no_connection," +
 		"received,accepted,rejected,unanswered,queue_timeouts,failed_outage,lost_outage,timed_out,served,errors,cancelled,util_useful,util_wasted\n")
-	capNS := float64(iv) * float64(r.Scenario.EntryBackend().Workers)
+	capNS := float64(iv) * float64(r.Scenario.EntryBackend().TotalWorkers())
 	for i := range r.Series.Rows {
 		for _, g := range r.Groups {
 			if i >= len(g.Series.Rows) {
@@ -140,7 +140,7 @@ func (r *Result) SummaryJSON(b Build) ([]byte, error) {
 // TimeseriesCSV is timeseries.csv's bytes.
 func (r *Result) TimeseriesCSV() ([]byte, error) {
 	var buf bytes.Buffer
-	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.EntryBackend().Workers)
+	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.EntryBackend().TotalWorkers())
 	return buf.Bytes(), err
 }
 
@@ -156,7 +156,7 @@ func (r *Result) ServicesCSV() ([]byte, error) {
 	var out bytes.Buffer
 	for i, sv := range r.Services {
 		var buf bytes.Buffer
-		if err := metrics.WriteCSV(&buf, sv.Series, nodes[i].Workers); err != nil {
+		if err := metrics.WriteCSV(&buf, sv.Series, nodes[i].TotalWorkers()); err != nil {
 			return nil, err
 		}
 		lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))

@@ -23,6 +23,11 @@ type Options struct {
 	// events are scheduled, just before the event loop (benchmarks use it to
 	// time set-up and loop apart).
 	Started func()
+
+	// tails, in tests, tracks each replica's time at each number of
+	// requests queued or in service (Result.tails), from tailsFrom on.
+	tails     int
+	tailsFrom int64
 }
 
 // TraceEvent is one event of the trajectory. ID and Aux depend on the kind:
@@ -56,6 +61,9 @@ type Result struct {
 	// MeanLatencyS is the mean latency of the external requests that
 	// succeeded, in seconds (NaN when none did).
 	MeanLatencyS float64
+	// tails: with Options.tails, each replica's time at each number of
+	// requests queued or in service, up to the end.
+	tails [][]int64
 	// Complete is false when the run was interrupted; Series then holds the
 	// rows up to StoppedAt.
 	Complete  bool
@@ -80,6 +88,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
+	if opt.tails > 0 {
+		for i := range m.svcs {
+			m.svcs[i].tail = make([]int64, opt.tails)
+			m.svcs[i].tailFrom = opt.tailsFrom
+		}
+	}
 	m.start()
 	if opt.Started != nil {
 		opt.Started()
@@ -96,7 +110,15 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		Complete:    err == nil,
 		StoppedAt:   stopped,
 	}
-	res.Summary = metrics.Summarise(m.mt.ser, m.params(), &m.mt.all, m.be.waitSum, m.be.waitN)
+	var waitSum float64
+	var waitN int64
+	for _, b := range m.svcs {
+		if b.fleet { // every replica of the entry service
+			waitSum += b.waitSum
+			waitN += b.waitN
+		}
+	}
+	res.Summary = metrics.Summarise(m.mt.ser, m.params(), &m.mt.all, waitSum, waitN)
 	if m.mt.anyOK {
 		s := float64(m.mt.lastOK) / 1e9
 		res.Summary.LastSuccessS = &s
@@ -113,6 +135,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		res.MeanLatencyS = m.mt.latSum / float64(m.mt.latN) / 1e9
 	}
 	res.Services = m.services(res.Summary.Offered, stopped)
+	for i := range m.svcs {
+		if b := &m.svcs[i]; b.tail != nil {
+			b.noteSys(stopped)
+			res.tails = append(res.tails, b.tail)
+		}
+	}
 	for gi, gs := range m.mt.gser {
 		if len(m.mt.ser.Rows) < len(gs.Rows) {
 			gs.Rows = gs.Rows[:len(m.mt.ser.Rows)]
@@ -204,7 +232,7 @@ func spikeWindow(sc *scenario.Scenario) (metrics.Window, bool) {
 
 func (m *model) params() metrics.Params {
 	p := metrics.Params{
-		Workers:         int64(m.sc.EntryBackend().Workers),
+		Workers:         int64(m.sc.EntryBackend().TotalWorkers()),
 		CapacityRPS:     m.sc.Capacity(),
 		RecoveryWindow:  int64(m.sc.Metrics.RecoveryWindow),
 		Baseline:        int64(m.sc.Metrics.Baseline),

@@ -18,8 +18,10 @@ type ServiceResult struct {
 
 // ServiceSummary is a service's headline figures (summary.json services).
 type ServiceSummary struct {
-	Name    string `json:"name"`
-	Workers int    `json:"workers"`
+	Name string `json:"name"`
+	// Workers is the workers of every replica together.
+	Workers  int `json:"workers"`
+	Replicas int `json:"replicas"`
 	// Calls is the requests its callers made to it (for the entry service,
 	// the external clients' requests); Attempts the attempts they sent.
 	Calls            int64 `json:"calls"`
@@ -68,24 +70,31 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 	}
 	nodes := m.sc.Nodes()
 	var out []ServiceResult
-	for i := range m.svcs {
-		b := &m.svcs[i]
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		b := &m.svcs[nd.first] // its replicas share its series
 		if len(b.ser.Rows) > len(m.mt.ser.Rows) {
 			b.ser.Rows = b.ser.Rows[:len(m.mt.ser.Rows)]
 		}
-		nd := nodes[i].Backend
+		var waitSum float64
+		var waitN int64
+		for _, rp := range m.svcs[nd.first : nd.first+nd.n] {
+			waitSum += rp.waitSum
+			waitN += rp.waitN
+		}
+		be := nodes[i].Backend
 		p := m.params()
-		p.Workers = int64(nd.Workers)
-		p.CapacityRPS = float64(nd.Workers) / (float64(nd.Service.Mean) / 1e9)
+		p.Workers = int64(be.TotalWorkers())
+		p.CapacityRPS = float64(be.TotalWorkers()) / (be.Service.MeanNS() / 1e9)
 		p.Connections = false
-		hist, latSum, latN := &b.hist, b.latSum, b.latN
+		hist, latSum, latN := &nd.hist, nd.latSum, nd.latN
 		if b.fleet {
 			hist, latSum, latN = &m.mt.all, m.mt.latSum, m.mt.latN
 		}
-		s := metrics.Summarise(b.ser, p, hist, b.waitSum, b.waitN)
+		s := metrics.Summarise(b.ser, p, hist, waitSum, waitN)
 		t := b.ser.Totals()
 		sum := ServiceSummary{
-			Name: b.name, Workers: nd.Workers,
+			Name: b.name, Workers: be.TotalWorkers(), Replicas: int(nd.n),
 			Calls: t.Offered, Attempts: t.Attempts, Succeeded: t.Succeeded, Failed: t.Failed,
 			DropThrottle: t.DropThrottle, DropBreaker: t.DropBreaker, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused,
 			Received: t.Received, Accepted: t.Accepted, Rejected: t.Rejected + t.QueueTimeouts, Unanswered: t.Unanswered,

@@ -185,15 +185,44 @@ type BreakerConfig struct {
 	// permit, in either library.
 	HalfOpenProbes int
 	HalfOpen       HalfOpenRule
+
+	// What the libraries do where throttlesim once chose otherwise. The
+	// zero values are those earlier choices; GobreakerDefaults and
+	// Resilience4jDefaults set the libraries' behaviour.
+	//
+	// StrictExpiry: an open breaker turns half-open only at now >
+	// OpenUntil, as both libraries compare (gobreaker currentState:
+	// expiry.Before(now); resilience4j OpenState: isAfter); at exactly
+	// the open timeout it is still open. false: at now >= OpenUntil, so
+	// an open period lasts exactly its length.
+	StrictExpiry bool
+	// TripOnFailuresOnly: under TripRate the rule is consulted after a
+	// failure only (gobreaker calls ReadyToTrip in onFailure only). false:
+	// after every result, as resilience4j checks the rate after successes
+	// too (a success can be the call that reaches the minimum).
+	TripOnFailuresOnly bool
+	// JitterBeforeCap: the open period is jittered, then capped
+	// (resilience4j IntervalFunction.ofExponentialRandomBackoff with a
+	// maximum: randomize, then Math.min), so clients pile up at the cap.
+	// false: capped, then jittered, so a capped period still spreads.
+	JitterBeforeCap bool
+	// DropStaleResults tells the caller to record results with RecordGen:
+	// a result counts only if the breaker has not changed state since its
+	// call was admitted (gobreaker afterRequest: generation != before →
+	// return). false: Record, every result goes to the current state
+	// (resilience4j). BreakerSet itself does not read it.
+	DropStaleResults bool
 }
 
 const sec64 = int64(1e9)
 
 // GobreakerDefaults is sony/gobreaker's NewCircuitBreaker(Settings{}):
 // ReadyToTrip "ConsecutiveFailures > 5" (ConsecutiveFailures 6), Timeout
-// 60 s, MaxRequests 0 → 1 probe, closing after that probe succeeds. Not
-// modelled: Interval, the cyclic clearing of the closed counts (its default
-// 0 never clears them, as here).
+// 60 s, MaxRequests 0 → 1 probe, closing after that probe succeeds; still
+// open at exactly the timeout; a custom (rate) trip rule consulted on
+// failures only. Not modelled: Interval, the cyclic clearing of the closed
+// counts (its default 0 never clears them, as here). gobreaker drops a
+// result from an earlier generation: use RecordGen for that.
 func GobreakerDefaults() BreakerConfig {
 	return BreakerConfig{
 		Trip:                TripConsecutive,
@@ -202,6 +231,9 @@ func GobreakerDefaults() BreakerConfig {
 		OpenBackoff:         1,
 		HalfOpenProbes:      1,
 		HalfOpen:            HalfOpenAllSucceed,
+		StrictExpiry:        true,
+		TripOnFailuresOnly:  true,
+		DropStaleResults:    true,
 	}
 }
 
@@ -212,16 +244,20 @@ func GobreakerDefaults() BreakerConfig {
 // rate (100% of calls slower than 60 s), maxWaitDurationInHalfOpenState
 // (0: wait for the probes forever, which is what this does) and the
 // automatic open → half-open timer (off by default; here it is lazy).
+// Still open at exactly the wait; a backed-off, randomised wait is
+// randomised first and capped after.
 func Resilience4jDefaults() BreakerConfig {
 	return BreakerConfig{
-		Trip:           TripRate,
-		FailureRate:    0.5,
-		MinCalls:       100,
-		WindowCalls:    100,
-		OpenDuration:   60 * sec64,
-		OpenBackoff:    1,
-		HalfOpenProbes: 10,
-		HalfOpen:       HalfOpenRate,
+		Trip:            TripRate,
+		FailureRate:     0.5,
+		MinCalls:        100,
+		WindowCalls:     100,
+		OpenDuration:    60 * sec64,
+		OpenBackoff:     1,
+		HalfOpenProbes:  10,
+		HalfOpen:        HalfOpenRate,
+		StrictExpiry:    true,
+		JitterBeforeCap: true,
 	}
 }
 
@@ -305,25 +341,37 @@ const maxOpenPeriod = float64(1 << 61)
 // (opens >= 1: 1 for a trip from closed, +1 for each reopen from half-open)
 // given the uniform draw u for the jitter:
 //
-//	min(Max, Open·Backoff^(opens−1)) · (1 + Jitter·(2u − 1))
+//	min(Max, Open·Backoff^(opens−1)) · (1 + Jitter·(2u − 1))     (cap, then jitter)
+//	min(Max, Open·Backoff^(opens−1) · (1 + Jitter·(2u − 1)))     (JitterBeforeCap)
 //
 //	Open 1s, Backoff 2, Max 5s:  opens 1 → 1s, 2 → 2s, 3 → 4s, 4 → 5s, 5 → 5s
 //	Open 10s, Jitter 0.2:        u = 0 → 8s, 0.5 → 10s, 0.75 → 11s, → 12s
+//	Open 10s, Jitter 0.2, Max 10s, JitterBeforeCap: u = 0 → 8s, 0.5 → 10s, 0.75 → 10s
 func (c BreakerConfig) OpenPeriod(opens int, u float64) int64 {
 	d := float64(c.OpenDuration)
 	if c.OpenBackoff > 1 && opens > 1 {
 		d *= math.Pow(c.OpenBackoff, float64(opens-1))
 	}
-	if c.MaxOpenDuration > 0 && d > float64(c.MaxOpenDuration) {
-		d = float64(c.MaxOpenDuration)
+	capped := func() {
+		if c.MaxOpenDuration > 0 && d > float64(c.MaxOpenDuration) {
+			d = float64(c.MaxOpenDuration)
+		}
+		if d > maxOpenPeriod {
+			d = maxOpenPeriod
+		}
 	}
-	if d > maxOpenPeriod {
+	if !c.JitterBeforeCap {
+		capped()
+	} else if d > maxOpenPeriod {
 		d = maxOpenPeriod
 	}
 	if c.OpenJitter > 0 {
 		// The explicit conversion keeps the product from being fused into
 		// the addition (FMA), so amd64 and arm64 round alike.
 		d *= 1 + float64(c.OpenJitter*(2*u-1))
+	}
+	if c.JitterBeforeCap {
+		capped()
 	}
 	return int64(d)
 }
@@ -449,7 +497,7 @@ func (s *BreakerSet) Allow(i int, now int64) bool {
 	case BreakerClosed:
 		return true
 	case BreakerOpen:
-		if now < s.openUntil[i] {
+		if s.stillOpen(i, now) {
 			return false
 		}
 		s.toHalfOpen(i)
@@ -464,10 +512,15 @@ func (s *BreakerSet) Allow(i int, now int64) bool {
 // State is breaker i's state at time now (moving an expired Open breaker
 // to HalfOpen, as gobreaker's State does).
 func (s *BreakerSet) State(i int, now int64) BreakerState {
-	if s.state[i] == BreakerOpen && now >= s.openUntil[i] {
+	if s.state[i] == BreakerOpen && !s.stillOpen(i, now) {
 		s.toHalfOpen(i)
 	}
 	return s.state[i]
+}
+
+// stillOpen: breaker i (Open) refuses at now.
+func (s *BreakerSet) stillOpen(i int, now int64) bool {
+	return now < s.openUntil[i] || (s.cfg.StrictExpiry && now == s.openUntil[i])
 }
 
 // OpenUntil is the end of breaker i's latest open period: while it is Open,
@@ -500,6 +553,9 @@ func (s *BreakerSet) Record(i int, now int64, failure bool, u float64) {
 			s.pushCount(i, failure)
 		} else {
 			s.pushTime(i, now, failure)
+		}
+		if s.cfg.TripOnFailuresOnly && !failure {
+			return
 		}
 		if n := s.calls[i]; n >= s.minCalls && rateReached(s.fails[i], n, s.cfg.FailureRate) {
 			s.toOpen(i, now, u)

@@ -107,8 +107,10 @@ func TestBreakerConsecutiveTrip(t *testing.T) {
 
 // Open refuses every call until openUntil; the move to half-open is lazy
 // (gobreaker currentState, resilience4j OpenState.tryAcquirePermission):
-// it happens when asked at a time >= openUntil, and gobreaker's half-open
-// admits MaxRequests = 1 probe, whose success closes.
+// it happens when asked at a time > openUntil (gobreaker:
+// expiry.Before(now), so at exactly the timeout it is still open; v2/
+// gobreaker.go), and gobreaker's half-open admits MaxRequests = 1 probe,
+// whose success closes.
 func TestBreakerOpenThenLazyHalfOpen(t *testing.T) {
 	s := mustBreakerSet(t, 2, GobreakerDefaults())
 	runBreakerSteps(t, s, 0, brCat(
@@ -116,25 +118,41 @@ func TestBreakerOpenThenLazyHalfOpen(t *testing.T) {
 		[]brStep{
 			{6 * sec, opFail, bOpen, 66 * sec},
 			{30 * sec, opRefuse, bOpen, 0},
-			{66*sec - 1, opRefuse, bOpen, 0},  // one nanosecond early
-			{66 * sec, opLook, bHalfOpen, 0},  // State makes the move
-			{66 * sec, opAllow, bHalfOpen, 0}, // the one probe
-			{66 * sec, opRefuse, bHalfOpen, 0},
-			{67 * sec, opOK, bClosed, 0}, // 1 consecutive success >= MaxRequests
+			{66*sec - 1, opRefuse, bOpen, 0},     // one nanosecond early
+			{66 * sec, opRefuse, bOpen, 0},       // exactly at the timeout: still open
+			{66*sec + 1, opLook, bHalfOpen, 0},   // State makes the move
+			{66*sec + 1, opAllow, bHalfOpen, 0},  // the one probe
+			{66*sec + 1, opRefuse, bHalfOpen, 0}, //
+			{67 * sec, opOK, bClosed, 0},         // 1 consecutive success >= MaxRequests
 			{67 * sec, opAllow, bClosed, 0},
 		}))
 
 	// Lazy: with nobody asking, breaker 1 stays stored as open however
-	// late it is; the first Allow at openUntil moves it and is the probe.
+	// late it is; the first Allow after openUntil moves it and is the probe.
 	for k := int64(1); k <= 6; k++ {
 		s.Record(1, k*sec, true, 0.5)
 	}
 	if s.state[1] != bOpen {
 		t.Fatalf("stored state %v, want open", s.state[1])
 	}
-	if !s.Allow(1, 66*sec) || s.state[1] != bHalfOpen {
-		t.Fatalf("Allow at openUntil: state %v, want an admitted probe in half-open", s.state[1])
+	if !s.Allow(1, 66*sec+1) || s.state[1] != bHalfOpen {
+		t.Fatalf("Allow after openUntil: state %v, want an admitted probe in half-open", s.state[1])
 	}
+}
+
+// throttlesim's earlier rule, kept as StrictExpiry = false: half-open at
+// exactly openUntil, so an open period lasts exactly its length.
+func TestBreakerInclusiveExpiry(t *testing.T) {
+	c := GobreakerDefaults()
+	c.StrictExpiry = false
+	runBreakerSteps(t, mustBreakerSet(t, 1, c), 0, brCat(
+		brSeq(opFail, 1*sec, sec, 5, bClosed),
+		[]brStep{
+			{6 * sec, opFail, bOpen, 66 * sec},
+			{66*sec - 1, opRefuse, bOpen, 0},
+			{66 * sec, opLook, bHalfOpen, 0},
+			{66 * sec, opAllow, bHalfOpen, 0},
+		}))
 }
 
 // Half-open admits exactly HalfOpenProbes calls in all: gobreaker refuses
@@ -145,6 +163,7 @@ func TestBreakerOpenThenLazyHalfOpen(t *testing.T) {
 // arriving after the reopen changes nothing.
 func TestBreakerHalfOpenProbesAllSucceed(t *testing.T) {
 	c := GobreakerDefaults()
+	c.StrictExpiry = false // probes at exactly openUntil keep the step times round (TestBreakerOpenThenLazyHalfOpen covers the strict rule)
 	c.ConsecutiveFailures = 1
 	c.HalfOpenProbes = 3
 	runBreakerSteps(t, mustBreakerSet(t, 1, c), 0, brCat(
@@ -177,6 +196,7 @@ func TestBreakerHalfOpenProbesAllSucceed(t *testing.T) {
 // show that one failure does not reopen, unlike gobreaker.
 func TestBreakerHalfOpenRate(t *testing.T) {
 	c := Resilience4jDefaults()
+	c.StrictExpiry = false             // probes at exactly openUntil keep the step times round (TestBreakerOpenThenLazyHalfOpen covers the strict rule)
 	c.MinCalls, c.WindowCalls = 10, 10 // trip after 10 calls, not 100
 	trip := brCat(
 		brSeq(opFail, 1*sec, sec, 9, bClosed), // 9 results < the minimum 10
@@ -361,6 +381,7 @@ func TestBreakerTimeWindowSlides(t *testing.T) {
 // so 1, 2, 4, 5 (cap), 5 s; a close resets it to 1.
 func TestBreakerOpenBackoff(t *testing.T) {
 	c := GobreakerDefaults()
+	c.StrictExpiry = false // probes at exactly openUntil keep the step times round (TestBreakerOpenThenLazyHalfOpen covers the strict rule)
 	c.ConsecutiveFailures = 1
 	c.OpenDuration, c.OpenBackoff, c.MaxOpenDuration = sec, 2, 5*sec
 	runBreakerSteps(t, mustBreakerSet(t, 1, c), 0, []brStep{
@@ -484,8 +505,8 @@ func TestBreakerSetIndependent(t *testing.T) {
 		}
 	}
 	for i := 0; i < n; i += 3 { // each open breaker has its own probe
-		if !s.Allow(i, 65*sec) || s.Allow(i, 65*sec) {
-			t.Fatalf("breaker %d: want exactly one probe at 65 s", i)
+		if !s.Allow(i, 65*sec+1) || s.Allow(i, 65*sec+1) {
+			t.Fatalf("breaker %d: want exactly one probe just after 65 s", i)
 		}
 	}
 }
@@ -496,6 +517,7 @@ func TestBreakerSetIndependent(t *testing.T) {
 // (Record); gobreaker drops results from an older generation (RecordGen).
 func TestBreakerStaleResults(t *testing.T) {
 	c := GobreakerDefaults()
+	c.StrictExpiry = false // probes at exactly openUntil keep the step times round (TestBreakerOpenThenLazyHalfOpen covers the strict rule)
 	c.ConsecutiveFailures = 1
 	s := mustBreakerSet(t, 2, c)
 	for i := 0; i < 2; i++ {
@@ -871,12 +893,15 @@ func ExampleBreakerSet() {
 	}
 	fmt.Println(s.State(0, 0), time.Duration(s.OpenUntil(0)))
 	at := func(d time.Duration) int64 { return int64(d) }
-	fmt.Println(s.Allow(0, at(time.Minute)), s.State(0, at(66*time.Second)), s.Allow(0, at(66*time.Second)), s.Allow(0, at(66*time.Second)))
+	fmt.Println(s.Allow(0, at(time.Minute)), s.State(0, at(66*time.Second))) // still open at exactly the timeout, as gobreaker
+	after := at(66*time.Second + 1)
+	fmt.Println(s.State(0, after), s.Allow(0, after), s.Allow(0, after))
 	s.Record(0, at(67*time.Second), false, 0.5)
 	fmt.Println(s.State(0, at(67*time.Second)))
 	// Output:
 	// open 1m6s
-	// false half-open true false
+	// false open
+	// half-open true false
 	// closed
 }
 

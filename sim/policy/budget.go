@@ -27,6 +27,18 @@ const (
 	// BudgetAWS: the AWS SDKs' standard-mode retry quota: a bucket of
 	// Capacity tokens, each retry costs tokens, successes give some back.
 	BudgetAWS
+	// BudgetTokenBucket: Brooker's retry token bucket ("Fixing retries
+	// with token buckets and circuit breakers", 2022; "adaptive" in
+	// mbrooker/simulator_example retry_sim/retry_strategy.py
+	// AdaptiveRetryStrategy): a capped bucket that every first try fills by
+	// Deposit, and that pays Cost per retry while it holds more than
+	// Threshold. Failures and successes do not move it.
+	BudgetTokenBucket
+	// BudgetRetryBreaker: Brooker's circuit breaker on retries only (same
+	// post; CircuitBreakerRetryStrategy in retry_strategy.py): no retry
+	// while failures/first tries exceeds MaxFailureRate, cumulative or over
+	// a sliding window. First tries are never refused.
+	BudgetRetryBreaker
 )
 
 // ParseBudgetKind maps a scenario name to a BudgetKind.
@@ -40,6 +52,10 @@ func ParseBudgetKind(s string) (BudgetKind, error) {
 		return BudgetFinagle, nil
 	case "aws":
 		return BudgetAWS, nil
+	case "token-bucket":
+		return BudgetTokenBucket, nil
+	case "retry-breaker":
+		return BudgetRetryBreaker, nil
 	}
 	return 0, fmt.Errorf("policy: unknown retry budget %q", s)
 }
@@ -91,6 +107,14 @@ type BudgetConfig struct {
 	TTL              int64   // ns, deposits and withdrawals expire after it; [1 s, 60 s]
 	MinRetriesPerSec int     // reserve: this many retries per second of TTL; ≥ 0
 	PercentCanRetry  float64 // retries per request, as a fraction; 0 or [1e-6, 1000]
+	// FinagleAlignedSlices replaces Finagle's lazy slices (the default,
+	// false: twitter/util WindowedAdder, whose slices turn over only when
+	// the bucket is used at least TTL/Buckets after the last turn-over,
+	// counting whole slices of the time elapsed, so a record can outlive
+	// the TTL when the budget is used sparsely) by slices aligned to
+	// multiples of TTL/Buckets from time 0, in which a record lives
+	// between (Buckets−1)/Buckets and all of the TTL whatever the traffic.
+	FinagleAlignedSlices bool
 
 	// AWS (retry quota).
 	Capacity         int32 // tokens, and the initial balance (500)
@@ -98,6 +122,28 @@ type BudgetConfig struct {
 	TimeoutCost      int32 // a retry after CauseTimeout (10; 2026: 14)
 	ThrottleCost     int32 // a retry after CauseThrottle (5; 2026: 5)
 	NoRetryIncrement int32 // returned by a success that needed no retry (1)
+	// IncrementAfterRetry: a successful retry returns its charge and
+	// NoRetryIncrement as well (aws-sdk-go-v2 standard.go: the attempt
+	// token, "applies to result of the each attempt, including the
+	// first", adds NoRetryIncrement; the retry token returns the cost).
+	// false: the charge only (botocore quota.py release on a retried
+	// request).
+	IncrementAfterRetry bool
+
+	// Token bucket (Brooker 2022). Token amounts are kept to 3 decimals
+	// (rounded to the nearest 0.001), so that ten deposits of 0.1 make
+	// exactly 1; each must be in [0, 1e6].
+	BucketCapacity float64 // the cap (5)
+	BucketInitial  float64 // the level at time 0 (5: full), ≤ BucketCapacity
+	Deposit        float64 // added by every first try, up to the cap (0.1)
+	Threshold      float64 // a retry is allowed while the level is > Threshold (1)
+	Cost           float64 // taken by every granted retry (1); > 0
+
+	// Retry-only breaker (Brooker 2022). A retry is refused while
+	// failures/first tries > MaxFailureRate (0.1). Window 0 counts from
+	// time 0 (Brooker's simulator); Window > 0 counts over a sliding window
+	// of Buckets buckets (see Buckets).
+	MaxFailureRate float64
 }
 
 // SREDefaults is the SRE book's per-client retry budget: retries while
@@ -116,10 +162,8 @@ func GRPCDefaults() BudgetConfig {
 
 // FinagleDefaults is Finagle's RetryBudget(): TTL 10 s, minRetriesPerSec 10,
 // percentCanRetry 0.2 (finagle-core RetryBudget.scala), with the 10 slices
-// of the WindowedAdder behind TokenBucket.newLeakyBucket (twitter/util).
-// Finagle rotates its slices lazily, TTL/10 after the previous rotation;
-// ours are aligned to multiples of TTL/Buckets from time 0. In both a
-// record lives between 9/10 and 10/10 of the TTL.
+// of the WindowedAdder behind TokenBucket.newLeakyBucket, turned over
+// lazily as Finagle does (see FinagleAlignedSlices).
 func FinagleDefaults() BudgetConfig {
 	return BudgetConfig{Kind: BudgetFinagle, TTL: 10e9, MinRetriesPerSec: 10, PercentCanRetry: 0.2, Buckets: 10}
 }
@@ -142,6 +186,23 @@ func AWSStandardDefaults() BudgetConfig {
 // after two 5xx retries, back to 486 on success; 495 after a throttle.
 func AWS2026Defaults() BudgetConfig {
 	return BudgetConfig{Kind: BudgetAWS, Capacity: 500, RetryCost: 14, TimeoutCost: 14, ThrottleCost: 5, NoRetryIncrement: 1}
+}
+
+// TokenBucketDefaults is the retry token bucket of Brooker's 2022 post as
+// his simulator runs it (mbrooker/simulator_example
+// retry_sim/retry_sim.py, AdaptiveRetryFactory(0.1, 5)): capacity 5,
+// starting full, +0.1 per first try, a retry allowed while the level is
+// > 1 and costing 1.
+func TokenBucketDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetTokenBucket, BucketCapacity: 5, BucketInitial: 5, Deposit: 0.1, Threshold: 1, Cost: 1}
+}
+
+// RetryBreakerDefaults is the retry-only breaker of Brooker's 2022 post as
+// his simulator runs it (retry_sim.py, CircuitBreakerRetryFactory(
+// NRetriesFactory(3), 0.1)): no retries while failures/first tries > 10%,
+// both counted since the client started (no window).
+func RetryBreakerDefaults() BudgetConfig {
+	return BudgetConfig{Kind: BudgetRetryBreaker, MaxFailureRate: 0.1}
 }
 
 // Validate reports a configuration a BudgetSet cannot run with.
@@ -181,6 +242,8 @@ func (c BudgetConfig) Validate() error {
 			return errors.New("policy: Finagle budget Buckets must be at least 1")
 		case c.TTL/c.Buckets < minBudgetBucket:
 			return errors.New("policy: Finagle budget buckets (TTL/Buckets) must be at least 1 ms wide")
+		case !c.FinagleAlignedSlices && (c.Buckets < 2 || c.Buckets > 256):
+			return errors.New("policy: Finagle budget Buckets must be in [2, 256] (WindowedAdder: slices > 1)")
 		}
 	case BudgetAWS:
 		switch {
@@ -190,6 +253,32 @@ func (c BudgetConfig) Validate() error {
 			return errors.New("policy: AWS budget retry costs must be at least 1")
 		case c.NoRetryIncrement < 0:
 			return errors.New("policy: AWS budget NoRetryIncrement must not be negative")
+		}
+	case BudgetTokenBucket:
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"BucketCapacity", c.BucketCapacity}, {"BucketInitial", c.BucketInitial}, {"Deposit", c.Deposit}, {"Threshold", c.Threshold}, {"Cost", c.Cost}} {
+			if !(f.v >= 0 && f.v <= 1e6) {
+				return fmt.Errorf("policy: token-bucket budget %s must be in [0, 1e6], got %v", f.name, f.v)
+			}
+		}
+		switch {
+		case milli(c.Cost) < 1:
+			return errors.New("policy: token-bucket budget Cost must be at least 0.001")
+		case milli(c.BucketInitial) > milli(c.BucketCapacity):
+			return errors.New("policy: token-bucket budget BucketInitial must not exceed BucketCapacity")
+		}
+	case BudgetRetryBreaker:
+		switch {
+		case !(c.MaxFailureRate >= 0) || math.IsInf(c.MaxFailureRate, 1):
+			return errors.New("policy: retry-breaker budget MaxFailureRate must be a finite number >= 0")
+		case c.Window < 0:
+			return errors.New("policy: retry-breaker budget Window must be >= 0 (0: since the start)")
+		case c.Window > 0 && c.Buckets < 1:
+			return errors.New("policy: retry-breaker budget Buckets must be at least 1")
+		case c.Window > 0 && c.Window/c.Buckets < minBudgetBucket:
+			return errors.New("policy: retry-breaker budget buckets (Window/Buckets) must be at least 1 ms wide")
 		}
 	default:
 		return fmt.Errorf("policy: unknown retry budget kind %d", c.Kind)
@@ -227,6 +316,8 @@ func milli(x float64) int64 { return int64(math.Round(x * 1000)) }
 //	gRPC     —                tokens > MaxTokens/2 (no charge)    fail −1 (≥ 0), success +TokenRatio (≤ max)
 //	Finagle  deposit 1000     balance ≥ w → withdraw w            —
 //	AWS      —                quota ≥ cost → quota −= cost        success: +charge, or +1 if not retried (≤ Capacity)
+//	bucket   +Deposit (≤ cap) level > Threshold → level −= Cost     —
+//	breaker  first tries++    failures/first tries ≤ rate (no charge) failure: failures++
 //
 // Time must not go backwards across the whole set (the windowed kinds
 // share one FIFO of records, see Window). No method allocates, except
@@ -236,8 +327,21 @@ type BudgetSet struct {
 	c BudgetConfig
 	n int
 
-	tok []int32 // gRPC: milli-tokens; AWS: quota
-	win *Window // SRE: requests, retries; Finagle: deposits, withdrawals
+	tok []int32 // gRPC, token bucket: milli-tokens; AWS: quota
+	win *Window // SRE: requests, retries; Finagle: deposits, withdrawals; retry breaker: first tries, failures
+
+	first, fails []uint32 // retry breaker without a window: counts since time 0
+
+	capMilli, depMilli, thrMilli, costMilli int32 // token bucket
+
+	// Finagle's lazy WindowedAdder, per instance: the writer (the current
+	// slice), the time of the last turn-over in ms, the index of the next
+	// slot and slices−1 closed slots (all in tokens).
+	fw, fOld []int64
+	fIdx     []uint8
+	fBuf     []int64
+	fN       int   // closed slots per instance: slices − 1
+	fWin     int64 // slice width in ms: TTL/slices, integer ms as in Finagle
 
 	maxMilli, ratioMilli int32 // gRPC
 	deposit, withdraw    int64 // Finagle, tokens per request and per retry
@@ -277,11 +381,33 @@ func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
 			b.deposit, b.withdraw = 1000, int64(1000/c.PercentCanRetry)
 		}
 		b.reserve = int64(c.MinRetriesPerSec) * (c.TTL / 1e9) * b.withdraw
-		b.win = NewWindow(n, c.TTL/c.Buckets, c.Buckets)
+		if c.FinagleAlignedSlices {
+			b.win = NewWindow(n, c.TTL/c.Buckets, c.Buckets)
+		} else {
+			// WindowedAdder.apply(range, slices, now): window =
+			// range/slices, N = slices − 1, old = now() at creation (0).
+			b.fN, b.fWin = int(c.Buckets-1), (c.TTL/1e6)/c.Buckets
+			b.fw, b.fOld, b.fIdx = make([]int64, n), make([]int64, n), make([]uint8, n)
+			b.fBuf = make([]int64, n*b.fN)
+		}
 	case BudgetAWS:
 		b.tok = make([]int32, n)
 		for i := range b.tok {
 			b.tok[i] = c.Capacity
+		}
+	case BudgetTokenBucket:
+		b.capMilli, b.depMilli = int32(milli(c.BucketCapacity)), int32(milli(c.Deposit))
+		b.thrMilli, b.costMilli = int32(milli(c.Threshold)), int32(milli(c.Cost))
+		b.tok = make([]int32, n)
+		init := int32(milli(c.BucketInitial))
+		for i := range b.tok {
+			b.tok[i] = init
+		}
+	case BudgetRetryBreaker:
+		if c.Window > 0 {
+			b.win = NewWindow(n, c.Window/c.Buckets, c.Buckets)
+		} else {
+			b.first, b.fails = make([]uint32, n), make([]uint32, n)
 		}
 	}
 	return b
@@ -295,12 +421,30 @@ func (b *BudgetSet) Config() BudgetConfig { return b.c }
 
 // OnRequest tells instance i that a new application request starts its
 // first attempt at now. SRE counts it in requests; Finagle deposits 1000
-// tokens (once per logical request, as RetryFilter.apply does); gRPC and
-// AWS ignore it.
+// tokens (once per logical request, as RetryFilter.apply does); the token
+// bucket gains Deposit (up to its capacity); the retry breaker counts a
+// first try; gRPC and AWS ignore it.
 func (b *BudgetSet) OnRequest(i int, now int64) {
 	switch b.c.Kind {
-	case BudgetSRE, BudgetFinagle:
+	case BudgetSRE:
 		b.win.RecordRequest(now, i)
+	case BudgetFinagle:
+		if b.win != nil {
+			b.win.RecordRequest(now, i)
+		} else {
+			b.finagleAdd(i, now, b.deposit)
+		}
+	case BudgetTokenBucket:
+		// AdaptiveRetryStrategy.start: bucket = min(bucket + fill, size).
+		// Never above the cap: BucketInitial ≤ BucketCapacity; both ≤ 1e9
+		// milli-tokens, so the sum fits int32.
+		b.tok[i] = min(b.tok[i]+b.depMilli, b.capMilli)
+	case BudgetRetryBreaker:
+		if b.win != nil {
+			b.win.RecordRequest(now, i)
+		} else if b.first[i] < math.MaxUint32 {
+			b.first[i]++
+		}
 	}
 }
 
@@ -347,7 +491,11 @@ func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32
 		if b.finagleCount(i, now) < b.withdraw {
 			return 0, false
 		}
-		b.win.RecordAccept(now, i)
+		if b.win != nil {
+			b.win.RecordAccept(now, i)
+		} else {
+			b.finagleAdd(i, now, -b.withdraw) // TokenBucket.tryGet: put(-n)
+		}
 		return 1, true
 	case BudgetAWS:
 		cost := b.c.RetryCost
@@ -362,8 +510,40 @@ func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32
 		}
 		b.tok[i] -= cost
 		return cost, true
+	case BudgetTokenBucket:
+		// AdaptiveRetryStrategy.should_retry: if bucket > 1.0, take 1.0.
+		if b.tok[i] <= b.thrMilli {
+			return 0, false
+		}
+		b.tok[i] -= b.costMilli
+		return 1, true
+	case BudgetRetryBreaker:
+		if b.breakerTripped(i, now) {
+			return 0, false
+		}
+		return 1, true
 	}
 	return 0, false
+}
+
+// breakerTripped is CircuitBreakerRetryCall.should_retry's test,
+// failures/first tries > MaxFailureRate (division, so that 1/10 against
+// 0.1 compares equal: not tripped). Failures without any first try in the
+// window (they can outlive them) trip it.
+func (b *BudgetSet) breakerTripped(i int, now int64) bool {
+	first, fails := b.breakerCounts(i, now)
+	if first == 0 {
+		return fails > 0
+	}
+	return float64(fails)/float64(first) > b.c.MaxFailureRate
+}
+
+func (b *BudgetSet) breakerCounts(i int, now int64) (first, fails uint32) {
+	if b.win != nil {
+		b.win.Advance(now)
+		return b.win.Counts(i)
+	}
+	return b.first[i], b.fails[i]
 }
 
 // OnResult tells instance i that an attempt finished at now. success is
@@ -377,9 +557,20 @@ func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32
 //   - AWS: a success gives back charge if the request was retried, else
 //     NoRetryIncrement, never above Capacity; a failure gives nothing
 //     (botocore release_retry_quota on after-call, 2xx only).
-//   - SRE and Finagle ignore results.
+//   - retry breaker: a failure counts in failures (Brooker counts every
+//     failed attempt, first try or retry, including the last one).
+//   - SRE, Finagle and the token bucket ignore results.
 func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 	switch b.c.Kind {
+	case BudgetRetryBreaker:
+		if success {
+			return
+		}
+		if b.win != nil {
+			b.win.RecordAccept(now, i)
+		} else if b.fails[i] < math.MaxUint32 {
+			b.fails[i]++
+		}
 	case BudgetGRPC:
 		t := b.tok[i]
 		if success {
@@ -392,11 +583,14 @@ func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 		if !success {
 			return
 		}
-		inc := b.c.NoRetryIncrement
+		inc := int64(b.c.NoRetryIncrement)
 		if charge > 0 {
-			inc = charge
+			inc = int64(charge)
+			if b.c.IncrementAfterRetry {
+				inc += int64(b.c.NoRetryIncrement) // in int64: the sum of two int32 fits
+			}
 		}
-		b.tok[i] += min(inc, b.c.Capacity-b.tok[i])
+		b.tok[i] += int32(min(inc, int64(b.c.Capacity-b.tok[i])))
 	}
 }
 
@@ -406,6 +600,8 @@ func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 //	gRPC     token_count (thousandths exact)
 //	Finagle  tokens: reserve + 1000·deposits − w·withdrawals (a retry needs w)
 //	AWS      tokens left in the quota
+//	bucket   tokens in the bucket (thousandths exact)
+//	breaker  failures/first tries (0 with neither; +Inf with failures only)
 func (b *BudgetSet) Level(i int, now int64) float64 {
 	switch b.c.Kind {
 	case BudgetSRE:
@@ -421,6 +617,17 @@ func (b *BudgetSet) Level(i int, now int64) float64 {
 		return float64(b.finagleCount(i, now))
 	case BudgetAWS:
 		return float64(b.tok[i])
+	case BudgetTokenBucket:
+		return float64(b.tok[i]) / 1000
+	case BudgetRetryBreaker:
+		first, fails := b.breakerCounts(i, now)
+		switch {
+		case first > 0:
+			return float64(fails) / float64(first)
+		case fails > 0:
+			return math.Inf(1)
+		}
+		return 0
 	}
 	return 0
 }
@@ -437,7 +644,50 @@ func (b *BudgetSet) WithdrawCost() int64 {
 // Withdrawals expire like deposits, so the sum can go negative (a retry
 // outliving the deposits that paid for it eats into the reserve).
 func (b *BudgetSet) finagleCount(i int, now int64) int64 {
+	if b.win == nil {
+		// WindowedAdder.sum: turn over if due, then writer + slots.
+		b.finagleTurn(i, now)
+		sum := b.fw[i]
+		for _, v := range b.fBuf[i*b.fN : (i+1)*b.fN] {
+			sum += v
+		}
+		return b.reserve + sum
+	}
 	b.win.Advance(now)
 	dep, wd := b.win.Counts(i)
 	return b.reserve + b.deposit*int64(dep) - b.withdraw*int64(wd)
+}
+
+// finagleAdd is WindowedAdder.add: turn over if due, then add x to the
+// writer.
+func (b *BudgetSet) finagleAdd(i int, now, x int64) {
+	b.finagleTurn(i, now)
+	b.fw[i] += x
+}
+
+// finagleTurn is WindowedAdder.expired, run when now − old ≥ window (in
+// whole milliseconds, as Stopwatch.timeMillis): the writer's sum closes
+// the current slot, the index moves on, then ⌊(now − old)/window⌋ − 1
+// more slots (at most N) are cleared and skipped; old = now. So the slots
+// move by ⌊gap/window⌋ per turn-over and the remainder of the gap is
+// lost: records outlive the TTL when turn-overs are sparse.
+func (b *BudgetSet) finagleTurn(i int, now int64) {
+	ms := now / 1e6
+	gap := ms - b.fOld[i]
+	if gap < b.fWin {
+		return
+	}
+	buf := b.fBuf[i*b.fN : (i+1)*b.fN]
+	k := int(b.fIdx[i])
+	buf[k] = b.fw[i]
+	b.fw[i] = 0
+	k = (k + 1) % b.fN
+	if skip := min(gap/b.fWin-1, int64(b.fN)); skip > 0 {
+		for j := int64(0); j < skip; j++ {
+			buf[(k+int(j))%b.fN] = 0
+		}
+		k = (k + int(skip)) % b.fN
+	}
+	b.fIdx[i] = uint8(k)
+	b.fOld[i] = ms
 }

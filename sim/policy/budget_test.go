@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -165,10 +166,13 @@ func TestBudgetAWS2026StepTable(t *testing.T) {
 
 // Finagle RetryBudget() defaults: deposit 1000, withdrawal 1000/0.2 = 5000,
 // reserve 10/s × 10 s × 5000 = 500,000 (100 retries), TTL 10 s in ten 1-s
-// slices: a record made in second b is gone from second b+10 on.
+// slices, aligned (FinagleAlignedSlices): a record made in second b is
+// gone from second b+10 on.
 func TestBudgetFinagleReserveStepTable(t *testing.T) {
 	const s = int64(1e9)
-	b := NewBudgetSet(FinagleDefaults(), 1)
+	c := FinagleDefaults()
+	c.FinagleAlignedSlices = true
+	b := NewBudgetSet(c, 1)
 	if w := b.WithdrawCost(); w != 5000 {
 		t.Fatalf("withdrawal %d, want 5000", w)
 	}
@@ -205,11 +209,13 @@ func TestBudgetFinaglePercentStepTable(t *testing.T) {
 }
 
 // Deposits expire after the TTL, and so do withdrawals, so a retry can
-// outlive the deposits that paid for it and push the balance below zero.
+// outlive the deposits that paid for it and push the balance below zero
+// (aligned slices).
 func TestBudgetFinagleExpiryStepTable(t *testing.T) {
 	const s = int64(1e9)
 	c := FinagleDefaults()
 	c.MinRetriesPerSec = 0
+	c.FinagleAlignedSlices = true
 	b := NewBudgetSet(c, 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, op: "req", times: 5, level: 5000},         // slice 0
@@ -376,9 +382,11 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 	sreFirst.FirstAttemptsOnly = true
 	sreShort := SREDefaults()
 	sreShort.Window, sreShort.Buckets = 5*s, 20 // 250 ms buckets
-	finShort := FinagleDefaults()
+	finAligned := FinagleDefaults()
+	finAligned.FinagleAlignedSlices = true
+	finShort := finAligned
 	finShort.TTL, finShort.MinRetriesPerSec = 2*s, 3
-	for ci, c := range []BudgetConfig{SREDefaults(), sreFirst, sreShort, FinagleDefaults(), finShort} {
+	for ci, c := range []BudgetConfig{SREDefaults(), sreFirst, sreShort, finAligned, finShort} {
 		r := rand.New(rand.NewPCG(uint64(ci), 7))
 		const n = 4
 		b := NewBudgetSet(c, n)
@@ -437,7 +445,7 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 
 // What one instance does leaves the others untouched.
 func TestBudgetInstancesIndependent(t *testing.T) {
-	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), AWS2026Defaults()} {
+	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), AWS2026Defaults(), TokenBucketDefaults(), RetryBreakerDefaults()} {
 		const n = 3
 		b, fresh := NewBudgetSet(c, n), NewBudgetSet(c, n)
 		if b.Len() != n {
@@ -473,7 +481,7 @@ func TestBudgetInstancesIndependent(t *testing.T) {
 }
 
 func TestBudgetValidate(t *testing.T) {
-	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), AWS2026Defaults()} {
+	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), AWS2026Defaults(), TokenBucketDefaults(), RetryBreakerDefaults()} {
 		if err := c.Validate(); err != nil {
 			t.Errorf("defaults of kind %d: %v", c.Kind, err)
 		}
@@ -500,6 +508,17 @@ func TestBudgetValidate(t *testing.T) {
 		{"AWS negative capacity", func(c *BudgetConfig) { c.Capacity = -1 }, AWSStandardDefaults()},
 		{"AWS cost 0", func(c *BudgetConfig) { c.TimeoutCost = 0 }, AWSStandardDefaults()},
 		{"AWS negative increment", func(c *BudgetConfig) { c.NoRetryIncrement = -1 }, AWSStandardDefaults()},
+		{"token bucket cost 0", func(c *BudgetConfig) { c.Cost = 0 }, TokenBucketDefaults()},
+		{"token bucket cost rounds to 0", func(c *BudgetConfig) { c.Cost = 0.0004 }, TokenBucketDefaults()},
+		{"token bucket negative deposit", func(c *BudgetConfig) { c.Deposit = -0.1 }, TokenBucketDefaults()},
+		{"token bucket capacity > 1e6", func(c *BudgetConfig) { c.BucketCapacity = 2e6 }, TokenBucketDefaults()},
+		{"token bucket NaN threshold", func(c *BudgetConfig) { c.Threshold = math.NaN() }, TokenBucketDefaults()},
+		{"token bucket initial above capacity", func(c *BudgetConfig) { c.BucketInitial = 6 }, TokenBucketDefaults()},
+		{"retry breaker negative rate", func(c *BudgetConfig) { c.MaxFailureRate = -0.1 }, RetryBreakerDefaults()},
+		{"retry breaker infinite rate", func(c *BudgetConfig) { c.MaxFailureRate = math.Inf(1) }, RetryBreakerDefaults()},
+		{"retry breaker negative window", func(c *BudgetConfig) { c.Window = -1 }, RetryBreakerDefaults()},
+		{"retry breaker window without buckets", func(c *BudgetConfig) { c.Window = 10e9 }, RetryBreakerDefaults()},
+		{"retry breaker buckets < 1 ms", func(c *BudgetConfig) { c.Window, c.Buckets = 10e6, 20 }, RetryBreakerDefaults()},
 		{"unknown kind", func(c *BudgetConfig) { c.Kind = 9 }, AWSStandardDefaults()},
 	}
 	for _, tt := range bad {
@@ -518,7 +537,7 @@ func TestBudgetValidate(t *testing.T) {
 }
 
 func TestParseBudgetKind(t *testing.T) {
-	for s, want := range map[string]BudgetKind{"sre": BudgetSRE, "grpc": BudgetGRPC, "finagle": BudgetFinagle, "aws": BudgetAWS} {
+	for s, want := range map[string]BudgetKind{"sre": BudgetSRE, "grpc": BudgetGRPC, "finagle": BudgetFinagle, "aws": BudgetAWS, "token-bucket": BudgetTokenBucket, "retry-breaker": BudgetRetryBreaker} {
 		if got, err := ParseBudgetKind(s); err != nil || got != want {
 			t.Errorf("%q: got %v, %v", s, got, err)
 		}
@@ -543,7 +562,9 @@ func budgetTraffic(b *BudgetSet, k int, n int) {
 }
 
 func TestBudgetZeroAllocs(t *testing.T) {
-	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults()} {
+	windowed := RetryBreakerDefaults()
+	windowed.Window, windowed.Buckets = 10e9, 10
+	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), TokenBucketDefaults(), RetryBreakerDefaults(), windowed} {
 		const n = 100
 		b := NewBudgetSet(c, n)
 		k := 0
@@ -559,8 +580,8 @@ func TestBudgetZeroAllocs(t *testing.T) {
 }
 
 func BenchmarkBudgetSet(b *testing.B) {
-	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults()} {
-		name := [...]string{"sre", "grpc", "finagle", "aws"}[c.Kind]
+	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), TokenBucketDefaults(), RetryBreakerDefaults()} {
+		name := [...]string{"sre", "grpc", "finagle", "aws", "token-bucket", "retry-breaker"}[c.Kind]
 		b.Run(name, func(b *testing.B) {
 			bs := NewBudgetSet(c, 1000)
 			b.ReportAllocs()

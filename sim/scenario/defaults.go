@@ -29,6 +29,9 @@ func Default() *Scenario {
 		},
 		Backend: Backend{
 			Kind:          BackendPool,
+			Replicas:      1,
+			LB:            LBRoundRobin,
+			EWMADecay:     Duration(10 * time.Second),
 			Workers:       100,
 			Service:       Service{Dist: ServiceExponential, Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
 			Queue:         Queue{Limit: 1000},
@@ -155,6 +158,30 @@ func (b *Breaker) BreakerConfig() policy.BreakerConfig {
 	if b.OpenDuration != 0 {
 		c.OpenDuration = int64(b.OpenDuration)
 	}
+	switch b.OpenExpiry {
+	case ExpiryAfter:
+		c.StrictExpiry = true
+	case ExpiryAt:
+		c.StrictExpiry = false
+	}
+	switch b.TripCheck {
+	case TripCheckFailures:
+		c.TripOnFailuresOnly = true
+	case TripCheckResults:
+		c.TripOnFailuresOnly = false
+	}
+	switch b.LateResults {
+	case LateIgnore:
+		c.DropStaleResults = true
+	case LateCount:
+		c.DropStaleResults = false
+	}
+	switch b.OpenJitterOrder {
+	case JitterThenCap:
+		c.JitterBeforeCap = true
+	case CapThenJitter:
+		c.JitterBeforeCap = false
+	}
 	if b.OpenBackoff != 0 {
 		c.OpenBackoff = b.OpenBackoff
 	}
@@ -187,6 +214,10 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 		c = policy.AWSStandardDefaults()
 	case BudgetAWS2026:
 		c = policy.AWS2026Defaults()
+	case BudgetTokenBucket:
+		c = policy.TokenBucketDefaults()
+	case BudgetRetryBreaker:
+		c = policy.RetryBreakerDefaults()
 	default:
 		c = policy.SREDefaults()
 	}
@@ -215,11 +246,22 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 		c.MinRetriesPerSec = *b.MinRetriesPerSec
 	}
 	setF(&c.PercentCanRetry, b.PercentCanRetry)
+	c.FinagleAlignedSlices = b.AlignedSlices
 	setI(&c.Capacity, b.Capacity)
 	setI(&c.RetryCost, b.RetryCost)
 	setI(&c.TimeoutCost, b.TimeoutCost)
 	setI(&c.ThrottleCost, b.ThrottleCost)
 	setI(&c.NoRetryIncrement, b.NoRetryIncrement)
+	c.IncrementAfterRetry = b.IncrementAfterRetry
+	setF(&c.BucketCapacity, b.BucketCapacity)
+	if b.BucketCapacity != nil && b.BucketInitial == nil {
+		c.BucketInitial = *b.BucketCapacity // full at start, whatever the capacity
+	}
+	setF(&c.BucketInitial, b.BucketInitial)
+	setF(&c.Deposit, b.BucketDeposit)
+	setF(&c.Threshold, b.BucketThreshold)
+	setF(&c.Cost, b.BucketCost)
+	setF(&c.MaxFailureRate, b.MaxFailureRate)
 	return c
 }
 
@@ -261,6 +303,20 @@ func (s *Scenario) resolve() {
 		b.WindowCalls, b.Window, b.WindowBuckets = c.WindowCalls, Duration(c.WindowDuration), c.WindowBuckets
 		b.OpenDuration, b.OpenBackoff, b.MaxOpenDuration, b.OpenJitter = Duration(c.OpenDuration), c.OpenBackoff, Duration(c.MaxOpenDuration), c.OpenJitter
 		b.HalfOpenProbes = c.HalfOpenProbes
+		b.OpenExpiry, b.TripCheck, b.OpenJitterOrder = ExpiryAt, TripCheckResults, CapThenJitter
+		if c.StrictExpiry {
+			b.OpenExpiry = ExpiryAfter
+		}
+		if c.TripOnFailuresOnly {
+			b.TripCheck = TripCheckFailures
+		}
+		if c.JitterBeforeCap {
+			b.OpenJitterOrder = JitterThenCap
+		}
+		b.LateResults = LateCount
+		if c.DropStaleResults {
+			b.LateResults = LateIgnore
+		}
 	}
 	resolveBudget := func(r *Retry) {
 		if r == nil || r.Budget == nil {
@@ -284,6 +340,16 @@ func (s *Scenario) resolve() {
 		case policy.BudgetAWS:
 			b.Capacity, b.RetryCost, b.TimeoutCost = n(c.Capacity), n(c.RetryCost), n(c.TimeoutCost)
 			b.ThrottleCost, b.NoRetryIncrement = n(c.ThrottleCost), n(c.NoRetryIncrement)
+		case policy.BudgetTokenBucket:
+			b.BucketCapacity, b.BucketInitial, b.BucketDeposit = f(c.BucketCapacity), f(c.BucketInitial), f(c.Deposit)
+			b.BucketThreshold, b.BucketCost = f(c.Threshold), f(c.Cost)
+		case policy.BudgetRetryBreaker:
+			b.MaxFailureRate, b.Window = f(c.MaxFailureRate), d(c.Window)
+		}
+	}
+	for i := range s.Faults {
+		if f := &s.Faults[i]; f.Kind == FaultSlowdown && f.AppliesTo == "" {
+			f.AppliesTo = SlowStart
 		}
 	}
 	resolveBreaker(s.Clients.Breaker)

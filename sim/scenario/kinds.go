@@ -29,10 +29,25 @@ const (
 	FaultOutage     FaultKind = "outage"
 	FaultCapacity   FaultKind = "capacity"
 	FaultDisconnect FaultKind = "disconnect"
+	// FaultSlowdown makes the backend slower: service times multiplied by
+	// a factor, or drawn from another distribution.
+	FaultSlowdown FaultKind = "slowdown"
 )
 
 // Names lists the valid fault kinds.
-func (FaultKind) Names() []string { return []string{"outage", "capacity", "disconnect"} }
+func (FaultKind) Names() []string { return []string{"outage", "capacity", "disconnect", "slowdown"} }
+
+// SlowdownScope is faults[].applies_to: which attempts a slowdown slows.
+type SlowdownScope string
+
+// Slowdown scopes.
+const (
+	SlowStart   SlowdownScope = "start"   // attempts that start service in the window
+	SlowArrival SlowdownScope = "arrival" // attempts that arrive in the window
+)
+
+// Names lists the valid slowdown scopes.
+func (SlowdownScope) Names() []string { return []string{"start", "arrival"} }
 
 // OutageMode is faults[].mode.
 type OutageMode string
@@ -55,12 +70,28 @@ const (
 	ServiceExponential ServiceDist = "exponential"
 	ServiceLognormal   ServiceDist = "lognormal"
 	ServiceConcurrency ServiceDist = "concurrency"
+	ServiceMixture     ServiceDist = "mixture"   // weighted components
+	ServiceEmpirical   ServiceDist = "empirical" // samples or a quantile table from a file
 )
 
 // Names lists the valid service-time distributions.
 func (ServiceDist) Names() []string {
-	return []string{"constant", "exponential", "lognormal", "concurrency"}
+	return []string{"constant", "exponential", "lognormal", "concurrency", "mixture", "empirical"}
 }
+
+// ComponentDist is backend.service.components[].dist: the simple
+// distributions a mixture is made of.
+type ComponentDist string
+
+// Mixture component distributions.
+const (
+	ComponentConstant    ComponentDist = "constant"
+	ComponentExponential ComponentDist = "exponential"
+	ComponentLognormal   ComponentDist = "lognormal"
+)
+
+// Names lists the valid component distributions.
+func (ComponentDist) Names() []string { return []string{"constant", "exponential", "lognormal"} }
 
 // DelayDist is network.delay.dist.
 type DelayDist string
@@ -120,10 +151,13 @@ type RetryAfterMode string
 const (
 	RetryAfterAtLeast RetryAfterMode = "at_least"
 	RetryAfterExactly RetryAfterMode = "exactly"
+	// RetryAfterClamped: the hint, within [backoff, backoff + 5 s] (the
+	// AWS 2026 retry mode's x-amz-retry-after).
+	RetryAfterClamped RetryAfterMode = "clamped"
 )
 
 // Names lists the valid Retry-After modes.
-func (RetryAfterMode) Names() []string { return []string{"at_least", "exactly"} }
+func (RetryAfterMode) Names() []string { return []string{"at_least", "exactly", "clamped"} }
 
 // BudgetKind is clients.retry.budget.kind.
 type BudgetKind string
@@ -135,10 +169,16 @@ const (
 	BudgetFinagle BudgetKind = "finagle"
 	BudgetAWS     BudgetKind = "aws"
 	BudgetAWS2026 BudgetKind = "aws-2026"
+	// Brooker 2022: a capped bucket filled per first try, and a breaker on
+	// retries only.
+	BudgetTokenBucket  BudgetKind = "token-bucket"
+	BudgetRetryBreaker BudgetKind = "retry-breaker"
 )
 
 // Names lists the valid retry budget kinds.
-func (BudgetKind) Names() []string { return []string{"sre", "grpc", "finagle", "aws", "aws-2026"} }
+func (BudgetKind) Names() []string {
+	return []string{"sre", "grpc", "finagle", "aws", "aws-2026", "token-bucket", "retry-breaker"}
+}
 
 // BreakerStyle is clients.breaker.style.
 type BreakerStyle string
@@ -199,9 +239,80 @@ const (
 	JitterEqual        Jitter = "equal"
 	JitterDecorrelated Jitter = "decorrelated"
 	JitterProportional Jitter = "proportional"
+	// JitterFullBelowCap is full jitter below the cap, exactly the cap
+	// beyond (aws-sdk-go-v2's standard backoff).
+	JitterFullBelowCap Jitter = "full-below-cap"
 )
 
 // Names lists the valid jitter kinds.
 func (Jitter) Names() []string {
-	return []string{"none", "full", "equal", "decorrelated", "proportional"}
+	return []string{"none", "full", "equal", "decorrelated", "proportional", "full-below-cap"}
 }
+
+// LBPolicy is how callers pick a replica (backend.lb, services[].lb).
+type LBPolicy string
+
+// Load-balancing policies.
+const (
+	LBRandom           LBPolicy = "random"
+	LBRoundRobin       LBPolicy = "round_robin"
+	LBLeastOutstanding LBPolicy = "least_outstanding"
+	LBP2C              LBPolicy = "p2c"
+	LBPeakEWMA         LBPolicy = "peak_ewma"
+)
+
+// Names lists the valid load-balancing policies.
+func (LBPolicy) Names() []string {
+	return []string{"random", "round_robin", "least_outstanding", "p2c", "peak_ewma"}
+}
+
+// OpenExpiry is clients.breaker.open_expiry: when an open breaker may turn
+// half-open.
+type OpenExpiry string
+
+// Open-expiry rules.
+const (
+	ExpiryAfter OpenExpiry = "after" // strictly after the open period (both libraries)
+	ExpiryAt    OpenExpiry = "at"    // at its end
+)
+
+// Names lists the valid open-expiry rules.
+func (OpenExpiry) Names() []string { return []string{"after", "at"} }
+
+// TripCheck is clients.breaker.trip_check: which results a rate trip rule
+// is judged after.
+type TripCheck string
+
+// Trip checks.
+const (
+	TripCheckFailures TripCheck = "failures" // gobreaker's ReadyToTrip
+	TripCheckResults  TripCheck = "results"  // resilience4j
+)
+
+// Names lists the valid trip checks.
+func (TripCheck) Names() []string { return []string{"failures", "results"} }
+
+// JitterOrder is clients.breaker.open_jitter_order.
+type JitterOrder string
+
+// Open-period jitter orders.
+const (
+	JitterThenCap JitterOrder = "jitter-then-cap" // resilience4j
+	CapThenJitter JitterOrder = "cap-then-jitter"
+)
+
+// LateResults is clients.breaker.late_results: what a result from a call
+// admitted before the breaker's latest state change does.
+type LateResults string
+
+// Late-result rules.
+const (
+	LateIgnore LateResults = "ignore" // gobreaker: dropped by generation
+	LateCount  LateResults = "count"  // resilience4j: given to the current state
+)
+
+// Names lists the valid late-result rules.
+func (LateResults) Names() []string { return []string{"ignore", "count"} }
+
+// Names lists the valid jitter orders.
+func (JitterOrder) Names() []string { return []string{"jitter-then-cap", "cap-then-jitter"} }

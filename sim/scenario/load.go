@@ -56,6 +56,7 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	d.decode(&root, reflect.ValueOf(sc).Elem(), "", "")
 	if len(d.errs) == 0 {
 		sc.resolve()
+		d.errs = append(d.errs, sc.loadData(name, d.pos)...)
 	}
 	// Validate even when decoding failed, so that one pass reports every
 	// problem; a field that failed to decode kept its default, and any

@@ -111,7 +111,7 @@ backend:
   zzzzzzzzzz: 1
 `,
 			path: "backend.zzzzzzzzzz", line: 5, col: 3,
-			msg: []string{`unknown field "zzzzzzzzzz"`, "valid fields here: kind, workers, service, queue"},
+			msg: []string{`unknown field "zzzzzzzzzz"`, "valid fields here: kind, workers, replicas, lb, ewma_decay, service, queue"},
 		},
 		{
 			name: "word for a whole number",

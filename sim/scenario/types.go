@@ -1,5 +1,7 @@
 package scenario
 
+import "github.com/throttlesim/throttlesim/sim/dist"
+
 // SchemaVersion is the version of the scenario format and of the result
 // files written from it.
 const SchemaVersion = 1
@@ -242,6 +244,22 @@ type Breaker struct {
 	// answer counts as a success.
 	FailureOutcomes []string `yaml:"failure_outcomes" json:"failure_outcomes" enum:"rejected,timeout,unavailable,error"`
 	GroupSize       int      `yaml:"group_size" json:"group_size"`
+	// OpenExpiry: "after" (both libraries: half-open only after the open
+	// period, still open at exactly its end) or "at" (half-open at its
+	// end). Default: after.
+	OpenExpiry OpenExpiry `yaml:"open_expiry" json:"open_expiry"`
+	// TripCheck: the rate trip rule is consulted after "failures" only
+	// (gobreaker's ReadyToTrip) or after all "results" (resilience4j).
+	// Default: the style's.
+	TripCheck TripCheck `yaml:"trip_check" json:"trip_check"`
+	// OpenJitterOrder: "jitter-then-cap" (resilience4j) or
+	// "cap-then-jitter" (a capped period still spreads). Default: the
+	// style's (gobreaker has no jitter: cap-then-jitter).
+	OpenJitterOrder JitterOrder `yaml:"open_jitter_order" json:"open_jitter_order"`
+	// LateResults: a result of a call admitted before the breaker's latest
+	// state change is "ignore"d (gobreaker) or "count"ed in the current
+	// state (resilience4j). Default: the style's.
+	LateResults LateResults `yaml:"late_results" json:"late_results"`
 }
 
 // RateLimiter configures the AWS adaptive limiter (botocore
@@ -301,6 +319,10 @@ type Arrival struct {
 	// Profile multiplies the rate from each step's time on (a load spike is
 	// two steps).
 	Profile []Step `yaml:"profile" json:"profile"`
+	// FirstAtStart (poisson): each client makes one call when it starts,
+	// then continues as its Poisson stream from there (Brooker's
+	// simulators' clients do this).
+	FirstAtStart bool `yaml:"first_at_start" json:"first_at_start"`
 }
 
 // Step sets the arrival-rate multiplier from At on.
@@ -354,7 +376,10 @@ type Retry struct {
 // Budget is a retry budget (policy.BudgetSet). Fields not given take the
 // kind's defaults: sre (ratio 0.1 over 2 m), grpc (max_tokens 10,
 // token_ratio 0.1), finagle (ttl 10 s, 10 retries/s, 20%), aws (500 tokens,
-// retry 5, timeout 10, throttle 5, +1 on success) and aws-2026 (14/14/5).
+// retry 5, timeout 10, throttle 5, +1 on success), aws-2026 (14/14/5),
+// token-bucket (Brooker 2022: capacity 5, full at start, +0.1 per first
+// try, a retry while > 1 costs 1) and retry-breaker (Brooker 2022: no
+// retries while failures/first tries > 0.1, counted since the start).
 // A field given as 0 means 0 (e.g. no_retry_increment: 0, a quota that
 // never refills, as aws/aws-sdk-go-v2#3550 reports of adaptive mode).
 type Budget struct {
@@ -370,11 +395,27 @@ type Budget struct {
 	TTL               *Duration `yaml:"ttl" json:"ttl"`
 	MinRetriesPerSec  *int      `yaml:"min_retries_per_sec" json:"min_retries_per_sec"`
 	PercentCanRetry   *float64  `yaml:"percent_can_retry" json:"percent_can_retry"`
-	Capacity          *int      `yaml:"capacity" json:"capacity"`
-	RetryCost         *int      `yaml:"retry_cost" json:"retry_cost"`
-	TimeoutCost       *int      `yaml:"timeout_cost" json:"timeout_cost"`
-	ThrottleCost      *int      `yaml:"throttle_cost" json:"throttle_cost"`
-	NoRetryIncrement  *int      `yaml:"no_retry_increment" json:"no_retry_increment"`
+	// AlignedSlices (finagle): slices aligned to multiples of ttl/10 from
+	// time 0 instead of Finagle's lazy turn-over.
+	AlignedSlices    bool `yaml:"aligned_slices" json:"aligned_slices"`
+	Capacity         *int `yaml:"capacity" json:"capacity"`
+	RetryCost        *int `yaml:"retry_cost" json:"retry_cost"`
+	TimeoutCost      *int `yaml:"timeout_cost" json:"timeout_cost"`
+	ThrottleCost     *int `yaml:"throttle_cost" json:"throttle_cost"`
+	NoRetryIncrement *int `yaml:"no_retry_increment" json:"no_retry_increment"`
+	// IncrementAfterRetry (aws, aws-2026): a successful retry returns
+	// no_retry_increment on top of its cost, as aws-sdk-go-v2 does;
+	// false: its cost only, as botocore does.
+	IncrementAfterRetry bool `yaml:"increment_after_retry" json:"increment_after_retry"`
+	// token-bucket: tokens, kept to 3 decimals.
+	BucketCapacity  *float64 `yaml:"bucket_capacity" json:"bucket_capacity"`
+	BucketInitial   *float64 `yaml:"bucket_initial" json:"bucket_initial"`
+	BucketDeposit   *float64 `yaml:"bucket_deposit" json:"bucket_deposit"`
+	BucketThreshold *float64 `yaml:"bucket_threshold" json:"bucket_threshold"`
+	BucketCost      *float64 `yaml:"bucket_cost" json:"bucket_cost"`
+	// retry-breaker: the failure ratio above which retries stop (window,
+	// when set, is its sliding window; 0 or absent: since the start).
+	MaxFailureRate *float64 `yaml:"max_failure_rate" json:"max_failure_rate"`
 }
 
 // Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)
@@ -386,6 +427,10 @@ type Backoff struct {
 	Jitter     Jitter   `yaml:"jitter" json:"jitter"`
 	// JitterFraction is the ±fraction of "proportional" jitter (gRPC: 0.2).
 	JitterFraction float64 `yaml:"jitter_fraction" json:"jitter_fraction"`
+	// ThrottleBase, when > 0, replaces Base for a retry after a throttle
+	// (an overload rejection): the AWS 2026 retry mode's 1 s (50 ms
+	// otherwise). Retries only.
+	ThrottleBase Duration `yaml:"throttle_base" json:"throttle_base"`
 }
 
 // Backend is the server. Kind "pool" is a capacity-limited server:
@@ -397,8 +442,14 @@ type Backoff struct {
 type Backend struct {
 	Kind    BackendKind `yaml:"kind" json:"kind"`
 	Workers int         `yaml:"workers" json:"workers"`
-	Service Service     `yaml:"service" json:"service"`
-	Queue   Queue       `yaml:"queue" json:"queue"`
+	// Replicas of the service, each with its own workers, queue and
+	// faults; callers balance across them with LB.
+	Replicas int      `yaml:"replicas" json:"replicas"`
+	LB       LBPolicy `yaml:"lb" json:"lb"`
+	// EWMADecay is peak EWMA's decay time τ (Finagle's decayTime).
+	EWMADecay Duration `yaml:"ewma_decay" json:"ewma_decay"`
+	Service   Service  `yaml:"service" json:"service"`
+	Queue     Queue    `yaml:"queue" json:"queue"`
 	// RejectCost is worker time spent on every rejected request.
 	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
 	// AcceptBacklog is how many rejections may wait for a worker to do
@@ -434,10 +485,34 @@ type Service struct {
 	// Sigma is the shape (standard deviation of the log) of the lognormal.
 	Sigma float64 `yaml:"sigma" json:"sigma"`
 	// PerConcurrent: with dist "concurrency" a request's service time is
-	// mean + per_concurrent × (requests in service when it starts): a
+	// mean + per_concurrent × k, k the number of other busy workers when it
+	// starts service (not counting itself; a + b·n with n counting itself
+	// is mean a + b, per_concurrent b): a
 	// server that slows down as it gets busier (Brooker; Bronson et al.,
 	// "Metastable Failures in Distributed Systems").
 	PerConcurrent Duration `yaml:"per_concurrent" json:"per_concurrent"`
+	// Components of dist "mixture": each request's service time comes
+	// from component i with probability weight_i / Σ weight.
+	Components []Component `yaml:"components" json:"components,omitempty"`
+	// File of dist "empirical", relative to the scenario file's folder:
+	// one duration per line (samples, each equally likely) or a quantile
+	// and a duration per line (a quantile table from 0 to 1, linear in
+	// between). Blank lines and lines starting with # are ignored.
+	File string `yaml:"file" json:"file,omitempty"`
+	// FileSHA256 is the hex SHA-256 of File's content, set when the
+	// scenario is loaded (so that a run's key changes with the data); if
+	// given, the file must still match it.
+	FileSHA256 string `yaml:"file_sha256" json:"file_sha256,omitempty"`
+	// Empirical is File's distribution, read by Load; nil otherwise.
+	Empirical *dist.Empirical `yaml:"-" json:"-"`
+}
+
+// Component is one part of a service-time mixture.
+type Component struct {
+	Weight float64       `yaml:"weight" json:"weight"`
+	Dist   ComponentDist `yaml:"dist" json:"dist"`
+	Mean   Duration      `yaml:"mean" json:"mean"`
+	Sigma  float64       `yaml:"sigma" json:"sigma"`
 }
 
 // Queue is the backend's FIFO waiting room.
@@ -482,6 +557,21 @@ type Fault struct {
 	// Service is the service the fault hits in a service graph (default
 	// the entry service).
 	Service string `yaml:"service" json:"service,omitempty"`
+	// Replica, when set, is the one replica the fault hits (0-based);
+	// without it the fault hits every replica.
+	Replica *int `yaml:"replica" json:"replica,omitempty"`
+	// Factor of a slowdown: the service time of the attempts it slows is
+	// multiplied by it (the concurrency term of dist: concurrency is added
+	// after).
+	Factor float64 `yaml:"factor" json:"factor,omitempty"`
+	// ServiceTime of a slowdown, instead of a factor: the attempts it
+	// slows draw their service time from this distribution (with the same
+	// draws as the usual one).
+	ServiceTime *Service `yaml:"service_time" json:"service_time,omitempty"`
+	// AppliesTo of a slowdown: "start" slows the attempts that start
+	// service during the window, "arrival" those that reach the backend
+	// during it (whenever they start).
+	AppliesTo SlowdownScope `yaml:"applies_to" json:"applies_to,omitempty"`
 }
 
 // End is when the fault is over.

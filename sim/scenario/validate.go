@@ -2,6 +2,9 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/throttlesim/throttlesim/sim/dist"
+	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -21,6 +24,9 @@ const (
 	MaxDuration = Duration(10_000 * time.Hour)
 	// MaxArrivals bounds the application requests of one run.
 	MaxArrivals = 1e11
+	// MaxReplicas: every replica is a pool, and an event names its pool in
+	// 8 bits (all the replicas of all the services together).
+	MaxReplicas = 255
 )
 
 // validator collects problems with their positions.
@@ -75,6 +81,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(c.Count >= 1, "clients.count", "must be >= 1, got %d", c.Count)
 	v.check(c.Count < MaxClients, "clients.count", "must be < %d, got %d", MaxClients, c.Count)
 	a := c.Arrival
+	v.check(!a.FirstAtStart || a.Process == ArrivalPoisson, "clients.arrival.first_at_start", "applies to process: poisson only (once already calls at the start)")
 	switch {
 	case a.Process == ArrivalOnce:
 		v.check(a.Rate == 0 && a.TotalRate == 0, "clients.arrival.process", "once: every client issues one request when it starts; remove rate and total_rate")
@@ -139,9 +146,27 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(b.Multiplier >= 1, "clients.retry.backoff.multiplier", "must be >= 1, got %g", b.Multiplier)
 		v.check(b.Jitter != JitterDecorrelated || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
 		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
+		v.check(b.ThrottleBase >= 0, "clients.retry.backoff.throttle_base", "must be >= 0 (0: base after throttles too), got %s", b.ThrottleBase)
+		v.check(b.Jitter != JitterDecorrelated || b.ThrottleBase == 0, "clients.retry.backoff.throttle_base", "does not apply to decorrelated jitter")
 		if bg := r.Budget; bg != nil {
 			v.check(bg.GroupSize >= 1, "clients.retry.budget.group_size", "must be >= 1, got %d", bg.GroupSize)
-			if err := bg.BudgetConfig().Validate(); err != nil {
+			bp, before := "clients.retry.budget.", len(v.errs)
+			switch bc := bg.BudgetConfig(); bg.Kind {
+			case BudgetTokenBucket:
+				for _, f := range []struct {
+					name string
+					x    float64
+				}{{"bucket_capacity", bc.BucketCapacity}, {"bucket_initial", bc.BucketInitial}, {"bucket_deposit", bc.Deposit}, {"bucket_threshold", bc.Threshold}, {"bucket_cost", bc.Cost}} {
+					v.check(f.x >= 0 && f.x <= 1e6, bp+f.name, "must be in [0, 1000000] tokens, got %g", f.x)
+				}
+				v.check(bc.Cost >= 0.0005, bp+"bucket_cost", "must be at least 0.001 tokens (amounts are kept to 3 decimals), got %g", bc.Cost)
+				v.check(bc.BucketInitial <= bc.BucketCapacity, bp+"bucket_initial", "must not exceed bucket_capacity (%g), got %g", bc.BucketCapacity, bc.BucketInitial)
+			case BudgetRetryBreaker:
+				v.check(bc.MaxFailureRate >= 0 && bc.MaxFailureRate <= 1e6, bp+"max_failure_rate", "must be in [0, 1000000] (failures per first try; Brooker: 0.1), got %g", bc.MaxFailureRate)
+				v.check(bc.Window >= 0, bp+"window", "must be >= 0 (0: count since the client started), got %s", Duration(bc.Window))
+				v.check(bc.Window == 0 || bc.Window >= int64(time.Millisecond), bp+"window", "must be 0 or at least 1ms, got %s", Duration(bc.Window))
+			}
+			if err := bg.BudgetConfig().Validate(); err != nil && len(v.errs) == before { // the field checks above said it better
 				v.check(false, "clients.retry.budget", "%v", err)
 			}
 		}
@@ -221,6 +246,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(rb.Cap >= rb.Base, "clients.connection.reconnect.backoff.cap", "must be >= base (%s), got %s", rb.Base, rb.Cap)
 		v.check(rb.Multiplier >= 1, "clients.connection.reconnect.backoff.multiplier", "must be >= 1, got %g", rb.Multiplier)
 		v.check(rb.JitterFraction >= 0 && rb.JitterFraction <= 1, "clients.connection.reconnect.backoff.jitter_fraction", "must be in [0, 1], got %g", rb.JitterFraction)
+		v.check(rb.ThrottleBase == 0, "clients.connection.reconnect.backoff.throttle_base", "applies to retries only (clients.retry.backoff)")
 		v.check(bk.Connections.ConnectCost >= 0, "backend.connections.connect_cost", "must be >= 0, got %s", bk.Connections.ConnectCost)
 	}
 	v.check(bk.Connections.Limit >= 0, "backend.connections.limit", "must be >= 0 (0: no limit), got %d", bk.Connections.Limit)
@@ -246,13 +272,30 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			name    string
 			changed bool
 		}{
-			{"workers", b.Workers != def.Workers}, {"service", b.Service != def.Service}, {"queue", b.Queue != def.Queue},
+			{"workers", b.Workers != def.Workers}, {"service", !reflect.DeepEqual(b.Service, def.Service)}, {"queue", b.Queue != def.Queue},
 			{"reject_cost", b.RejectCost != def.RejectCost}, {"accept_backlog", b.AcceptBacklog != def.AcceptBacklog},
 			{"retry_after", b.RetryAfter != def.RetryAfter}, {"dont_retry", b.DontRetry != def.DontRetry},
 			{"error_rate", b.ErrorRate != def.ErrorRate}, {"cancel_timed_out", b.CancelTimedOut != def.CancelTimedOut},
 			{"connections", b.Connections != def.Connections},
+			{"replicas", b.Replicas != def.Replicas}, {"lb", b.LB != def.LB},
 		} {
 			v.check(!f.changed, "backend."+f.name, "does not apply to backend.kind occ (one row, no capacity limit); remove it")
+		}
+	}
+	if nodes := s.Nodes(); len(nodes) > 0 {
+		total := 0
+		for _, nd := range nodes {
+			total += max(1, nd.Replicas)
+		}
+		v.check(total <= MaxReplicas, "services", "%d replicas in all; at most %d", total, MaxReplicas)
+		for i, f := range s.Faults {
+			if f.Replica == nil {
+				continue
+			}
+			if j := s.FaultService(f); j >= 0 {
+				n := max(1, nodes[j].Replicas)
+				v.check(*f.Replica >= 0 && *f.Replica < n, fmt.Sprintf("faults.%d.replica", i), "must be in 0..%d (%s has %d replicas), got %d", n-1, nodes[j].Name, n, *f.Replica)
+			}
 		}
 	}
 	if !s.IsGraph() {
@@ -265,7 +308,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	} else {
 		_, given := v.pos["backend"]
 		// A resolved scenario states the default backend: that one loads back.
-		v.check(!given || s.Backend == Default().Backend, "backend", "does not apply when services are given: the entry service (clients.target, default the first) is what the clients call")
+		v.check(!given || reflect.DeepEqual(s.Backend, Default().Backend), "backend", "does not apply when services are given: the entry service (clients.target, default the first) is what the clients call")
 		v.check(s.Clients.Connection == nil, "clients.connection", "is not modelled in a service graph yet")
 		v.graph(s)
 	}
@@ -285,11 +328,25 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			v.check(f.Duration > 0, p+".duration", "must be > 0, got %s", f.Duration)
 		}
 		v.check(f.End() <= s.Duration, p+".duration", "the fault ends at %s, after the run (duration %s)", f.End(), s.Duration)
-		v.check(f.Kind != "", p+".kind", "is required: outage, capacity or disconnect")
+		v.check(f.Kind != "", p+".kind", "is required: outage, capacity, disconnect or slowdown")
 		if f.Kind == FaultCapacity {
 			v.check(f.Fraction >= 0 && f.Fraction < 1, p+".fraction", "must be in [0, 1), got %g", f.Fraction)
 		}
 		v.check(f.RetryAfter >= 0, p+".retry_after", "must be >= 0, got %s", f.RetryAfter)
+		if f.Kind == FaultSlowdown {
+			v.check((f.Factor != 0) != (f.ServiceTime != nil), p+".factor", "a slowdown needs factor (service time × factor) or service_time (another distribution), one of the two")
+			v.check(f.Factor == 0 || (f.Factor > 0 && f.Factor <= 1e6), p+".factor", "must be in (0, 1000000], got %g", f.Factor)
+			if f.ServiceTime != nil {
+				sp := p + ".service_time"
+				v.check(f.ServiceTime.Dist == ServiceConstant || f.ServiceTime.Dist == ServiceExponential || f.ServiceTime.Dist == ServiceLognormal || f.ServiceTime.Dist == ServiceMixture,
+					sp+".dist", "a slowdown's service_time is constant, exponential, lognormal or mixture, got %q", f.ServiceTime.Dist)
+				if f.ServiceTime.Dist != ServiceEmpirical {
+					v.service(sp, *f.ServiceTime)
+				}
+			}
+		} else {
+			v.check(f.Factor == 0 && f.ServiceTime == nil && f.AppliesTo == "", p+".kind", "factor, service_time and applies_to are for kind: slowdown only")
+		}
 		for j := 0; j < i; j++ {
 			g := s.Faults[j]
 			v.check(f.Start >= g.End() || g.Start >= f.End(), p+".start", "overlaps faults.%d (%s..%s); faults must not overlap", j, g.Start, g.End())
@@ -303,7 +360,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			}
 		}
 		at := s.Faults[first].Start
-		v.check(at >= m.Interval, fmt.Sprintf("faults.%d.start", first), "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline", at, m.Interval)
+		v.check(at == 0 || at >= m.Interval, fmt.Sprintf("faults.%d.start", first), "the first fault starts at %s: leave at least one metrics interval (%s) before it for the goodput baseline, or start it at 0s for a backend that starts degraded (recovery is then not measured)", at, m.Interval)
 	}
 	if sw := s.Sweep; sw != nil {
 		v.check(sw.Seeds >= 1 && sw.Seeds <= 100_000, "sweep.seeds", "must be in 1..100000, got %d", sw.Seeds)
@@ -354,16 +411,51 @@ func (s *Scenario) PerClientRate() float64 {
 // workers / mean service time.
 func (s *Scenario) Capacity() float64 {
 	b := s.EntryBackend()
-	return float64(b.Workers) / (float64(b.Service.Mean) / float64(time.Second))
+	return float64(b.TotalWorkers()) / (b.Service.MeanNS() / float64(time.Second))
+}
+
+// MeanNS is the mean service time in ns: mean, or for a mixture Σ p_i ·
+// mean_i, or the empirical distribution's mean (0 if its file was not
+// read).
+func (sv Service) MeanNS() float64 {
+	switch sv.Dist {
+	case ServiceMixture:
+		if m, err := sv.Mixture(); err == nil {
+			return m.Mean()
+		}
+		return 0
+	case ServiceEmpirical:
+		if sv.Empirical != nil {
+			return sv.Empirical.Mean()
+		}
+		return 0
+	}
+	return float64(sv.Mean)
+}
+
+// Mixture is the dist.Mixture of a dist: mixture service.
+func (sv Service) Mixture() (*dist.Mixture, error) {
+	comps := make([]dist.Component, len(sv.Components))
+	for i, c := range sv.Components {
+		k := dist.Constant
+		switch c.Dist {
+		case ComponentExponential:
+			k = dist.Exponential
+		case ComponentLognormal:
+			k = dist.Lognormal
+		}
+		comps[i] = dist.Component{Weight: c.Weight, Kind: k, Mean: int64(c.Mean), Sigma: c.Sigma}
+	}
+	return dist.NewMixture(comps)
 }
 
 // backend checks a backend's (or a service's) pool fields, under path p.
 func (v *validator) backend(p string, b Backend, s *Scenario) {
+	v.check(b.Replicas >= 1 && b.Replicas <= MaxReplicas, p+".replicas", "must be in 1..%d, got %d", MaxReplicas, b.Replicas)
+	v.check(b.Replicas == 1 || s.Clients.Connection == nil, p+".replicas", "more than one replica is not modelled with clients.connection yet")
+	v.check(b.EWMADecay > 0, p+".ewma_decay", "must be > 0, got %s", b.EWMADecay)
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, p+".workers", "must be in 1..10000000, got %d", b.Workers)
-	v.check(b.Service.Mean > 0, p+".service.mean", "must be > 0, got %s", b.Service.Mean)
-	v.check(b.Service.Dist != ServiceLognormal || (b.Service.Sigma > 0 && b.Service.Sigma <= 5), p+".service.sigma", "must be in (0, 5] for a lognormal, got %g", b.Service.Sigma)
-	v.check(b.Service.PerConcurrent >= 0, p+".service.per_concurrent", "must be >= 0, got %s", b.Service.PerConcurrent)
-	v.check(b.Service.Dist == ServiceConcurrency || b.Service.PerConcurrent == 0, p+".service.per_concurrent", "applies to dist: concurrency only")
+	v.service(p+".service", b.Service)
 	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, p+".queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
 	v.check(b.Queue.Timeout >= 0, p+".queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
 	v.check(b.RejectCost >= 0, p+".reject_cost", "must be >= 0, got %s", b.RejectCost)
@@ -385,4 +477,33 @@ func (v *validator) policies(p string, pp Policies) {
 			v.check(false, p+strings.TrimPrefix(e.Path, "clients"), "%s", e.Msg)
 		}
 	}
+}
+
+// TotalWorkers is the workers of every replica together.
+func (b Backend) TotalWorkers() int { return b.Workers * max(1, b.Replicas) }
+
+// service checks a service-time distribution at path (backend.service, a
+// graph service's, or a slowdown fault's replacement).
+func (v *validator) service(path string, sv Service) {
+	switch sv.Dist {
+	case ServiceMixture:
+		v.check(len(sv.Components) >= 1 && len(sv.Components) <= 255, path+".components", "a mixture needs 1 to 255 components ({weight, dist, mean, sigma}), got %d", len(sv.Components))
+		for i, c := range sv.Components {
+			p := fmt.Sprintf("%s.components.%d", path, i)
+			v.check(c.Weight > 0 && !math.IsInf(c.Weight, 1), p+".weight", "must be a finite number > 0 (weights are relative: 95 and 5, or 0.95 and 0.05), got %g", c.Weight)
+			v.check(c.Mean > 0, p+".mean", "must be > 0, got %s", c.Mean)
+			v.check(c.Dist != ComponentLognormal || (c.Sigma > 0 && c.Sigma <= 5), p+".sigma", "must be in (0, 5] for a lognormal, got %g", c.Sigma)
+			v.check(c.Dist == ComponentLognormal || c.Sigma == 0, p+".sigma", "applies to dist: lognormal only")
+		}
+	case ServiceEmpirical:
+		v.check(sv.File != "" || sv.Empirical != nil, path+".file", "dist: empirical needs a file of samples or a quantile table (relative to the scenario file's folder)")
+		v.check(sv.File == "" || sv.Empirical != nil, path+".file", "%s was not read: dist: empirical is read for backend.service only, by scenario.Load", sv.File)
+	default:
+		v.check(sv.Mean > 0, path+".mean", "must be > 0, got %s", sv.Mean)
+	}
+	v.check(sv.Dist == ServiceMixture || len(sv.Components) == 0, path+".components", "applies to dist: mixture only")
+	v.check(sv.Dist == ServiceEmpirical || (sv.File == "" && sv.FileSHA256 == ""), path+".file", "applies to dist: empirical only")
+	v.check(sv.Dist != ServiceLognormal || (sv.Sigma > 0 && sv.Sigma <= 5), path+".sigma", "must be in (0, 5] for a lognormal, got %g", sv.Sigma)
+	v.check(sv.PerConcurrent >= 0, path+".per_concurrent", "must be >= 0, got %s", sv.PerConcurrent)
+	v.check(sv.Dist == ServiceConcurrency || sv.PerConcurrent == 0, path+".per_concurrent", "applies to dist: concurrency only")
 }

@@ -1,6 +1,10 @@
 package scenario
 
 import (
+	"errors"
+	"time"
+
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"math"
 	"math/big"
 	"path/filepath"
@@ -223,8 +227,8 @@ clients:
 			path: "metrics.recover_fraction", msg: []string{"must be in (0, 1]"},
 		},
 		{
-			name: "first fault at 0s", sets: []string{"faults.0.start=0s"},
-			path: "faults.0.start", msg: []string{"the first fault starts at 0s", "at least one metrics interval (1s)"},
+			name: "first fault at 500ms", sets: []string{"faults.0.start=500ms"},
+			path: "faults.0.start", msg: []string{"the first fault starts at 500ms", "at least one metrics interval (1s)", "or start it at 0s"},
 		},
 		{
 			name: "earliest fault listed second too early",
@@ -465,5 +469,169 @@ func TestBudgetZeroIsZero(t *testing.T) {
 	}
 	if b.NoRetryIncrement == nil || *b.NoRetryIncrement != 1 || b.Ratio != nil {
 		t.Errorf("resolved budget: no_retry_increment %v, ratio %v; want 1 and not set (an SRE field)", b.NoRetryIncrement, b.Ratio)
+	}
+}
+
+// Brooker's 2022 budgets: the defaults of his simulator, a capacity given
+// alone also sets the initial level (full at start), 0 means 0, and bad
+// fields are reported at their own path and line.
+func TestBudgetBrooker2022Fields(t *testing.T) {
+	parse := func(budget string) (*Scenario, error) {
+		return Parse([]byte("name: b\nclients:\n  arrival: {total_rate: 10/s}\n  retry:\n    budget: "+budget+"\n"), "b.yaml", nil)
+	}
+	tests := []struct {
+		budget string
+		want   policy.BudgetConfig
+	}{
+		{"{kind: token-bucket}", policy.TokenBucketDefaults()},
+		{"{kind: token-bucket, bucket_capacity: 10}", policy.BudgetConfig{Kind: policy.BudgetTokenBucket, BucketCapacity: 10, BucketInitial: 10, Deposit: 0.1, Threshold: 1, Cost: 1}},
+		{"{kind: token-bucket, bucket_initial: 0, bucket_threshold: 0}", policy.BudgetConfig{Kind: policy.BudgetTokenBucket, BucketCapacity: 5, Deposit: 0.1, Cost: 1}},
+		{"{kind: retry-breaker}", policy.RetryBreakerDefaults()},
+		{"{kind: retry-breaker, max_failure_rate: 0.2, window: 10s}", policy.BudgetConfig{Kind: policy.BudgetRetryBreaker, MaxFailureRate: 0.2, Window: 10e9, Buckets: 10}},
+	}
+	for _, tt := range tests {
+		sc, err := parse(tt.budget)
+		if err != nil {
+			t.Errorf("%s: %v", tt.budget, err)
+			continue
+		}
+		// Only the kind's own fields: the others (SRE's window buckets)
+		// are ignored by these kinds.
+		own := func(c policy.BudgetConfig) [8]float64 {
+			return [8]float64{float64(c.Kind), c.BucketCapacity, c.BucketInitial, c.Deposit, c.Threshold, c.Cost, c.MaxFailureRate, float64(c.Window)}
+		}
+		if got := sc.Clients.Retry.Budget.BudgetConfig(); own(got) != own(tt.want) || (got.Window > 0 && got.Buckets != tt.want.Buckets) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tt.budget, got, tt.want)
+		}
+	}
+	bad := []struct{ budget, path, msg string }{
+		{"{kind: token-bucket, bucket_cost: 0}", "clients.retry.budget.bucket_cost", "must be at least 0.001 tokens"},
+		{"{kind: token-bucket, bucket_initial: 6}", "clients.retry.budget.bucket_initial", "must not exceed bucket_capacity (5), got 6"},
+		{"{kind: token-bucket, bucket_deposit: -1}", "clients.retry.budget.bucket_deposit", "must be in [0, 1000000] tokens, got -1"},
+		{"{kind: retry-breaker, max_failure_rate: -0.1}", "clients.retry.budget.max_failure_rate", "must be in [0, 1000000]"},
+		{"{kind: retry-breaker, window: 100us}", "clients.retry.budget.window", "must be 0 or at least 1ms"},
+	}
+	for _, tt := range bad {
+		_, err := parse(tt.budget)
+		var es Errors
+		if !errors.As(err, &es) || len(es) != 1 {
+			t.Errorf("%s: want one error, got %v", tt.budget, err)
+			continue
+		}
+		if e := es[0]; e.Path != tt.path || !strings.Contains(e.Msg, tt.msg) || e.Pos.Line != 5 || e.File != "b.yaml" {
+			t.Errorf("%s: got %s (line %d), want %s: ...%s... at line 5", tt.budget, e, e.Pos.Line, tt.path, tt.msg)
+		}
+	}
+}
+
+// The breaker styles take their library's choices; the fields
+// open_expiry, trip_check and open_jitter_order override them, and the
+// resolved scenario states the effective values.
+func TestBreakerLibraryChoices(t *testing.T) {
+	for _, tt := range []struct {
+		breaker                       string
+		strict, failuresOnly, jitter1 bool
+		expiry, check, order          string
+	}{
+		{"{}", true, true, false, "after", "failures", "cap-then-jitter"},
+		{"{style: resilience4j}", true, false, true, "after", "results", "jitter-then-cap"},
+		{"{open_expiry: at, trip_check: results, open_jitter_order: jitter-then-cap}", false, false, true, "at", "results", "jitter-then-cap"},
+		{"{style: resilience4j, open_expiry: at, trip_check: failures, open_jitter_order: cap-then-jitter}", false, true, false, "at", "failures", "cap-then-jitter"},
+	} {
+		sc, err := Parse([]byte("name: b\nclients:\n  arrival: {total_rate: 10/s}\n  breaker: "+tt.breaker+"\n"), "b.yaml", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.breaker, err)
+		}
+		b := sc.Clients.Breaker
+		c := b.BreakerConfig()
+		if c.StrictExpiry != tt.strict || c.TripOnFailuresOnly != tt.failuresOnly || c.JitterBeforeCap != tt.jitter1 {
+			t.Errorf("%s: strict %v, failures only %v, jitter before cap %v", tt.breaker, c.StrictExpiry, c.TripOnFailuresOnly, c.JitterBeforeCap)
+		}
+		if string(b.OpenExpiry) != tt.expiry || string(b.TripCheck) != tt.check || string(b.OpenJitterOrder) != tt.order {
+			t.Errorf("%s: resolved %q %q %q, want %q %q %q", tt.breaker, b.OpenExpiry, b.TripCheck, b.OpenJitterOrder, tt.expiry, tt.check, tt.order)
+		}
+	}
+}
+
+// dist: mixture and dist: empirical (issue 16 item 3): the file is read
+// relative to the scenario file's folder, its hash is recorded, and a bad
+// line is reported at the data file's own line.
+func TestServiceMixtureAndEmpirical(t *testing.T) {
+	parse := func(service string) (*Scenario, error) {
+		return Parse([]byte("name: s\nclients:\n  arrival: {total_rate: 10/s}\nbackend:\n  service: "+service+"\n"),
+			filepath.Join("testdata", "empirical", "s.yaml"), nil)
+	}
+	sc, err := parse("{dist: mixture, components: [{weight: 95, dist: constant, mean: 100ms}, {weight: 5, dist: constant, mean: 100s}]}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sc.Backend.Service.Components; len(c) != 2 || c[1].Mean != Duration(100*time.Second) || c[0].Weight != 95 {
+		t.Errorf("components %+v", c)
+	}
+	sc, err = parse("{dist: empirical, file: quantiles.txt}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Backend.Service.Empirical
+	if e == nil || e.Len() != 4 || e.Quantile(0.99) != 1e9 || len(sc.Backend.Service.FileSHA256) != 64 {
+		t.Fatalf("empirical %+v, sha %q", e, sc.Backend.Service.FileSHA256)
+	}
+	sc, err = parse("{dist: empirical, file: samples.txt}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := sc.Backend.Service.Empirical; e.Len() != 3 || e.Mean() != 100e6 {
+		t.Errorf("samples: %d, mean %v; want 3 and 100 ms", e.Len(), e.Mean())
+	}
+	dir := filepath.Join("testdata", "empirical")
+	for _, tt := range []struct{ service, want string }{
+		{"{dist: empirical, file: bad-order.txt}", filepath.Join(dir, "bad-order.txt") + ":3:1: quantiles must increase: 0.4 after 0.5"},
+		{"{dist: empirical, file: mixed.txt}", filepath.Join(dir, "mixed.txt") + `:2:1: expected one duration (a sample), like line 1, got "0.5, 100ms"`},
+		{"{dist: empirical, file: bad-duration.txt}", filepath.Join(dir, "bad-duration.txt") + `:2:1: "fast"`},
+		{"{dist: empirical, file: nothere.txt}", "backend.service.file: no such file " + filepath.Join(dir, "nothere.txt")},
+		{"{dist: empirical, file: samples.txt, file_sha256: 00}", "backend.service.file_sha256: " + filepath.Join(dir, "samples.txt") + " has SHA-256"},
+		{"{dist: empirical}", "backend.service.file: dist: empirical needs a file"},
+		{"{dist: mixture}", "backend.service.components: a mixture needs 1 to 255 components"},
+		{"{dist: mixture, components: [{weight: 0, dist: constant, mean: 1s}]}", "backend.service.components.0.weight: must be a finite number > 0"},
+		{"{dist: mixture, components: [{weight: 1, dist: lognormal, mean: 1s}]}", "backend.service.components.0.sigma: must be in (0, 5] for a lognormal"},
+		{"{dist: mixture, components: [{weight: 1, dist: empirical, mean: 1s}]}", `backend.service.components.0.dist: "empirical" is not one of constant, exponential, lognormal`},
+		{"{dist: exponential, mean: 1s, file: samples.txt}", "backend.service.file: applies to dist: empirical only"},
+	} {
+		_, err := parse(tt.service)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s:\n got %v\nwant …%s…", tt.service, err, tt.want)
+		}
+	}
+}
+
+// The slowdown fault's fields (issue 16 item 4): one of factor and
+// service, applies_to defaults to start, the fields are refused on other
+// kinds, and a replacement service is checked at its own path.
+func TestSlowdownFaultFields(t *testing.T) {
+	parse := func(fault string) (*Scenario, error) {
+		return Parse([]byte("name: s\nclients:\n  arrival: {total_rate: 10/s}\nfaults:\n  - "+fault+"\n"), "s.yaml", nil)
+	}
+	sc, err := parse("{kind: slowdown, start: 1m, duration: 10s, factor: 3}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := sc.Faults[0]; f.AppliesTo != SlowStart || f.Factor != 3 {
+		t.Errorf("resolved %+v, want applies_to start and factor 3", f)
+	}
+	if _, err := parse("{kind: slowdown, start: 1m, duration: 10s, service_time: {dist: mixture, components: [{weight: 1, dist: constant, mean: 2s}]}, applies_to: arrival}"); err != nil {
+		t.Errorf("a replacement mixture: %v", err)
+	}
+	for _, tt := range []struct{ fault, want string }{
+		{"{kind: slowdown, start: 1m, duration: 10s}", "faults.0.factor: a slowdown needs factor"},
+		{"{kind: slowdown, start: 1m, duration: 10s, factor: 2, service_time: {dist: constant, mean: 1s}}", "faults.0.factor: a slowdown needs factor"},
+		{"{kind: slowdown, start: 1m, duration: 10s, factor: -2}", "faults.0.factor: must be in (0, 1000000]"},
+		{"{kind: slowdown, start: 1m, duration: 10s, service_time: {mean: 1s}}", `faults.0.service_time.dist: a slowdown's service_time is constant, exponential, lognormal or mixture, got ""`},
+		{"{kind: slowdown, start: 1m, duration: 10s, service_time: {dist: lognormal, mean: 1s}}", "faults.0.service_time.sigma: must be in (0, 5] for a lognormal"},
+		{"{kind: slowdown, start: 1m, duration: 10s, factor: 2, applies_to: finish}", `faults.0.applies_to: "finish" is not one of start, arrival`},
+		{"{kind: outage, start: 1m, duration: 10s, factor: 2}", "faults.0.kind: factor, service_time and applies_to are for kind: slowdown only"},
+	} {
+		if _, err := parse(tt.fault); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s:\n got %v\nwant …%s…", tt.fault, err, tt.want)
+		}
 	}
 }

@@ -96,7 +96,7 @@ func ReadRun(dir string) (*RunData, error) {
 		return nil, err
 	}
 	defer f.Close()
-	ser, err := metrics.ReadCSV(f, doc.Scenario.EntryBackend().Workers)
+	ser, err := metrics.ReadCSV(f, doc.Scenario.EntryBackend().TotalWorkers())
 	if err != nil {
 		return nil, fmt.Errorf("%s/%w", dir, err)
 	}
