@@ -87,17 +87,20 @@ func newRootCmd(e *env) *cobra.Command {
 clients running overload policies — SRE adaptive throttling, retries with
 exponential backoff and jitter, Retry-After and pushback, retry budgets,
 circuit breakers, the AWS adaptive rate limiter, deadlines, reconnect and
-startup jitter — against a capacity-limited backend with outages, or one
-row under optimistic concurrency, with or without network delay. It writes
-a time series, a summary and charts of server load, local drops, recovery
-time and connections; sweeps compare policies over seeds with confidence
-intervals.
+startup jitter, hedged requests — against a capacity-limited backend with
+outages, a graph of services that call services (services:, each with its
+own capacity, replicas behind a load balancer, faults and per-call
+policies), or one row under optimistic concurrency, with or without
+network delay. It writes a time series, a summary and charts of server
+load, local drops, recovery time and connections (and per service, for a
+graph); sweeps compare policies over seeds with confidence intervals.
 
 Documentation: docs/README.md in the source tree; start with docs/tutorial.md,
 your first scenario in ten minutes. Shell completion (commands, flags, and
 scenario fields after --set and --vary): throttlesim completion --help.`,
 		Example: `  throttlesim run scenarios/outage.yaml
   throttlesim run scenarios/outage.yaml --set clients.throttle.k=1.1 --out results/k1.1
+  throttlesim run scenarios/cascade.yaml --set services.database.workers=120
   throttlesim sweep scenarios/k-sweep.yaml
   throttlesim compare results/outage results/outage-no-policy
   throttlesim validate scenarios/*.yaml`,
