@@ -1,0 +1,13 @@
+// Package explore answers two questions by searching over simulations
+// instead of sweeping a fixed grid: where a system stops recovering from a
+// trigger (Map: the metastability boundary over load × trigger size) and
+// which policy parameters to ship (Tune: a constrained, noise-aware
+// parameter search across one or several scenarios).
+//
+// The search logic does no I/O: it calls an Eval for every simulation it
+// needs (SimEval runs sim.Run on scenario bytes with --set overrides), so
+// the algorithms are tested on synthetic models whose answer is known.
+// Every random choice comes from the seeds: replication r of every probe
+// or candidate uses seed base+r (common random numbers), so a map or a
+// tuning is the same whatever the number of parallel jobs.
+package explore

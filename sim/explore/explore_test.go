@@ -1,0 +1,306 @@
+package explore
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/rng"
+)
+
+// uniform is a deterministic draw in [0, 1) from a seed and the variant's
+// overrides, standing in for a simulation's randomness.
+func uniform(v Variant, salt uint64) float64 {
+	h := rng.Mix(v.Seed ^ salt)
+	for _, s := range v.Sets {
+		for _, b := range []byte(s) {
+			h = rng.Mix(h ^ uint64(b))
+		}
+	}
+	return float64(h>>11) / (1 << 53)
+}
+
+func setValue(t testing.TB, v Variant, path string) float64 {
+	for _, s := range v.Sets {
+		if p, val, _ := strings.Cut(s, "="); p == path {
+			x, err := strconv.ParseFloat(strings.TrimSuffix(val, "s"), 64)
+			if err != nil {
+				t.Fatalf("bad set %q", s)
+			}
+			return x
+		}
+	}
+	t.Fatalf("no %s in %v", path, v.Sets)
+	return 0
+}
+
+// logisticMap is a synthetic system: at load L a trigger T fails to
+// recover with probability 1/(1+exp(−(T−thr(L))/slope)).
+func logisticMap(t testing.TB, thr func(load float64) float64, slope float64) Eval {
+	return func(_ context.Context, v Variant) (Figures, error) {
+		load, trig := setValue(t, v, "load"), setValue(t, v, "trigger")
+		p := 1 / (1 + math.Exp(-(trig-thr(load))/slope))
+		rec := 1.0
+		if uniform(v, 1) < p {
+			rec = 0
+		}
+		return Figures{"recovery.applicable": 1, "recovery.recovered": rec, "recovery.recovery_time_s": 10}, nil
+	}
+}
+
+func TestMapFindsLogisticBoundary(t *testing.T) {
+	const slope = 0.2
+	thr := func(l float64) float64 { return 10 - l }
+	c := MapConfig{
+		Load:    Range{Path: "load", Lo: 1, Hi: 8, Steps: 8},
+		Trigger: Range{Path: "trigger", Lo: 0, Hi: 12, Unit: "s"},
+		Jobs:    4,
+	}
+	res, err := Map(context.Background(), logisticMap(t, thr, slope), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Levels) != 8 || len(res.Notes) != 0 {
+		t.Fatalf("got %d levels, notes %v; want 8 levels, no notes", len(res.Levels), res.Notes)
+	}
+	for _, l := range res.Levels {
+		b := l.Boundary
+		// Tolerance: the test's indifference zone P in [¼, ¾] is
+		// thr ± slope·ln 3 for a logistic; the bisection stops within one
+		// resolution (12/50) of a point in or next to it.
+		tol := slope*math.Log(3) + 12.0/50
+		if b.Kind != "bracketed" || math.Abs(b.Threshold-thr(l.Load)) > tol {
+			t.Errorf("load %g: got %s threshold %g in [%g, %g], want %g ± %.2f", l.Load, b.Kind, b.Threshold, b.Lo, b.Hi, thr(l.Load), tol)
+		}
+		if l.NonMonotone != "" {
+			t.Errorf("load %g: non-monotone reported for a monotone model: %s", l.Load, l.NonMonotone)
+		}
+	}
+	// Same answer with one job: determinism.
+	c.Jobs = 1
+	res1, err := Map(context.Background(), logisticMap(t, thr, slope), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Levels {
+		if res.Levels[i].Boundary != res1.Levels[i].Boundary || res.Levels[i].Runs != res1.Levels[i].Runs {
+			t.Errorf("level %d differs with 1 job: %+v vs %+v", i, res.Levels[i].Boundary, res1.Levels[i].Boundary)
+		}
+	}
+}
+
+func TestMapEdgesAndNonMonotone(t *testing.T) {
+	band := func(_ context.Context, v Variant) (Figures, error) {
+		trig := setValue(t, v, "trigger")
+		load := setValue(t, v, "load")
+		rec := 1.0
+		switch {
+		case load == 1 && trig >= 4 && trig <= 6: // collapses only in a band
+			rec = 0
+		case load == 2: // always collapses
+			rec = 0
+		case load == 3: // never collapses
+		}
+		return Figures{"recovery.applicable": 1, "recovery.recovered": rec, "recovery.recovery_time_s": 5}, nil
+	}
+	c := MapConfig{Load: Range{Path: "load", Lo: 1, Hi: 3, Steps: 3}, Trigger: Range{Path: "trigger", Lo: 0, Hi: 10}, Grid: 11}
+	res, err := Map(context.Background(), band, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res.Levels[0]; l.NonMonotone == "" {
+		t.Errorf("load 1: a collapse band only between 4 and 6: want a non-monotone report, got none")
+	}
+	if k := res.Levels[1].Boundary.Kind; k != "below" {
+		t.Errorf("load 2: got %q, want below", k)
+	}
+	if k := res.Levels[2].Boundary.Kind; k != "above" {
+		t.Errorf("load 3: got %q, want above", k)
+	}
+	for _, l := range res.Levels {
+		for _, p := range l.Probes {
+			if p.N != 3 {
+				t.Errorf("load %g trigger %g: deterministic outcome took %d seeds, want 3 (SPRT with Δ=¼, α=5%%: ⌈log 19/log 3⌉)", l.Load, p.Trigger, p.N)
+			}
+		}
+	}
+}
+
+func TestMapNoRecoveryRule(t *testing.T) {
+	e := func(context.Context, Variant) (Figures, error) { return Figures{"recovery.applicable": 0}, nil }
+	c := MapConfig{Load: Range{Path: "load", Lo: 1, Hi: 2, Steps: 2}, Trigger: Range{Path: "trigger", Lo: 0, Hi: 1}}
+	if _, err := Map(context.Background(), e, c); err == nil || !strings.Contains(err.Error(), "recovery rule does not apply") {
+		t.Fatalf("got %v, want the no-recovery-rule error", err)
+	}
+}
+
+func TestMapHorizon(t *testing.T) {
+	// Recovers after 100 s: with a 60 s horizon that is a failure.
+	e := func(context.Context, Variant) (Figures, error) {
+		return Figures{"recovery.applicable": 1, "recovery.recovered": 1, "recovery.recovery_time_s": 100}, nil
+	}
+	c := MapConfig{Load: Range{Path: "load", Lo: 1, Hi: 2, Steps: 1}, Trigger: Range{Path: "trigger", Lo: 0, Hi: 1}, HorizonS: 60}
+	res, err := Map(context.Background(), e, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := res.Levels[0].Boundary.Kind; k != "below" {
+		t.Errorf("got %q, want below (every run recovers too late)", k)
+	}
+}
+
+func TestSPRTDecisions(t *testing.T) {
+	s := SPRT{Delta: 0.25, Alpha: 0.05, MaxN: 20}
+	for _, tc := range []struct {
+		k, n int
+		d    Decision
+		more bool
+	}{
+		{0, 2, Undecided, true}, {0, 3, Stable, false}, {3, 3, Metastable, false},
+		{1, 3, Undecided, true}, {1, 4, Undecided, true}, {1, 5, Stable, false},
+		{10, 20, Undecided, false},
+	} {
+		d, more := s.Decide(tc.k, tc.n)
+		if d != tc.d || more != tc.more {
+			t.Errorf("Decide(%d, %d) = %v, %v; want %v, %v", tc.k, tc.n, d, more, tc.d, tc.more)
+		}
+	}
+}
+
+func TestClopperPearson(t *testing.T) {
+	// Reference values: the exact interval for 0 of 3 is [0, 1 − 0.025^(1/3)]
+	// and for 3 of 10 [0.0667, 0.6525] (Clopper–Pearson tables).
+	lo, hi := ClopperPearson(0, 3, 0.05)
+	if lo != 0 || math.Abs(hi-(1-math.Pow(0.025, 1.0/3))) > 1e-9 {
+		t.Errorf("0 of 3: got [%g, %g]", lo, hi)
+	}
+	lo, hi = ClopperPearson(3, 10, 0.05)
+	if math.Abs(lo-0.0667) > 1e-4 || math.Abs(hi-0.6525) > 1e-4 {
+		t.Errorf("3 of 10: got [%.4f, %.4f], want [0.0667, 0.6525]", lo, hi)
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Range
+		err  string
+	}{
+		{in: "clients.throttle.k=1.1..4", want: Range{Path: "clients.throttle.k", Lo: 1.1, Hi: 4}},
+		{in: "clients.arrival.total_rate=400/s..900/s/20", want: Range{Path: "clients.arrival.total_rate", Lo: 400, Hi: 900, Unit: "/s", Steps: 20}},
+		{in: "faults.0.duration=1s..20s", want: Range{Path: "faults.0.duration", Lo: 1, Hi: 20, Unit: "s"}},
+		{in: "x=3..3", err: "empty range"},
+		{in: "x=5..1", err: "empty range"},
+		{in: "x=1s..20ms", err: "different units"},
+		{in: "x=1..2/0", err: "steps must be at least 1"},
+		{in: "x=abc..2", err: "expected a number"},
+		{in: "x=1,2", err: "expected a range a..b"},
+		{in: "=1..2", err: "expected PATH=a..b"},
+	} {
+		got, err := ParseRange("--param", tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: got error %v, want one containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseConstraint(t *testing.T) {
+	c, err := ParseConstraint("local_drop_rate<=60%")
+	if err != nil || c != (Constraint{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}) {
+		t.Errorf("got %+v, %v", c, err)
+	}
+	_, err = ParseConstraint("sucess_ratio>=0.999")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "success_ratio"`) {
+		t.Errorf("got %v, want a did-you-mean", err)
+	}
+	if _, err := ParseConstraint("success_ratio=0.9"); err == nil {
+		t.Error("a constraint without <= or >=: got no error")
+	}
+}
+
+// linearTune is a synthetic tuning problem shaped like the SRE throttle
+// under overload: load = 200·x, drop = 1 − 200·x/1000, each with ±2% noise.
+func linearTune(_ context.Context, v Variant) (Figures, error) {
+	var x float64
+	for _, s := range v.Sets {
+		_, val, _ := strings.Cut(s, "=")
+		x, _ = strconv.ParseFloat(val, 64)
+	}
+	n1, n2 := uniform(v, 7)-0.5, uniform(v, 8)-0.5
+	load := 200 * x * (1 + 0.04*n1)
+	return Figures{"backend_load_rps": load, "local_drop_rate": 1 - load/1000 + 0.01*n2}, nil
+}
+
+func TestTuneLinearOptimum(t *testing.T) {
+	c := TuneConfig{
+		Params:      []Range{{Path: "k", Lo: 1, Hi: 4}},
+		Objective:   "backend_load_rps",
+		Constraints: []Constraint{{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}},
+		Budget:      150, Sensitivity: 5, Jobs: 3,
+	}
+	res, err := Tune(context.Background(), linearTune, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tolerance: the drop's noise is uniform ±2% of 200x plus ±0.5%, so
+	// its sd over 10 seeds is about 0.0025; the one-sided 95% bound lets x
+	// go about 2 such sd (0.005 in drop, 0.025 in x) below 2, plus the
+	// last round's grid step (3/2^6/4 ≈ 0.012).
+	if k := res.Best.Values[0]; res.Infeasible || math.Abs(k-2) > 0.05 {
+		t.Errorf("got k = %g (infeasible %v), want 2 ± 0.05", k, res.Infeasible)
+	}
+	t.Logf("best k = %g over %d seeds, objective %+v; runner-up %v, diff %+v; %d runs", res.Best.Values[0], res.Best.Seeds, res.Best.Objective(), res.RunnerUp.Values, res.Diff, res.Runs)
+	if res.Runs > c.Budget {
+		t.Errorf("used %d runs, budget %d", res.Runs, c.Budget)
+	}
+	if len(res.Sensitivity) != 1 || len(res.Sensitivity[0]) != 5 {
+		t.Errorf("sensitivity: got %v", res.Sensitivity)
+	}
+	c.Jobs = 1
+	res1, err := Tune(context.Background(), linearTune, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res1.Best.key() != res.Best.key() || res1.Runs != res.Runs {
+		t.Errorf("not deterministic across jobs: %s (%d runs) vs %s (%d runs)", res1.Best.key(), res1.Runs, res.Best.key(), res.Runs)
+	}
+}
+
+func TestTuneInfeasibleAndBadInput(t *testing.T) {
+	c := TuneConfig{
+		Params:      []Range{{Path: "k", Lo: 1, Hi: 4}},
+		Objective:   "backend_load_rps",
+		Constraints: []Constraint{{Metric: "local_drop_rate", AtMost: true, Bound: -0.5}},
+		Budget:      100,
+	}
+	res, err := Tune(context.Background(), linearTune, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Infeasible {
+		t.Errorf("a drop rate below −0.5 cannot be met: got a feasible result %v", res.Best.Values)
+	}
+	for _, tc := range []struct {
+		mod  func(*TuneConfig)
+		want string
+	}{
+		{func(c *TuneConfig) { c.Objective = "backend_lod_rps" }, `did you mean "backend_load_rps"`},
+		{func(c *TuneConfig) { c.Params = nil }, "nothing to tune"},
+		{func(c *TuneConfig) { c.Params = []Range{{Path: "n", Lo: 1.2, Hi: 1.8, Integer: true}} }, "no whole number"},
+		{func(c *TuneConfig) { c.Budget = 10 }, "too small"},
+	} {
+		cc := c
+		tc.mod(&cc)
+		if _, err := Tune(context.Background(), linearTune, cc); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want an error containing %q", err, tc.want)
+		}
+	}
+}

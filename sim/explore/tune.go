@@ -1,0 +1,456 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// TuneConfig is a parameter search: minimise (or maximise) a metric over
+// Params, subject to Constraints, across Scenarios scenarios at once.
+type TuneConfig struct {
+	Params      []Range
+	Scenarios   int    // number of scenarios the Eval knows (default 1)
+	Objective   string // a metric name
+	Maximize    bool
+	Constraints []Constraint
+	// Worst: the objective of a candidate is, per seed, its worst value
+	// over the scenarios (else the mean over them). Constraints must hold
+	// in every scenario either way.
+	Worst bool
+	// Budget is the number of simulations the search may use (the final
+	// comparison included; default 200). Sensitivity runs are extra.
+	Budget int
+	// Final is how many of the best candidates get the final paired
+	// comparison (default 3), with FinalSeeds seeds each (default 10).
+	Final, FinalSeeds int
+	// Sensitivity: points per parameter in the sensitivity scan around
+	// the optimum (0: no scan), each with SensitivitySeeds seeds
+	// (default 4).
+	Sensitivity, SensitivitySeeds int
+	BaseSeed                      uint64
+	Jobs                          int
+	Progress                      func(runs int)
+}
+
+// Candidate is one evaluated parameter vector.
+type Candidate struct {
+	Values []float64
+	Round  int // the search round that proposed it
+	// Seeds run so far (in every scenario).
+	Seeds int
+	// obj[s] is the aggregated objective of seed s; cons[i][sc][s] the
+	// value of constraint i in scenario sc with seed s.
+	obj  []float64
+	cons [][][]float64
+	figs [][]Figures // [scenario][seed]
+}
+
+// Objective is the candidate's objective over its seeds.
+func (c *Candidate) Objective() Stat { return Describe(c.obj) }
+
+// ConstraintMean is constraint i's worst mean over the scenarios.
+func (c *Candidate) ConstraintMean(i int, k Constraint) float64 {
+	w := math.NaN()
+	for _, xs := range c.cons[i] {
+		m := Describe(xs).Mean
+		if math.IsNaN(w) || (k.AtMost && m > w) || (!k.AtMost && m < w) {
+			w = m
+		}
+	}
+	return w
+}
+
+// Feasible reports whether no constraint is violated with confidence: a
+// candidate is rejected only when, in some scenario, the one-sided 95%
+// Student-t bound of a constraint's mean lies on the wrong side of the
+// bound. With fewer than two seeds the mean decides.
+func (c *Candidate) Feasible(ks []Constraint) bool { return c.violation(ks) == 0 }
+
+// violation sums, over constraints and scenarios, how far the confidence
+// bound is past the constraint's bound, relative to the bound's size.
+func (c *Candidate) violation(ks []Constraint) float64 {
+	v := 0.0
+	for i, k := range ks {
+		for _, xs := range c.cons[i] {
+			dir := 1.0 // the bound on the favourable side
+			if k.AtMost {
+				dir = -1
+			}
+			b := oneSided(xs, dir)
+			if math.IsNaN(b) {
+				v += 1 // a constraint metric without a value: not met
+				continue
+			}
+			v += k.violation(b) / math.Max(math.Abs(k.Bound), 1e-9)
+		}
+	}
+	return v
+}
+
+func (c *Candidate) key() string { return valuesKey(c.Values) }
+
+func valuesKey(vs []float64) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatFloat(v, 'g', 10, 64))
+	}
+	return b.String()
+}
+
+// TuneResult is the search's outcome.
+type TuneResult struct {
+	Candidates []*Candidate // every candidate evaluated, in order of proposal
+	// Best and RunnerUp after the final comparison (RunnerUp nil with a
+	// single candidate); Best is the least-violating candidate when
+	// Infeasible.
+	Best, RunnerUp *Candidate
+	// Diff is RunnerUp − Best of the objective, paired by seed, with its
+	// 95% interval; Significant when the interval excludes 0.
+	Diff        Stat
+	Significant bool
+	Infeasible  bool
+	Runs        int // simulations of the search and final comparison
+	// Sensitivity[i] is the scan of parameter i around Best (others
+	// fixed): values and the objective at each.
+	Sensitivity     [][]SensPoint
+	SensitivityRuns int
+}
+
+// SensPoint is one point of a sensitivity scan.
+type SensPoint struct {
+	Value     float64
+	Objective Stat
+	Feasible  bool
+}
+
+func (c *TuneConfig) setDefaults() error {
+	if len(c.Params) == 0 {
+		return fmt.Errorf("explore: nothing to tune: give at least one --param PATH=a..b")
+	}
+	for _, p := range c.Params {
+		if !(p.Hi > p.Lo) {
+			return fmt.Errorf("explore: --param %s: empty range [%g, %g]", p.Path, p.Lo, p.Hi)
+		}
+		if p.Integer && math.Floor(p.Hi) < math.Ceil(p.Lo) {
+			return fmt.Errorf("explore: --param %s: no whole number in [%g, %g]", p.Path, p.Lo, p.Hi)
+		}
+	}
+	if err := CheckMetric(c.Objective); err != nil {
+		return fmt.Errorf("explore: objective: %w", err)
+	}
+	for _, k := range c.Constraints {
+		if err := CheckMetric(k.Metric); err != nil {
+			return fmt.Errorf("explore: constraint %s: %w", k, err)
+		}
+	}
+	if c.Scenarios == 0 {
+		c.Scenarios = 1
+	}
+	if c.Budget == 0 {
+		c.Budget = 200
+	}
+	if c.Final == 0 {
+		c.Final = 3
+	}
+	if c.FinalSeeds == 0 {
+		c.FinalSeeds = 10
+	}
+	if c.SensitivitySeeds == 0 {
+		c.SensitivitySeeds = 4
+	}
+	if c.FinalSeeds < 2 {
+		return fmt.Errorf("explore: the final comparison needs at least 2 seeds, got %d", c.FinalSeeds)
+	}
+	if min := c.Final * c.FinalSeeds * c.Scenarios; c.Budget < 2*min {
+		return fmt.Errorf("explore: a budget of %d runs is too small: the final comparison alone takes %d×%d×%d = %d; give --budget %d or more",
+			c.Budget, c.Final, c.FinalSeeds, c.Scenarios, min, 2*min)
+	}
+	return nil
+}
+
+type tuner struct {
+	c     *TuneConfig
+	r     *runner
+	cands map[string]*Candidate
+	order []*Candidate
+}
+
+// better orders candidates: feasible ones by objective, then infeasible
+// ones by violation.
+func (t *tuner) better(a, b *Candidate) bool {
+	va, vb := a.violation(t.c.Constraints), b.violation(t.c.Constraints)
+	if (va == 0) != (vb == 0) {
+		return va == 0
+	}
+	if va > 0 && va != vb {
+		return va < vb
+	}
+	oa, ob := a.Objective().Mean, b.Objective().Mean
+	if t.c.Maximize {
+		oa, ob = -oa, -ob
+	}
+	if oa != ob {
+		return oa < ob
+	}
+	return a.key() < b.key()
+}
+
+func (t *tuner) sort(cs []*Candidate) {
+	slices.SortStableFunc(cs, func(a, b *Candidate) int {
+		if t.better(a, b) {
+			return -1
+		}
+		if t.better(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+func (t *tuner) candidate(vals []float64, round int) *Candidate {
+	for i := range vals {
+		vals[i] = t.c.Params[i].Clamp(vals[i])
+	}
+	k := valuesKey(vals)
+	if c, ok := t.cands[k]; ok {
+		return c
+	}
+	c := &Candidate{Values: vals, Round: round, cons: make([][][]float64, len(t.c.Constraints)), figs: make([][]Figures, t.c.Scenarios)}
+	for i := range c.cons {
+		c.cons[i] = make([][]float64, t.c.Scenarios)
+	}
+	t.cands[k] = c
+	t.order = append(t.order, c)
+	return c
+}
+
+func (t *tuner) sets(vals []float64) []string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = t.c.Params[i].Set(v)
+	}
+	return s
+}
+
+// evaluate brings every candidate to n seeds (common random numbers: seed
+// BaseSeed+s for every candidate and scenario).
+func (t *tuner) evaluate(ctx context.Context, cs []*Candidate, n int) error {
+	type job struct {
+		c      *Candidate
+		sc, sd int
+	}
+	var jobs []job
+	var vs []Variant
+	for _, c := range cs {
+		for s := c.Seeds; s < n; s++ {
+			for sc := 0; sc < t.c.Scenarios; sc++ {
+				jobs = append(jobs, job{c, sc, s})
+				vs = append(vs, Variant{Scenario: sc, Sets: t.sets(c.Values), Seed: t.c.BaseSeed + uint64(s)})
+			}
+		}
+	}
+	fs, err := t.r.all(ctx, vs)
+	if err != nil {
+		return err
+	}
+	for i, j := range jobs {
+		j.c.figs[j.sc] = append(j.c.figs[j.sc], fs[i])
+	}
+	for _, c := range cs {
+		for s := c.Seeds; s < n; s++ {
+			agg := math.NaN()
+			sum := 0.0
+			for sc := 0; sc < t.c.Scenarios; sc++ {
+				x := c.figs[sc][s][t.c.Objective]
+				sum += x
+				worse := (!t.c.Maximize && x > agg) || (t.c.Maximize && x < agg)
+				if math.IsNaN(agg) || worse || math.IsNaN(x) {
+					agg = x
+				}
+			}
+			if !t.c.Worst {
+				agg = sum / float64(t.c.Scenarios)
+			}
+			c.obj = append(c.obj, agg)
+			for i, k := range t.c.Constraints {
+				for sc := 0; sc < t.c.Scenarios; sc++ {
+					c.cons[i][sc] = append(c.cons[i][sc], c.figs[sc][s][k.Metric])
+				}
+			}
+		}
+		c.Seeds = max(c.Seeds, n)
+	}
+	return nil
+}
+
+// design proposes the candidates of a round inside box: a grid for one or
+// two parameters, a Halton sequence for more; integer parameters take
+// every whole value when there are few.
+func (t *tuner) design(box []Range, round int) []*Candidate {
+	d := len(box)
+	var pts [][]float64
+	if d <= 2 {
+		per := 9
+		if d == 2 {
+			per = 5
+		}
+		axes := make([][]float64, d)
+		for i, b := range box {
+			axes[i] = b.Values(per)
+		}
+		pts = [][]float64{{}}
+		for _, ax := range axes {
+			var next [][]float64
+			for _, p := range pts {
+				for _, v := range ax {
+					next = append(next, append(slices.Clone(p), v))
+				}
+			}
+			pts = next
+		}
+	} else {
+		primes := []float64{2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}
+		for i := 1; i <= 16; i++ {
+			p := make([]float64, d)
+			for j := range p {
+				p[j] = box[j].Lo + (box[j].Hi-box[j].Lo)*halton(i, primes[j%len(primes)])
+			}
+			pts = append(pts, p)
+		}
+	}
+	var out []*Candidate
+	seen := map[string]bool{}
+	for _, p := range pts {
+		c := t.candidate(p, round)
+		if !seen[c.key()] {
+			seen[c.key()] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func halton(i int, b float64) float64 {
+	f, r := 1.0, 0.0
+	for x := float64(i); x > 0; x = math.Floor(x / b) {
+		f /= b
+		r += f * math.Mod(x, b)
+	}
+	return r
+}
+
+// Tune runs the search: rounds of a space-filling design followed by
+// successive halving (2 seeds each, then the best third gets twice as
+// many, until one is left or 8 seeds), each round zooming in around the
+// best so far, until the budget left is what the final comparison needs;
+// then the best Final candidates get FinalSeeds seeds each and are
+// compared with paired intervals.
+func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
+	if err := c.setDefaults(); err != nil {
+		return nil, err
+	}
+	t := &tuner{c: &c, r: newRunner(eval, c.Jobs, c.Progress), cands: map[string]*Candidate{}}
+	finalCost := c.Final * c.FinalSeeds * c.Scenarios
+	box := slices.Clone(c.Params)
+	for round := 0; ; round++ {
+		cs := t.design(box, round)
+		// The cost of this round's first rung, for candidates not yet run.
+		cost := 0
+		for _, x := range cs {
+			cost += max(0, 2-x.Seeds) * c.Scenarios
+		}
+		if round > 0 && (cost == 0 || t.r.runs+cost > c.Budget-finalCost) {
+			break
+		}
+		for seeds := 2; ; seeds *= 2 {
+			if err := t.evaluate(ctx, cs, seeds); err != nil {
+				return nil, err
+			}
+			t.sort(cs)
+			keep := (len(cs) + 2) / 3
+			if keep <= 1 || seeds >= 8 {
+				break
+			}
+			more := 0
+			for _, x := range cs[:keep] {
+				more += max(0, 2*seeds-x.Seeds) * c.Scenarios
+			}
+			if t.r.runs+more > c.Budget-finalCost {
+				break
+			}
+			cs = cs[:keep]
+		}
+		// Zoom: a box two grid steps wide around the best so far.
+		all := slices.Clone(t.order)
+		t.sort(all)
+		best := all[0]
+		for i, p := range c.Params {
+			w := (box[i].Hi - box[i].Lo) / 4
+			if p.Integer {
+				w = math.Max(1, math.Floor(w))
+			}
+			box[i].Lo = math.Max(p.Lo, best.Values[i]-w)
+			box[i].Hi = math.Min(p.Hi, best.Values[i]+w)
+			if p.Integer {
+				box[i].Lo, box[i].Hi = math.Ceil(box[i].Lo), math.Floor(box[i].Hi)
+			}
+		}
+	}
+	// Final comparison: the best Final candidates get FinalSeeds seeds;
+	// one that more seeds show to be infeasible (or worse) drops out and
+	// the next comes in, while the budget lasts.
+	var top []*Candidate
+	for {
+		all := slices.Clone(t.order)
+		t.sort(all)
+		top = all[:min(c.Final, len(all))]
+		need := 0
+		for _, x := range top {
+			need += max(0, c.FinalSeeds-x.Seeds) * c.Scenarios
+		}
+		if need == 0 || t.r.runs+need > c.Budget {
+			break
+		}
+		if err := t.evaluate(ctx, top, c.FinalSeeds); err != nil {
+			return nil, err
+		}
+	}
+	res := &TuneResult{Candidates: t.order, Best: top[0], Runs: t.r.runs}
+	res.Infeasible = !res.Best.Feasible(c.Constraints)
+	if len(top) > 1 {
+		res.RunnerUp = top[1]
+		n := min(len(top[0].obj), len(top[1].obj))
+		d := make([]float64, n)
+		for s := 0; s < n; s++ {
+			d[s] = top[1].obj[s] - top[0].obj[s]
+		}
+		res.Diff = Describe(d)
+		res.Significant = res.Diff.Lo > 0 || res.Diff.Hi < 0
+	}
+	if c.Sensitivity > 1 {
+		before := t.r.runs
+		for i, p := range c.Params {
+			var scan []SensPoint
+			for _, v := range p.Values(c.Sensitivity) {
+				vals := slices.Clone(res.Best.Values)
+				vals[i] = v
+				x := t.candidate(vals, -1)
+				if err := t.evaluate(ctx, []*Candidate{x}, max(c.SensitivitySeeds, x.Seeds)); err != nil {
+					return nil, err
+				}
+				scan = append(scan, SensPoint{Value: x.Values[i], Objective: x.Objective(), Feasible: x.Feasible(c.Constraints)})
+			}
+			res.Sensitivity = append(res.Sensitivity, scan)
+		}
+		res.SensitivityRuns = t.r.runs - before
+		res.Candidates = t.order
+	}
+	return res, nil
+}
