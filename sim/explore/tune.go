@@ -22,7 +22,8 @@ type TuneConfig struct {
 	// in every scenario either way.
 	Worst bool
 	// Budget is the number of simulations the search may use (the final
-	// comparison included; default 200). Sensitivity runs are extra.
+	// comparison included, for which 2×Final×FinalSeeds×Scenarios runs
+	// are kept; default 200). Sensitivity runs are extra.
 	Budget int
 	// Final is how many of the best candidates get the final paired
 	// comparison (default 3), with FinalSeeds seeds each (default 10).
@@ -168,9 +169,9 @@ func (c *TuneConfig) setDefaults() error {
 	if c.FinalSeeds < 2 {
 		return fmt.Errorf("explore: the final comparison needs at least 2 seeds, got %d", c.FinalSeeds)
 	}
-	if min := c.Final * c.FinalSeeds * c.Scenarios; c.Budget < 2*min {
-		return fmt.Errorf("explore: a budget of %d runs is too small: the final comparison alone takes %d×%d×%d = %d; give --budget %d or more",
-			c.Budget, c.Final, c.FinalSeeds, c.Scenarios, min, 2*min)
+	if min := c.Final * c.FinalSeeds * c.Scenarios; c.Budget < 3*min {
+		return fmt.Errorf("explore: a budget of %d runs is too small: the final comparison takes up to 2×%d×%d×%d = %d, and the search needs as much again; give --budget %d or more",
+			c.Budget, c.Final, c.FinalSeeds, c.Scenarios, 2*min, 3*min)
 	}
 	return nil
 }
@@ -366,7 +367,7 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		for _, x := range cs {
 			cost += max(0, 2-x.Seeds) * c.Scenarios
 		}
-		if round > 0 && (cost == 0 || t.r.runs+cost > c.Budget-finalCost) {
+		if round > 0 && (cost == 0 || t.r.runs+cost > c.Budget-2*finalCost) {
 			break
 		}
 		for seeds := 2; ; seeds *= 2 {
@@ -382,7 +383,7 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 			for _, x := range cs[:keep] {
 				more += max(0, 2*seeds-x.Seeds) * c.Scenarios
 			}
-			if t.r.runs+more > c.Budget-finalCost {
+			if t.r.runs+more > c.Budget-2*finalCost {
 				break
 			}
 			cs = cs[:keep]
@@ -415,12 +416,34 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		for _, x := range top {
 			need += max(0, c.FinalSeeds-x.Seeds) * c.Scenarios
 		}
-		if need == 0 || t.r.runs+need > c.Budget {
+		if need == 0 {
 			break
 		}
-		if err := t.evaluate(ctx, top, c.FinalSeeds); err != nil {
+		// Within the budget, the best first.
+		var fit []*Candidate
+		left := c.Budget - t.r.runs
+		for _, x := range top {
+			if n := max(0, c.FinalSeeds-x.Seeds) * c.Scenarios; n > 0 && n <= left {
+				fit, left = append(fit, x), left-n
+			}
+		}
+		if len(fit) == 0 {
+			break
+		}
+		if err := t.evaluate(ctx, fit, c.FinalSeeds); err != nil {
 			return nil, err
 		}
+	}
+	// Report among the candidates with the final number of seeds.
+	var done []*Candidate
+	for _, x := range t.order {
+		if x.Seeds >= c.FinalSeeds {
+			done = append(done, x)
+		}
+	}
+	t.sort(done)
+	if len(done) > 0 {
+		top = done[:min(c.Final, len(done))]
 	}
 	res := &TuneResult{Candidates: t.order, Best: top[0], Runs: t.r.runs}
 	res.Infeasible = !res.Best.Feasible(c.Constraints)
