@@ -274,7 +274,7 @@ func isResultsFolder(dir string) bool {
 	if err != nil || len(entries) == 0 {
 		return err == nil
 	}
-	for _, marker := range []string{"summary.json", "sweep.json", "shard.json", "compare.json", "contention.json"} {
+	for _, marker := range []string{"summary.json", "sweep.json", "shard.json", "compare.json", "contention.json", "map.json", "tune.json"} {
 		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
 			return true
 		}

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -163,7 +164,7 @@ func Map(ctx context.Context, eval Eval, c MapConfig) (*MapResult, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, firstErr(errs)
 	}
-	res.Notes = loadNotes(res.Levels, c.Load)
+	res.Notes = LoadNotes(res.Levels, c.Load)
 	return res, nil
 }
 
@@ -334,9 +335,9 @@ func (c *MapConfig) level(ctx context.Context, r *runner, index int, load float6
 	return lv, nil
 }
 
-// loadNotes reports pairs of load levels whose threshold intervals are
+// LoadNotes reports pairs of load levels whose threshold intervals are
 // disjoint in the opposite order to the map's overall trend.
-func loadNotes(levels []Level, load Range) []string {
+func LoadNotes(levels []Level, load Range) []string {
 	type b struct {
 		load, lo, hi float64
 	}
@@ -373,4 +374,40 @@ func loadNotes(levels []Level, load Range) []string {
 		}
 	}
 	return notes
+}
+
+type boundaryJSON struct {
+	Kind      string   `json:"kind"`
+	Threshold *float64 `json:"threshold"`
+	Lo        *float64 `json:"lo"`
+	Hi        *float64 `json:"hi"`
+}
+
+func optional(x float64) *float64 {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func orNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// MarshalJSON writes a bound that does not exist (NaN) as null.
+func (b Boundary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(boundaryJSON{b.Kind, optional(b.Threshold), optional(b.Lo), optional(b.Hi)})
+}
+
+// UnmarshalJSON reads null as NaN.
+func (b *Boundary) UnmarshalJSON(data []byte) error {
+	var j boundaryJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*b = Boundary{Kind: j.Kind, Threshold: orNaN(j.Threshold), Lo: orNaN(j.Lo), Hi: orNaN(j.Hi)}
+	return nil
 }

@@ -116,3 +116,8 @@ func (r Range) Values(n int) []float64 {
 	}
 	return out
 }
+
+// Short writes x for people: 6 significant digits, then the unit.
+func (r Range) Short(x float64) string {
+	return strconv.FormatFloat(x, 'g', 6, 64) + r.Unit
+}

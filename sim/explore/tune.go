@@ -349,10 +349,11 @@ func halton(i int, b float64) float64 {
 
 // Tune runs the search: rounds of a space-filling design followed by
 // successive halving (2 seeds each, then the best third gets twice as
-// many, until one is left or 8 seeds), each round zooming in around the
-// best so far, until the budget left is what the final comparison needs;
-// then the best Final candidates get FinalSeeds seeds each and are
-// compared with paired intervals.
+// many, until one is left or 8 seeds), each round zooming in to a box
+// half as wide around the best so far, until the budget left is what the
+// final comparison needs or every continuous box is 1/64 of its range;
+// then the best Final candidates among those that won a halving rung get
+// FinalSeeds seeds each and are compared with paired intervals.
 func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 	if err := c.setDefaults(); err != nil {
 		return nil, err
@@ -367,7 +368,13 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		for _, x := range cs {
 			cost += max(0, 2-x.Seeds) * c.Scenarios
 		}
-		if round > 0 && (cost == 0 || t.r.runs+cost > c.Budget-2*finalCost) {
+		narrow := true // every continuous box is down to 1/64 of its range
+		for i, p := range c.Params {
+			if !p.Integer && box[i].Hi-box[i].Lo > (p.Hi-p.Lo)/64 {
+				narrow = false
+			}
+		}
+		if round > 0 && (cost == 0 || narrow || t.r.runs+cost > c.Budget-2*finalCost) {
 			break
 		}
 		for seeds := 2; ; seeds *= 2 {
@@ -407,9 +414,19 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 	// Final comparison: the best Final candidates get FinalSeeds seeds;
 	// one that more seeds show to be infeasible (or worse) drops out and
 	// the next comes in, while the budget lasts.
+	// Only candidates that won a halving rung (4 seeds or more) compete,
+	// so that the budget is not spent on ones that looked good on 2 seeds.
 	var top []*Candidate
 	for {
-		all := slices.Clone(t.order)
+		var all []*Candidate
+		for _, x := range t.order {
+			if x.Seeds >= min(4, c.FinalSeeds) {
+				all = append(all, x)
+			}
+		}
+		if len(all) == 0 {
+			all = slices.Clone(t.order)
+		}
 		t.sort(all)
 		top = all[:min(c.Final, len(all))]
 		need := 0

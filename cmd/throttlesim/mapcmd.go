@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/sim/explore"
+	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+type mapOptions struct {
+	file          string
+	load, trigger string
+	sets          []string
+	horizon       time.Duration
+	grid          int
+	resolution    float64
+	maxSeeds      int
+	alpha, delta  float64
+	seed          uint64
+	seedSet       bool
+	jobs          int
+	out           string
+	shard         string
+	quiet         bool
+}
+
+func newMapCmd(e *env, runF func(context.Context, *env, *mapOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = mapRun
+	}
+	o := &mapOptions{}
+	cmd := &cobra.Command{
+		Use:   "map SCENARIO --load PATH=a..b[/steps] --trigger PATH=a..b",
+		Short: "Find, per load level, the trigger size beyond which the system no longer recovers",
+		Long: `Map draws a metastability map: for each load level it finds the trigger size
+(a fault's duration, a spike's multiplier or length: any numeric field) above
+which the system stops recovering. "Recovered" is the recovery rule of
+summary.json (docs/model.md), optionally within --horizon of the trigger's
+end.
+
+Every load level probes a grid of --grid trigger values, then bisects between
+the last stable and the first metastable one down to --resolution. Each
+probe runs seeds until Wald's sequential test decides whether P(no recovery)
+is above or below 1/2 (error at most about --alpha when P is outside
+1/2 ± --delta), or --max-seeds is reached (undecided: P is near 1/2).
+A stable verdict above a metastable one, or a threshold that moves against
+the trend between load levels, is reported as non-monotone.
+
+Writes map.csv (every probe: seeds, P(no recovery) and its Clopper–Pearson
+95% interval), boundary.csv (load → threshold and its bracket), map.json and
+map.png. --shard i/n computes only the load levels i, i+n, ...; 'throttlesim
+map merge' combines the shards.`,
+		Example: `  throttlesim map scenarios/metastable-duration.yaml --load clients.arrival.total_rate=300/s..700/s/9 \
+      --trigger clients.arrival.profile.1.at=60.5s..80s
+  throttlesim map scenarios/outage.yaml --load clients.arrival.total_rate=400/s..900/s/20 --trigger faults.0.duration=5s..5m --horizon 5m
+  throttlesim map merge --out results/map results/map-shard*`,
+		Args: argsExactly(1, "one scenario FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.file = args[0]
+			o.seedSet = cmd.Flags().Changed("seed")
+			if o.load == "" || o.trigger == "" {
+				return usageError{errors.New("--load PATH=a..b[/steps] and --trigger PATH=a..b are required")}
+			}
+			return runF(cmd.Context(), e, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.load, "load", "", "the load field and its levels: PATH=a..b[/steps] (default 10 steps)")
+	f.StringVar(&o.trigger, "trigger", "", "the trigger field and its range: PATH=a..b")
+	f.StringArrayVar(&o.sets, "set", nil, "override a field of every run, path=value (repeatable)")
+	f.DurationVar(&o.horizon, "horizon", 0, "count a run as recovered only if it recovers within this long after the trigger ends (default: before the run ends)")
+	f.IntVar(&o.grid, "grid", 6, "trigger values probed at every load level before bisecting")
+	f.Float64Var(&o.resolution, "resolution", 0, "stop bisecting when the bracket is this narrow, in the trigger's unit (default: its range / 50)")
+	f.IntVar(&o.maxSeeds, "max-seeds", 20, "seeds at most per probe")
+	f.Float64Var(&o.alpha, "alpha", 0.05, "error probability of each probe's verdict")
+	f.Float64Var(&o.delta, "delta", 0.25, "indifference zone: verdicts are only guaranteed when P(no recovery) is outside 1/2 ± delta")
+	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the scenario's seed)")
+	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
+	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-map)")
+	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
+	cmd.AddCommand(newMapMergeCmd(e))
+	return cmd
+}
+
+// mapDoc is map.json: the result and how it was made.
+type mapDoc struct {
+	Scenario   string             `json:"scenario"`
+	Name       string             `json:"name"`
+	Sets       []string           `json:"sets"`
+	Load       string             `json:"load"`
+	Trigger    string             `json:"trigger"`
+	HorizonS   float64            `json:"horizon_s"`
+	Grid       int                `json:"grid"`
+	Resolution float64            `json:"resolution"`
+	Test       explore.SPRT       `json:"test"`
+	BaseSeed   uint64             `json:"base_seed"`
+	Shard      string             `json:"shard,omitempty"`
+	Result     *explore.MapResult `json:"result"`
+	Levels     int                `json:"levels"`
+}
+
+func readSource(file string, sets []string) (explore.Source, *scenario.Scenario, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return explore.Source{}, nil, fmt.Errorf("%s: no such scenario file", file)
+		}
+		return explore.Source{}, nil, err
+	}
+	sc, err := scenario.Parse(data, file, sets)
+	if err != nil {
+		return explore.Source{}, nil, err
+	}
+	return explore.Source{File: file, Data: data, Sets: sets}, sc, nil
+}
+
+// reportScenarioErr prints every problem of a scenario error.
+func reportScenarioErr(e *env, err error) error {
+	var errs scenario.Errors
+	if errors.As(err, &errs) {
+		for _, fe := range errs {
+			fmt.Fprintln(e.stderr, fe.Error())
+		}
+		return reportedError{exitError}
+	}
+	return err
+}
+
+func newBar(e *env, quiet bool, desc string) (func(int), func()) {
+	if !e.tty || quiet {
+		return nil, func() {}
+	}
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionSpinnerType(14))
+	return func(n int) { bar.Set(n) }, func() { bar.Finish() }
+}
+
+func mapRun(ctx context.Context, e *env, o *mapOptions) error {
+	shard, shards, err := parseShard(o.shard)
+	if err != nil {
+		return err
+	}
+	if o.jobs < 1 {
+		return usageError{fmt.Errorf("--jobs %d: must be at least 1", o.jobs)}
+	}
+	load, err := explore.ParseRange("--load", o.load)
+	if err != nil {
+		return usageError{err}
+	}
+	trig, err := explore.ParseRange("--trigger", o.trigger)
+	if err != nil {
+		return usageError{err}
+	}
+	if trig.Steps != 0 {
+		return usageError{fmt.Errorf("--trigger %q: the trigger is bisected, not stepped; use --grid for the first pass", o.trigger)}
+	}
+	src, sc, err := readSource(o.file, o.sets)
+	if err != nil {
+		return reportScenarioErr(e, err)
+	}
+	for _, r := range []*explore.Range{&load, &trig} {
+		r.Integer = isIntegerField(src, *r)
+	}
+	if err := explore.CheckSources([]explore.Source{src}, []string{load.Set(load.Lo), trig.Set(trig.Lo)}, []string{load.Set(load.Hi), trig.Set(trig.Hi)}); err != nil {
+		return reportScenarioErr(e, err)
+	}
+	seed := sc.Seed
+	if o.seedSet {
+		seed = o.seed
+	}
+	cfg := explore.MapConfig{Load: load, Trigger: trig, Grid: o.grid, Resolution: o.resolution,
+		Test:     explore.SPRT{Delta: o.delta, Alpha: o.alpha, MaxN: o.maxSeeds},
+		HorizonS: o.horizon.Seconds(), BaseSeed: seed, Jobs: o.jobs, Shard: shard, Shards: shards}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("results", sc.Name+"-map")
+		if shards > 0 {
+			out += fmt.Sprintf("-shard%dof%d", shard, shards)
+		}
+	}
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	prog, done := newBar(e, o.quiet, "mapping "+sc.Name+" (runs)")
+	cfg.Progress = prog
+	start := time.Now()
+	res, err := explore.Map(ctx, explore.SimEval([]explore.Source{src}), cfg)
+	done()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+		}
+		return reportScenarioErr(e, err)
+	}
+	wall := time.Since(start)
+	doc := mapDoc{Scenario: o.file, Name: sc.Name, Sets: o.sets, Load: o.load, Trigger: o.trigger, HorizonS: cfg.HorizonS,
+		Grid: o.grid, Resolution: o.resolution, Test: cfg.Test, BaseSeed: seed, Shard: o.shard, Result: res, Levels: load.Steps}
+	if doc.Levels == 0 {
+		doc.Levels = 10
+	}
+	if err := writeMap(out, &doc); err != nil {
+		return err
+	}
+	if !o.quiet {
+		fmt.Fprintf(e.stdout, "%s: %d load levels, %d probes, %d runs in %.1f s (%d jobs)\n", sc.Name, len(res.Levels), res.ProbeCount(), res.Runs(), wall.Seconds(), o.jobs)
+		printBoundary(e.stdout, &doc)
+		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
+	}
+	return nil
+}
+
+// isIntegerField: the field takes whole numbers only (setting x.5 fails
+// while whole values load).
+func isIntegerField(src explore.Source, r explore.Range) bool {
+	lo := math.Ceil(r.Lo)
+	if lo > r.Hi {
+		return false
+	}
+	whole := append(slices.Clone(src.Sets), r.Path+"="+fmt.Sprint(lo)+r.Unit)
+	half := append(slices.Clone(src.Sets), r.Path+"="+fmt.Sprint(lo+0.5)+r.Unit)
+	_, errW := scenario.Parse(src.Data, src.File, whole)
+	_, errH := scenario.Parse(src.Data, src.File, half)
+	return errW == nil && errH != nil
+}
+
+func printBoundary(w io.Writer, doc *mapDoc) {
+	r := doc.Result
+	fmt.Fprintf(w, "%-14s %-36s %s\n", "load", "threshold ("+r.Trigger.Path+")", "runs")
+	for _, l := range r.Levels {
+		b := l.Boundary
+		var s string
+		switch b.Kind {
+		case "below":
+			s = "below " + r.Trigger.Short(b.Hi)
+		case "above":
+			s = "above " + r.Trigger.Short(b.Lo)
+		default:
+			s = fmt.Sprintf("%s in [%s, %s]", r.Trigger.Short(b.Threshold), r.Trigger.Short(b.Lo), r.Trigger.Short(b.Hi))
+		}
+		if l.NonMonotone != "" {
+			s += "  NON-MONOTONE: " + l.NonMonotone
+		}
+		fmt.Fprintf(w, "%-14s %-36s %d\n", r.Load.Short(l.Load), s, l.Runs)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+func writeMap(out string, doc *mapDoc) error {
+	js, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := []resultdir.File{
+		{Name: "map.csv", Data: doc.Result.MapCSV()},
+		{Name: "boundary.csv", Data: doc.Result.BoundaryCSV()},
+		{Name: "map.json", Data: append(js, '\n')},
+	}
+	png, err := mapChart(doc)
+	if err != nil {
+		return err
+	}
+	files = append(files, resultdir.File{Name: "map.png", Data: png})
+	return resultdir.Write(out, files)
+}
+
+func mapChart(doc *mapDoc) ([]byte, error) {
+	r := doc.Result
+	in := plots.MapInput{
+		Title:        fmt.Sprintf("%s: where it stops recovering (%d runs)", doc.Name, r.Runs()),
+		LoadLabel:    axisLabel(r.Load),
+		TriggerLabel: axisLabel(r.Trigger),
+		TriggerLo:    r.Trigger.Lo, TriggerHi: r.Trigger.Hi,
+	}
+	for _, l := range r.Levels {
+		for _, p := range l.Probes {
+			in.Cells = append(in.Cells, plots.MapCell{Load: l.Load, Trigger: p.Trigger, P: p.P(), Grid: p.Phase == "grid"})
+		}
+		in.Boundary = append(in.Boundary, plots.MapBoundary{Load: l.Load, Threshold: l.Boundary.Threshold, Lo: l.Boundary.Lo, Hi: l.Boundary.Hi, Kind: l.Boundary.Kind})
+	}
+	return plots.Map(in)
+}
+
+func axisLabel(r explore.Range) string {
+	if r.Unit == "" {
+		return r.Path
+	}
+	return fmt.Sprintf("%s (%s)", r.Path, r.Unit)
+}
+
+func newMapMergeCmd(e *env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge --out DIR SHARD_DIR...",
+		Short: "Combine the shards of a map (map --shard i/n) into one map",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("expected at least one shard folder")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError{errors.New("--out DIR is required")}
+			}
+			return mapMergeRun(e, args, out)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged map folder")
+	return cmd
+}
+
+func mapMergeRun(e *env, shards []string, out string) error {
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	var merged *mapDoc
+	seen := map[int]string{}
+	for _, d := range shards {
+		b, err := os.ReadFile(filepath.Join(d, "map.json"))
+		if err != nil {
+			return fmt.Errorf("%s: not a map shard: %w", d, err)
+		}
+		var doc mapDoc
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("%s/map.json: %w", d, err)
+		}
+		if merged == nil {
+			m := doc
+			m.Shard = ""
+			m.Result = &explore.MapResult{Load: doc.Result.Load, Trigger: doc.Result.Trigger}
+			merged = &m
+		} else if doc.Scenario != merged.Scenario || doc.Load != merged.Load || doc.Trigger != merged.Trigger || doc.Test != merged.Test ||
+			doc.BaseSeed != merged.BaseSeed || doc.Grid != merged.Grid || doc.HorizonS != merged.HorizonS || !slices.Equal(doc.Sets, merged.Sets) {
+			return fmt.Errorf("%s: a shard of a different map (its settings differ from %s's)", d, shards[0])
+		}
+		for _, l := range doc.Result.Levels {
+			if prev, dup := seen[l.Index]; dup {
+				return fmt.Errorf("load level %d is in both %s and %s", l.Index, prev, d)
+			}
+			seen[l.Index] = d
+			merged.Result.Levels = append(merged.Result.Levels, l)
+		}
+	}
+	for i := 0; i < merged.Levels; i++ {
+		if _, ok := seen[i]; !ok {
+			return fmt.Errorf("load level %d is in none of the shards: is a shard missing?", i)
+		}
+	}
+	slices.SortFunc(merged.Result.Levels, func(a, b explore.Level) int { return a.Index - b.Index })
+	merged.Result.Notes = explore.LoadNotes(merged.Result.Levels, merged.Result.Load)
+	if err := writeMap(out, merged); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "merged %d shards: %d load levels, %d runs\n", len(shards), len(merged.Result.Levels), merged.Result.Runs())
+	printBoundary(e.stdout, merged)
+	fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
+	return nil
+}

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/sim/explore"
+	"github.com/throttlesim/throttlesim/sim/resultdir"
+)
+
+type tuneOptions struct {
+	files       []string
+	params      []string
+	sets        []string
+	minimize    string
+	maximize    string
+	subjectTo   []string
+	objective   string
+	budget      int
+	final       int
+	finalSeeds  int
+	sensitivity int
+	seed        uint64
+	seedSet     bool
+	jobs        int
+	out         string
+	quiet       bool
+}
+
+func newTuneCmd(e *env, runF func(context.Context, *env, *tuneOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = tuneRun
+	}
+	o := &tuneOptions{}
+	cmd := &cobra.Command{
+		Use:   "tune SCENARIO... --param PATH=a..b --minimize METRIC [--subject-to 'METRIC<=x']",
+		Short: "Search policy parameters for the best value of a metric under constraints",
+		Long: `Tune searches the --param fields (continuous, or whole numbers when the field
+is an integer) for the value that minimises (or maximises) a metric of
+summary.json, subject to constraints, across one or several scenarios: a
+constraint must hold in every scenario, and the objective is the mean over
+them or, with --objective worst, the worst one (per seed).
+
+The search runs in rounds: a grid (or, with more than two parameters, a
+Halton design) over the current box, successive halving on it (2 seeds
+each, then the best third gets twice as many, up to 8), then a box half as
+wide around the best so far, until --budget runs are used. Every candidate
+runs the same seeds (common random numbers). A candidate is rejected only
+when a constraint is violated with 95% confidence (one-sided Student-t over
+its seeds). Last, the best --final candidates get --final-seeds seeds each
+and are compared with paired 95% intervals: the report gives the chosen
+point, the runner-up and whether they differ significantly. If no candidate
+meets the constraints the result says "infeasible" and the exit code is 1.
+
+Metrics: every number of summary.json by its JSON name (nested ones dotted,
+e.g. recovery.recovery_time_s), and backend_load_rps, goodput_rps and
+offered_rps (per second of the run). Writes tune.csv (every candidate),
+best.yaml (the scenario with the chosen values), tune.json, pareto.png
+(objective against the first constraint's metric, Pareto front highlighted)
+and sensitivity.png (the objective as each parameter varies, the others at
+the chosen values).`,
+		Example: `  throttlesim tune scenarios/tune-overload.yaml --param clients.throttle.k=1..4 \
+      --minimize backend_load_rps --subject-to 'local_drop_rate<=0.6'
+  throttlesim tune scenarios/tune-retries.yaml --param clients.retry.max_attempts=1..8 \
+      --minimize amplification --subject-to 'success_ratio>=0.999'
+  throttlesim tune scenarios/outage.yaml scenarios/overload.yaml --param clients.throttle.k=1.1..4 \
+      --minimize recovery.recovery_time_s --objective worst --budget 300`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("expected at least one scenario FILE")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = args
+			o.seedSet = cmd.Flags().Changed("seed")
+			return runF(cmd.Context(), e, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.params, "param", nil, "a field to tune and its range: PATH=a..b (repeatable)")
+	f.StringVar(&o.minimize, "minimize", "", "the metric to minimise")
+	f.StringVar(&o.maximize, "maximize", "", "the metric to maximise (instead of --minimize)")
+	f.StringArrayVar(&o.subjectTo, "subject-to", nil, "a constraint METRIC<=x or METRIC>=x (x may be a percentage), in every scenario (repeatable)")
+	f.StringVar(&o.objective, "objective", "mean", "across several scenarios: mean or worst")
+	f.StringArrayVar(&o.sets, "set", nil, "override a field of every scenario, path=value (repeatable)")
+	f.IntVar(&o.budget, "budget", 200, "simulation runs for the search and the final comparison")
+	f.IntVar(&o.final, "final", 3, "candidates in the final paired comparison")
+	f.IntVar(&o.finalSeeds, "final-seeds", 10, "seeds per candidate in the final comparison")
+	f.IntVar(&o.sensitivity, "sensitivity", 9, "points per parameter in the sensitivity scan (0: none; runs beyond the budget)")
+	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the first scenario's seed)")
+	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
+	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-tune)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
+	return cmd
+}
+
+// errInfeasible: no candidate met the constraints (outputs are written).
+var errInfeasible = errors.New("infeasible")
+
+func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
+	if o.jobs < 1 {
+		return usageError{fmt.Errorf("--jobs %d: must be at least 1", o.jobs)}
+	}
+	cfg := explore.TuneConfig{Budget: o.budget, Final: o.final, FinalSeeds: o.finalSeeds, Sensitivity: o.sensitivity, Jobs: o.jobs}
+	switch {
+	case o.minimize != "" && o.maximize != "":
+		return usageError{errors.New("give --minimize or --maximize, not both")}
+	case o.minimize != "":
+		cfg.Objective = o.minimize
+	case o.maximize != "":
+		cfg.Objective, cfg.Maximize = o.maximize, true
+	default:
+		return usageError{errors.New("--minimize METRIC (or --maximize METRIC) is required")}
+	}
+	if err := explore.CheckMetric(cfg.Objective); err != nil {
+		return usageError{err}
+	}
+	switch o.objective {
+	case "mean":
+	case "worst":
+		cfg.Worst = true
+	default:
+		return usageError{fmt.Errorf("--objective %q: expected mean or worst", o.objective)}
+	}
+	if len(o.params) == 0 {
+		return usageError{errors.New("--param PATH=a..b is required (repeatable)")}
+	}
+	for _, s := range o.subjectTo {
+		c, err := explore.ParseConstraint(s)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg.Constraints = append(cfg.Constraints, c)
+	}
+	var srcs []explore.Source
+	var name string
+	var seed uint64
+	for i, f := range o.files {
+		src, sc, err := readSource(f, o.sets)
+		if err != nil {
+			return reportScenarioErr(e, err)
+		}
+		if i == 0 {
+			name, seed = sc.Name, sc.Seed
+		}
+		srcs = append(srcs, src)
+	}
+	for _, s := range o.params {
+		r, err := explore.ParseRange("--param", s)
+		if err != nil {
+			return usageError{err}
+		}
+		if r.Steps != 0 {
+			return usageError{fmt.Errorf("--param %q: the search chooses its own points; drop the /steps", s)}
+		}
+		r.Integer = isIntegerField(srcs[0], r)
+		cfg.Params = append(cfg.Params, r)
+	}
+	var lo, hi []string
+	for _, p := range cfg.Params {
+		lo, hi = append(lo, p.Set(p.Lo)), append(hi, p.Set(p.Hi))
+	}
+	if err := explore.CheckSources(srcs, lo, hi); err != nil {
+		return reportScenarioErr(e, err)
+	}
+	if o.seedSet {
+		seed = o.seed
+	}
+	cfg.BaseSeed = seed
+	cfg.Scenarios = len(srcs)
+	out := o.out
+	if out == "" {
+		out = filepath.Join("results", name+"-tune")
+	}
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	prog, done := newBar(e, o.quiet, "tuning "+name+" (runs)")
+	cfg.Progress = prog
+	start := time.Now()
+	res, err := explore.Tune(ctx, explore.SimEval(srcs), cfg)
+	done()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+		}
+		if strings.HasPrefix(err.Error(), "explore: ") {
+			return usageError{err}
+		}
+		return reportScenarioErr(e, err)
+	}
+	wall := time.Since(start)
+	files := []resultdir.File{{Name: "tune.csv", Data: res.TuneCSV(cfg)}}
+	sets := cfg.Sets(res.Best)
+	for i, src := range srcs {
+		y, err := explore.WithSets(src.Data, src.File, append(append([]string{}, o.sets...), sets...))
+		if err != nil {
+			return err
+		}
+		n := "best.yaml"
+		if len(srcs) > 1 {
+			n = fmt.Sprintf("best-%d-%s", i+1, filepath.Base(src.File))
+		}
+		files = append(files, resultdir.File{Name: n, Data: y})
+	}
+	js, err := json.MarshalIndent(tuneJSON(o, cfg, res, wall), "", "  ")
+	if err != nil {
+		return err
+	}
+	files = append(files, resultdir.File{Name: "tune.json", Data: append(js, '\n')})
+	charts, err := tuneCharts(name, cfg, res)
+	if err != nil {
+		return err
+	}
+	files = append(files, charts...)
+	if err := resultdir.Write(out, files); err != nil {
+		return err
+	}
+	if !o.quiet {
+		fmt.Fprintf(e.stdout, "%s: %d candidates, %d runs (+%d for the sensitivity scan) in %.1f s (%d jobs)\n", name, len(res.Candidates), res.Runs, res.SensitivityRuns, wall.Seconds(), o.jobs)
+		printTune(e.stdout, cfg, res)
+		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
+	}
+	if res.Infeasible {
+		var cs []string
+		for _, c := range cfg.Constraints {
+			cs = append(cs, c.String())
+		}
+		return fmt.Errorf("%w: no candidate meets %s; the closest is %s (see %s)", errInfeasible, strings.Join(cs, " and "), strings.Join(sets, " "), filepath.Join(out, "tune.csv"))
+	}
+	return nil
+}
+
+func describeCandidate(cfg explore.TuneConfig, x *explore.Candidate) string {
+	o := x.Objective()
+	s := fmt.Sprintf("%s: %s = %.6g [%.6g, %.6g] over %d seeds", strings.Join(cfg.Sets(x), " "), cfg.Objective, o.Mean, o.Lo, o.Hi, x.Seeds)
+	for i, c := range cfg.Constraints {
+		s += fmt.Sprintf("; %s = %.6g", c.Metric, x.ConstraintMean(i, c))
+	}
+	return s
+}
+
+func printTune(w io.Writer, cfg explore.TuneConfig, res *explore.TuneResult) {
+	verdict := "chosen"
+	if res.Infeasible {
+		verdict = "INFEASIBLE, closest"
+	}
+	fmt.Fprintf(w, "%s: %s\n", verdict, describeCandidate(cfg, res.Best))
+	if res.RunnerUp != nil {
+		fmt.Fprintf(w, "runner-up: %s\n", describeCandidate(cfg, res.RunnerUp))
+		sig := "not significant"
+		if res.Significant {
+			sig = "significant"
+		}
+		fmt.Fprintf(w, "runner-up − chosen: %.4g [%.4g, %.4g] (paired by seed, 95%%): %s\n", res.Diff.Mean, res.Diff.Lo, res.Diff.Hi, sig)
+	}
+}
+
+type tuneDoc struct {
+	Scenarios   []string        `json:"scenarios"`
+	Sets        []string        `json:"sets"`
+	Params      []explore.Range `json:"params"`
+	Objective   string          `json:"objective"`
+	Maximize    bool            `json:"maximize"`
+	Worst       bool            `json:"worst_case"`
+	Constraints []string        `json:"constraints"`
+	Budget      int             `json:"budget"`
+	BaseSeed    uint64          `json:"base_seed"`
+	Runs        int             `json:"runs"`
+	SensRuns    int             `json:"sensitivity_runs"`
+	Candidates  int             `json:"candidates"`
+	Infeasible  bool            `json:"infeasible"`
+	Chosen      map[string]any  `json:"chosen"`
+	RunnerUp    map[string]any  `json:"runner_up"`
+	Diff        map[string]any  `json:"runner_up_minus_chosen"`
+}
+
+func jnum(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+func candJSON(cfg explore.TuneConfig, x *explore.Candidate) map[string]any {
+	if x == nil {
+		return nil
+	}
+	o := x.Objective()
+	m := map[string]any{"sets": cfg.Sets(x), "seeds": x.Seeds, "objective": jnum(o.Mean), "ci_lo": jnum(o.Lo), "ci_hi": jnum(o.Hi), "feasible": x.Feasible(cfg.Constraints)}
+	for i, c := range cfg.Constraints {
+		m[c.Metric] = jnum(x.ConstraintMean(i, c))
+	}
+	return m
+}
+
+// tuneJSON is tune.json; the wall time is left out so that the file is
+// the same on every machine.
+func tuneJSON(o *tuneOptions, cfg explore.TuneConfig, res *explore.TuneResult, _ time.Duration) tuneDoc {
+	d := tuneDoc{Scenarios: o.files, Sets: o.sets, Params: cfg.Params, Objective: cfg.Objective, Maximize: cfg.Maximize, Worst: cfg.Worst,
+		Budget: cfg.Budget, BaseSeed: cfg.BaseSeed, Runs: res.Runs, SensRuns: res.SensitivityRuns, Candidates: len(res.Candidates),
+		Infeasible: res.Infeasible, Chosen: candJSON(cfg, res.Best), RunnerUp: candJSON(cfg, res.RunnerUp)}
+	for _, c := range cfg.Constraints {
+		d.Constraints = append(d.Constraints, c.String())
+	}
+	if res.RunnerUp != nil {
+		d.Diff = map[string]any{"mean": jnum(res.Diff.Mean), "ci_lo": jnum(res.Diff.Lo), "ci_hi": jnum(res.Diff.Hi), "significant": res.Significant}
+	}
+	return d
+}
+
+func tuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult) ([]resultdir.File, error) {
+	var files []resultdir.File
+	if len(cfg.Constraints) > 0 {
+		k := cfg.Constraints[0]
+		in := plots.ParetoInput{
+			Title:           fmt.Sprintf("%s: %s against %s, every candidate", name, cfg.Objective, k.Metric),
+			ObjectiveLabel:  cfg.Objective + " (mean over seeds)",
+			ConstraintLabel: fmt.Sprintf("%s (mean; constraint %s)", k.Metric, k),
+			Bound:           k.Bound, AtMost: k.AtMost, Maximize: cfg.Maximize,
+		}
+		for _, x := range res.Candidates {
+			in.Points = append(in.Points, plots.TunePoint{Objective: x.Objective().Mean, Constraint: x.ConstraintMean(0, k), Feasible: x.Feasible(cfg.Constraints), Best: x == res.Best})
+		}
+		png, err := plots.Pareto(in)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, resultdir.File{Name: "pareto.png", Data: png})
+	}
+	if len(res.Sensitivity) > 0 {
+		var panels []plots.SensitivityPanel
+		for i, scan := range res.Sensitivity {
+			p := plots.SensitivityPanel{Param: cfg.Params[i].Path, Best: res.Best.Values[i]}
+			for _, s := range scan {
+				p.Values = append(p.Values, s.Value)
+				p.Mean, p.Lo, p.Hi = append(p.Mean, s.Objective.Mean), append(p.Lo, s.Objective.Lo), append(p.Hi, s.Objective.Hi)
+				p.Feasible = append(p.Feasible, s.Feasible)
+			}
+			panels = append(panels, p)
+		}
+		png, err := plots.Sensitivity(fmt.Sprintf("%s: %s as each parameter varies", name, cfg.Objective), cfg.Objective, panels)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, resultdir.File{Name: "sensitivity.png", Data: png})
+	}
+	return files, nil
+}

@@ -1,0 +1,117 @@
+package explore
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+func num(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
+}
+
+func writeCSV(rows [][]string) []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	_ = w.WriteAll(rows) // a bytes.Buffer does not fail
+	return b.Bytes()
+}
+
+// MapCSV is map.csv: one row per probe.
+func (m *MapResult) MapCSV() []byte {
+	rows := [][]string{{"load", "trigger", "phase", "seeds", "no_recovery", "p_no_recovery", "ci_lo", "ci_hi", "decision"}}
+	for _, l := range m.Levels {
+		for _, p := range l.Probes {
+			rows = append(rows, []string{m.Load.Format(l.Load), m.Trigger.Format(p.Trigger), p.Phase, strconv.Itoa(p.N), strconv.Itoa(p.K),
+				num(p.P()), num(p.Lo), num(p.Hi), p.Decision.String()})
+		}
+	}
+	return writeCSV(rows)
+}
+
+// BoundaryCSV is boundary.csv: one row per load level.
+func (m *MapResult) BoundaryCSV() []byte {
+	rows := [][]string{{"load", "kind", "threshold", "lo", "hi", "probes", "runs", "non_monotone"}}
+	for _, l := range m.Levels {
+		b := l.Boundary
+		rows = append(rows, []string{m.Load.Format(l.Load), b.Kind, num(b.Threshold), num(b.Lo), num(b.Hi), strconv.Itoa(len(l.Probes)), strconv.Itoa(l.Runs), l.NonMonotone})
+	}
+	return writeCSV(rows)
+}
+
+// TuneCSV is tune.csv: one row per candidate evaluated.
+func (r *TuneResult) TuneCSV(c TuneConfig) []byte {
+	head := []string{"candidate", "round"}
+	for _, p := range c.Params {
+		head = append(head, p.Path)
+	}
+	head = append(head, "seeds", c.Objective, "ci_lo", "ci_hi")
+	for _, k := range c.Constraints {
+		head = append(head, k.Metric+" (worst scenario mean)")
+	}
+	head = append(head, "feasible", "chosen")
+	rows := [][]string{head}
+	for i, x := range r.Candidates {
+		row := []string{strconv.Itoa(i), strconv.Itoa(x.Round)}
+		if x.Round < 0 {
+			row[1] = "sensitivity"
+		}
+		for j, p := range c.Params {
+			row = append(row, p.Format(x.Values[j]))
+		}
+		o := x.Objective()
+		row = append(row, strconv.Itoa(x.Seeds), num(o.Mean), num(o.Lo), num(o.Hi))
+		for j, k := range c.Constraints {
+			row = append(row, num(x.ConstraintMean(j, k)))
+		}
+		row = append(row, strconv.FormatBool(x.Feasible(c.Constraints)), strconv.FormatBool(x == r.Best))
+		rows = append(rows, row)
+	}
+	return writeCSV(rows)
+}
+
+// Sets are the overrides that give a candidate's values.
+func (c TuneConfig) Sets(x *Candidate) []string {
+	s := make([]string, len(x.Values))
+	for i, v := range x.Values {
+		s[i] = c.Params[i].Set(v)
+	}
+	return s
+}
+
+// WithSets returns the scenario file's YAML with the overrides applied
+// (comments kept where the YAML library keeps them), for best.yaml; the
+// result is checked to load.
+func WithSets(data []byte, file string, sets []string) ([]byte, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	for i, s := range sets {
+		if err := scenario.ApplySet(&root, s, i+1); err != nil {
+			return nil, err
+		}
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return nil, err
+	}
+	out := b.Bytes()
+	if _, err := scenario.Parse(out, file, nil); err != nil {
+		return nil, err
+	}
+	header := "# Chosen by throttlesim tune: " + strings.Join(sets, " ") + "\n"
+	return append([]byte(header), out...), nil
+}
