@@ -54,7 +54,7 @@ func TestTuneFindsThrottleK(t *testing.T) {
 // attempts succeed with 1 − x^n, so "minimise amplification subject to
 // success ≥ 99.9%" is n = 3.
 func TestTuneFindsRetryAttempts(t *testing.T) {
-	src := source(t, "../../scenarios/tune-retries.yaml", "duration=100s")
+	src := source(t, "../../scenarios/tune-retries.yaml")
 	c := TuneConfig{
 		Params:      []Range{{Path: "clients.retry.max_attempts", Lo: 1, Hi: 8, Integer: true}},
 		Objective:   "amplification",

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/throttlesim/throttlesim/internal/testfs"
+)
+
+var mapArgs = []string{"testdata/map-small.yaml", "--load", "clients.arrival.total_rate=30/s..60/s/4",
+	"--trigger", "clients.arrival.profile.1.at=61s..80s", "--grid", "4", "--resolution", "2", "-q"}
+
+func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole")
+	if r := runCLI(t, append([]string{"map", "--out", whole, "-j", "2"}, mapArgs...)...); r.code != 0 {
+		t.Fatalf("map: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, f := range []string{"map.csv", "boundary.csv", "map.json", "map.png"} {
+		if _, err := os.Stat(filepath.Join(whole, f)); err != nil {
+			t.Errorf("map wrote no %s", f)
+		}
+	}
+	img, err := png.Decode(bytes.NewReader(readFile(t, filepath.Join(whole, "map.png"))))
+	if err != nil || img.Bounds().Dx() < 800 {
+		t.Errorf("map.png: %v, %v", err, img)
+	}
+	// The small system's threshold: at 30/s a 2x spike (60/s) stays under
+	// the ~100/s the server completes, so it always recovers; at 60/s the
+	// spike (120/s) overloads it at once.
+	b := string(readFile(t, filepath.Join(whole, "boundary.csv")))
+	if !strings.Contains(b, "\n30/s,above,") || !strings.Contains(b, "\n60/s,bracketed,") {
+		t.Errorf("boundary.csv: got\n%s\nwant 30/s above the range and 60/s bracketed", b)
+	}
+	var shards []string
+	for _, s := range []string{"0/2", "1/2"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		if r := runCLI(t, append([]string{"map", "--out", out, "--shard", s, "-j", "1"}, mapArgs...)...); r.code != 0 {
+			t.Fatalf("shard %s: exit %d\n%s", s, r.code, r.stderr)
+		}
+		shards = append(shards, out)
+	}
+	merged := filepath.Join(dir, "merged")
+	if r := runCLI(t, append([]string{"map", "merge", "--out", merged}, shards...)...); r.code != 0 {
+		t.Fatalf("map merge: exit %d\n%s", r.code, r.stderr)
+	}
+	sameTree(t, "merged map vs unsharded", testfs.Tree(t, whole), testfs.Tree(t, merged))
+	if r := runCLI(t, "map", "merge", "--out", filepath.Join(dir, "m2"), shards[0]); r.code != 1 || !strings.Contains(r.stderr, "in none of the shards") {
+		t.Errorf("merge without a shard: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+func TestTuneWritesAndFindsTheRetryOptimum(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "tune")
+	r := runCLI(t, "tune", "../../scenarios/tune-retries.yaml", "--param", "clients.retry.max_attempts=1..6",
+		"--minimize", "amplification", "--subject-to", "success_ratio>=99.9%", "--budget", "100", "--final-seeds", "5", "--sensitivity", "6", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("tune: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "chosen: clients.retry.max_attempts=3:") || !strings.Contains(r.stdout, "runner-up: clients.retry.max_attempts=4:") {
+		t.Errorf("stdout:\n%s\nwant 3 attempts chosen, 4 the runner-up", r.stdout)
+	}
+	for _, f := range []string{"tune.csv", "best.yaml", "tune.json", "pareto.png", "sensitivity.png"} {
+		b := readFile(t, filepath.Join(out, f))
+		if strings.HasSuffix(f, ".png") {
+			if img, err := png.Decode(bytes.NewReader(b)); err != nil || img.Bounds().Dy() < 400 {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
+	}
+	if b := string(readFile(t, filepath.Join(out, "best.yaml"))); !strings.Contains(b, "max_attempts: 3") {
+		t.Errorf("best.yaml does not set 3 attempts:\n%s", b)
+	}
+	// best.yaml is a scenario that runs.
+	if r := runCLI(t, "validate", filepath.Join(out, "best.yaml")); r.code != 0 {
+		t.Errorf("validate best.yaml: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestTuneAndMapBadInput(t *testing.T) {
+	small := "testdata/map-small.yaml"
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown metric", []string{"tune", small, "--param", "clients.timeout=1s..2s", "--minimize", "amplificaton"}, 2, `did you mean "amplification"`},
+		{"unknown constraint metric", []string{"tune", small, "--param", "clients.timeout=1s..2s", "--minimize", "amplification", "--subject-to", "succes_ratio>=0.9"}, 2, `did you mean "success_ratio"`},
+		{"empty range", []string{"tune", small, "--param", "clients.timeout=2s..2s", "--minimize", "amplification"}, 2, "empty range"},
+		{"no param", []string{"tune", small, "--minimize", "amplification"}, 2, "--param PATH=a..b is required"},
+		{"bad path", []string{"tune", small, "--param", "clients.retry.max_atempts=1..3", "--minimize", "amplification"}, 1, "max_atempts"},
+		{"no objective", []string{"tune", small, "--param", "clients.timeout=1s..2s"}, 2, "--minimize METRIC"},
+		{"bad objective mode", []string{"tune", small, "--param", "clients.timeout=1s..2s", "--minimize", "amplification", "--objective", "median"}, 2, "expected mean or worst"},
+		{"map empty load", []string{"map", small, "--load", "clients.arrival.total_rate=50/s..50/s", "--trigger", "clients.arrival.profile.1.at=61s..80s"}, 2, "empty range"},
+		{"map no trigger", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s"}, 2, "--trigger PATH=a..b are required"},
+		{"map units", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80000ms"}, 2, "different units"},
+		{"map no recovery rule", []string{"map", small, "--set", "clients.arrival.profile=[]", "--load", "clients.arrival.total_rate=30/s..60/s/2", "--trigger", "clients.timeout=1s..2s", "--out", filepath.Join(t.TempDir(), "m")}, 1, "recovery rule does not apply"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", r.code, r.stderr, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+func TestTuneInfeasible(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "tune")
+	r := runCLI(t, "tune", "../../scenarios/tune-retries.yaml", "--set", "duration=30s", "--set", "clients.arrival.profile=[]", "--param", "clients.retry.max_attempts=1..2",
+		"--minimize", "amplification", "--subject-to", "success_ratio>=0.999", "--budget", "60", "--final-seeds", "3", "--final", "2", "--sensitivity", "0", "--out", out)
+	// Two attempts succeed with 1 − 0.1² = 99%: below 99.9% whatever the seeds.
+	if r.code != 1 || !strings.Contains(r.stderr, "infeasible: no candidate meets success_ratio>=0.999") || !strings.Contains(r.stdout, "INFEASIBLE") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1 and an infeasible report", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "tune.csv")); err != nil {
+		t.Errorf("an infeasible tuning still writes tune.csv: %v", err)
+	}
+}
