@@ -57,7 +57,16 @@ func (c *Candidate) Objective() Stat { return Describe(c.obj) }
 func (c *Candidate) ConstraintMean(i int, k Constraint) float64 {
 	w := math.NaN()
 	for _, xs := range c.cons[i] {
+		if len(xs) == 0 {
+			continue
+		}
 		m := Describe(xs).Mean
+		if slices.ContainsFunc(xs, math.IsNaN) {
+			m = math.Inf(1)
+			if !k.AtMost {
+				m = math.Inf(-1)
+			}
+		}
 		if math.IsNaN(w) || (k.AtMost && m > w) || (!k.AtMost && m < w) {
 			w = m
 		}
@@ -77,6 +86,13 @@ func (c *Candidate) violation(ks []Constraint) float64 {
 	v := 0.0
 	for i, k := range ks {
 		for _, xs := range c.cons[i] {
+			if len(xs) == 0 {
+				continue // does not apply to this scenario
+			}
+			if slices.ContainsFunc(xs, math.IsNaN) {
+				v++ // no value where it applies (e.g. did not recover): not met
+				continue
+			}
 			dir := 1.0 // the bound on the favourable side
 			if k.AtMost {
 				dir = -1
@@ -267,28 +283,54 @@ func (t *tuner) evaluate(ctx context.Context, cs []*Candidate, n int) error {
 	for _, c := range cs {
 		for s := c.Seeds; s < n; s++ {
 			agg := math.NaN()
-			sum := 0.0
+			sum, m := 0.0, 0
 			for sc := 0; sc < t.c.Scenarios; sc++ {
-				x := c.figs[sc][s][t.c.Objective]
-				sum += x
+				x, ok := Value(c.figs[sc][s], t.c.Objective)
+				if !ok {
+					continue
+				}
+				if math.IsNaN(x) { // no value (e.g. did not recover): the worst
+					x = math.Inf(1)
+					if t.c.Maximize {
+						x = math.Inf(-1)
+					}
+				}
+				sum, m = sum+x, m+1
 				worse := (!t.c.Maximize && x > agg) || (t.c.Maximize && x < agg)
-				if math.IsNaN(agg) || worse || math.IsNaN(x) {
+				if math.IsNaN(agg) || worse {
 					agg = x
 				}
 			}
+			if m == 0 {
+				return fmt.Errorf("explore: the objective %s does not apply to any of the scenarios (the recovery rule needs a fault or a load spike)", t.c.Objective)
+			}
 			if !t.c.Worst {
-				agg = sum / float64(t.c.Scenarios)
+				agg = sum / float64(m)
 			}
 			c.obj = append(c.obj, agg)
 			for i, k := range t.c.Constraints {
 				for sc := 0; sc < t.c.Scenarios; sc++ {
-					c.cons[i][sc] = append(c.cons[i][sc], c.figs[sc][s][k.Metric])
+					if x, ok := Value(c.figs[sc][s], k.Metric); ok {
+						c.cons[i][sc] = append(c.cons[i][sc], x)
+					}
 				}
 			}
 		}
 		c.Seeds = max(c.Seeds, n)
 	}
 	return nil
+}
+
+// Value is a metric of a run, and whether it applies: the recovery
+// figures do not apply to a run the recovery rule does not apply to (no
+// fault and no load spike). A figure that applies but has no value (NaN:
+// recovery time of a run that did not recover) counts as the worst value
+// in an objective and as a violation in a constraint.
+func Value(f Figures, metric string) (float64, bool) {
+	if strings.HasPrefix(metric, "recovery.") && metric != "recovery.applicable" && f["recovery.applicable"] == 0 {
+		return math.NaN(), false
+	}
+	return f[metric], true
 }
 
 // design proposes the candidates of a round inside box: a grid for one or
