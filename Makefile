@@ -313,3 +313,49 @@ experiment-slowdown: build ## a slowdown fault: applies_to start vs arrival move
 	./$(BIN) summarize $(SLOW_OUT)/sweep --columns "point,recovered,recovery (s),amplification,success" > $(SLOW_OUT)/table.md
 	$(call splice,$(SLOW_DOC),$(SLOW_OUT)/table.md,table)
 	@echo "updated $(SLOW_DOC)"
+
+MAP_DOC := docs/experiments/metastability-map
+MAP_OUT := results/experiments/map
+MAP_ARGS := scenarios/metastable-duration.yaml --set clients.arrival.profile.0.multiplier=2 \
+	--load clients.arrival.total_rate=300/s..700/s/9 --trigger clients.arrival.profile.1.at=60.5s..80s --grid 8
+
+.PHONY: experiment-map
+experiments: experiment-map
+experiment-map: build ## the metastability map: spike duration threshold over load, with and without a retry budget (docs/experiments/metastability-map.md)
+	@mkdir -p $(MAP_DOC)
+	@rm -rf $(MAP_OUT) && mkdir -p $(MAP_OUT)
+	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget=null' --out $(MAP_OUT)/plain > $(MAP_OUT)/plain.txt
+	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --out $(MAP_OUT)/budget > $(MAP_OUT)/budget.txt
+	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --horizon 20s --out $(MAP_OUT)/budget-20s > $(MAP_OUT)/budget-20s.txt
+	@for m in plain budget budget-20s; do \
+		cp $(MAP_OUT)/$$m/map.png $(MAP_DOC)/$$m.png; \
+		{ echo '```text'; cat $(MAP_OUT)/$$m.txt; echo '```'; } > $(MAP_OUT)/$$m.md; done
+	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/plain.md,plain)
+	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/budget.md,budget)
+	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/budget-20s.md,budget-20s)
+	@echo "updated $(MAP_DOC).md"
+
+TUNE_DOC := docs/experiments/tuning
+TUNE_OUT := results/experiments/tuning
+
+.PHONY: experiment-tuning
+experiments: experiment-tuning
+experiment-tuning: build ## the tuner on two known optima and on an outage plus overload (docs/experiments/tuning.md)
+	@mkdir -p $(TUNE_DOC)
+	@rm -rf $(TUNE_OUT) && mkdir -p $(TUNE_OUT)
+	./$(BIN) tune scenarios/tune-overload.yaml --param clients.throttle.k=1..4 \
+		--minimize backend_load_rps --subject-to 'local_drop_rate<=0.6' --out $(TUNE_OUT)/k > $(TUNE_OUT)/k.txt
+	./$(BIN) tune scenarios/tune-retries.yaml --param clients.retry.max_attempts=1..8 \
+		--minimize amplification --subject-to 'success_ratio>=0.999' --out $(TUNE_OUT)/attempts > $(TUNE_OUT)/attempts.txt
+	./$(BIN) tune scenarios/outage.yaml scenarios/k-sweep-overload.yaml --set duration=5m --set clients.retry.budget.kind=sre \
+		--param clients.throttle.k=1.1..5 --param clients.retry.budget.ratio=0.01..0.5 \
+		--maximize success_ratio --objective worst \
+		--subject-to 'recovery.recovery_time_s<=30' --subject-to 'wasted_work_fraction<=0.05' --out $(TUNE_OUT)/robust > $(TUNE_OUT)/robust.txt
+	@for m in k attempts robust; do \
+		cp $(TUNE_OUT)/$$m/pareto.png $(TUNE_DOC)/$$m-pareto.png; \
+		cp $(TUNE_OUT)/$$m/sensitivity.png $(TUNE_DOC)/$$m-sensitivity.png; \
+		{ echo '```text'; cat $(TUNE_OUT)/$$m.txt; echo '```'; } > $(TUNE_OUT)/$$m.md; done
+	$(call splice,$(TUNE_DOC).md,$(TUNE_OUT)/k.md,k)
+	$(call splice,$(TUNE_DOC).md,$(TUNE_OUT)/attempts.md,attempts)
+	$(call splice,$(TUNE_DOC).md,$(TUNE_OUT)/robust.md,robust)
+	@echo "updated $(TUNE_DOC).md"

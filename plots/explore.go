@@ -239,8 +239,8 @@ func Pareto(in ParetoInput) ([]byte, error) {
 		return oa <= ob && ca <= cb && (oa < ob || ca < cb)
 	}
 	for i, a := range in.Points {
-		if math.IsNaN(a.Objective) || math.IsNaN(a.Constraint) {
-			continue
+		if !finite(a.Objective) || !finite(a.Constraint) {
+			continue // no value (e.g. a run that never recovered): not drawn
 		}
 		xy := plotter.XY{X: a.Constraint, Y: a.Objective}
 		if a.Feasible {
@@ -253,7 +253,7 @@ func Pareto(in ParetoInput) ([]byte, error) {
 		}
 		dominated := false
 		for j, b := range in.Points {
-			if j != i && !math.IsNaN(b.Objective) && !math.IsNaN(b.Constraint) && better(b, a) {
+			if j != i && finite(b.Objective) && finite(b.Constraint) && better(b, a) {
 				dominated = true
 				break
 			}
@@ -352,11 +352,11 @@ func Sensitivity(title, objective string, panels []SensitivityPanel) ([]byte, er
 		var errs plotter.YErrors
 		ymin, ymax := math.Inf(1), math.Inf(-1)
 		for j, v := range s.Values {
-			if math.IsNaN(s.Mean[j]) {
+			if !finite(s.Mean[j]) {
 				continue
 			}
 			lo, hi := s.Lo[j], s.Hi[j]
-			if math.IsNaN(lo) {
+			if !finite(lo) || !finite(hi) {
 				lo, hi = s.Mean[j], s.Mean[j]
 			}
 			xy := plotter.XY{X: v, Y: s.Mean[j]}
@@ -431,3 +431,5 @@ func Sensitivity(title, objective string, panels []SensitivityPanel) ([]byte, er
 	}
 	return RenderStack(ps, ls, Height*vg.Length(len(ps))*0.6)
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

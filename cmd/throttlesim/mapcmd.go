@@ -215,7 +215,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	if doc.Levels == 0 {
 		doc.Levels = 10
 	}
-	if err := writeMap(out, &doc); err != nil {
+	if err := writeMap(e, out, &doc); err != nil {
 		return err
 	}
 	if !o.quiet {
@@ -264,7 +264,7 @@ func printBoundary(w io.Writer, doc *mapDoc) {
 	}
 }
 
-func writeMap(out string, doc *mapDoc) error {
+func writeMap(e *env, out string, doc *mapDoc) error {
 	js, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
@@ -274,11 +274,11 @@ func writeMap(out string, doc *mapDoc) error {
 		{Name: "boundary.csv", Data: doc.Result.BoundaryCSV()},
 		{Name: "map.json", Data: append(js, '\n')},
 	}
-	png, err := mapChart(doc)
-	if err != nil {
-		return err
+	if png, err := mapChart(doc); err != nil {
+		fmt.Fprintf(e.stderr, "throttlesim: warning: no map.png: %v\n", err) // the tables are still worth writing
+	} else {
+		files = append(files, resultdir.File{Name: "map.png", Data: png})
 	}
-	files = append(files, resultdir.File{Name: "map.png", Data: png})
 	return resultdir.Write(out, files)
 }
 
@@ -368,7 +368,7 @@ func mapMergeRun(e *env, shards []string, out string) error {
 	}
 	slices.SortFunc(merged.Result.Levels, func(a, b explore.Level) int { return a.Index - b.Index })
 	merged.Result.Notes = explore.LoadNotes(merged.Result.Levels, merged.Result.Load)
-	if err := writeMap(out, merged); err != nil {
+	if err := writeMap(e, out, merged); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "merged %d shards: %d load levels, %d runs\n", len(shards), len(merged.Result.Levels), merged.Result.Runs())

@@ -223,7 +223,7 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 	files = append(files, resultdir.File{Name: "tune.json", Data: append(js, '\n')})
 	charts, err := tuneCharts(name, cfg, res)
 	if err != nil {
-		return err
+		fmt.Fprintf(e.stderr, "throttlesim: warning: no charts: %v\n", err) // the tables are still worth writing
 	}
 	files = append(files, charts...)
 	if err := resultdir.Write(out, files); err != nil {
