@@ -97,7 +97,9 @@ func (r Range) Clamp(x float64) float64 {
 	if r.Integer {
 		return math.Round(x)
 	}
-	x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 10, 64), 64)
+	if y, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 10, 64), 64); y >= r.Lo && y <= r.Hi {
+		return y
+	}
 	return x
 }
 
