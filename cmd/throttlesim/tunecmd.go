@@ -250,6 +250,9 @@ func describeCandidate(cfg explore.TuneConfig, x *explore.Candidate) string {
 	for i, c := range cfg.Constraints {
 		s += fmt.Sprintf("; %s = %.6g", c.Metric, x.ConstraintMean(i, c))
 	}
+	if !x.Feasible(cfg.Constraints) {
+		s += " (violates a constraint)"
+	}
 	return s
 }
 

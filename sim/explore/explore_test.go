@@ -304,3 +304,48 @@ func TestTuneInfeasibleAndBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A recovery figure is left out of a scenario without a fault, and a
+// missing value where it applies (no recovery) is the worst.
+func TestTuneRecoveryApplicability(t *testing.T) {
+	eval := func(_ context.Context, v Variant) (Figures, error) {
+		x := setValue(t, v, "k")
+		if v.Scenario == 1 { // the overload: no fault, recovery n/a
+			return Figures{"recovery.applicable": 0, "recovery.recovery_time_s": math.NaN(), "wasted_work_fraction": 0.01 * x}, nil
+		}
+		rt := 100 / x // faster with larger k ...
+		if x < 2 {
+			rt = math.NaN() // ... and none at all below 2
+		}
+		return Figures{"recovery.applicable": 1, "recovery.recovery_time_s": rt, "wasted_work_fraction": 0}, nil
+	}
+	c := TuneConfig{
+		Params:      []Range{{Path: "k", Lo: 1, Hi: 5}},
+		Scenarios:   2,
+		Objective:   "wasted_work_fraction",
+		Constraints: []Constraint{{Metric: "recovery.recovery_time_s", AtMost: true, Bound: 40}},
+		Worst:       true, Budget: 200, Final: 2, FinalSeeds: 4,
+	}
+	res, err := Tune(context.Background(), eval, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Least waste is the smallest k, but recovery within 40 s needs
+	// 100/k <= 40: k >= 2.5 (deterministic, so within the final grid step
+	// of 4/2^5/4 ≈ 0.03).
+	if k := res.Best.Values[0]; res.Infeasible || k < 2.5 || k > 2.55 {
+		t.Errorf("got k = %g (infeasible %v), want 2.5", k, res.Infeasible)
+	}
+	if res.RunnerUp == nil || !res.RunnerUp.Feasible(c.Constraints) {
+		t.Errorf("the runner-up of a feasible choice should be feasible when one exists: %+v", res.RunnerUp)
+	}
+	// An objective that applies nowhere is an error, not a silent NaN.
+	c.Objective, c.Constraints = "recovery.recovery_time_s", nil
+	one := func(ctx context.Context, v Variant) (Figures, error) {
+		v.Scenario = 1
+		return eval(ctx, v)
+	}
+	if _, err := Tune(context.Background(), one, c); err == nil || !strings.Contains(err.Error(), "does not apply to any") {
+		t.Errorf("got %v, want a does-not-apply error", err)
+	}
+}

@@ -507,11 +507,21 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 	res := &TuneResult{Candidates: t.order, Best: top[0], Runs: t.r.runs}
 	res.Infeasible = !res.Best.Feasible(c.Constraints)
 	if len(top) > 1 {
+		// The runner-up is the next feasible candidate when the chosen
+		// one is feasible and there is one; else simply the next.
 		res.RunnerUp = top[1]
-		n := min(len(top[0].obj), len(top[1].obj))
+		if !res.Infeasible {
+			for _, x := range top[1:] {
+				if x.Feasible(c.Constraints) {
+					res.RunnerUp = x
+					break
+				}
+			}
+		}
+		n := min(len(top[0].obj), len(res.RunnerUp.obj))
 		d := make([]float64, n)
 		for s := 0; s < n; s++ {
-			d[s] = top[1].obj[s] - top[0].obj[s]
+			d[s] = res.RunnerUp.obj[s] - top[0].obj[s]
 		}
 		res.Diff = Describe(d)
 		res.Significant = res.Diff.Lo > 0 || res.Diff.Hi < 0
