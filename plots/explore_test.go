@@ -12,7 +12,7 @@ func TestExploreChartsRender(t *testing.T) {
 	charts := map[string]func() ([]byte, error){
 		"map": func() ([]byte, error) {
 			return Map(MapInput{Title: "t", LoadLabel: "load (/s)", TriggerLabel: "trigger (s)", TriggerLo: 0, TriggerHi: 10,
-				Cells: []MapCell{{1, 0, 0, true}, {1, 10, 1, true}, {2, 0, 0.5, true}, {2, 10, 1, true}, {1, 5, 0.3, false}},
+				Cells:    []MapCell{{1, 0, 0, true}, {1, 10, 1, true}, {2, 0, 0.5, true}, {2, 10, 1, true}, {1, 5, 0.3, false}},
 				Boundary: []MapBoundary{{Load: 1, Threshold: 5, Lo: 4, Hi: 6, Kind: "bracketed"}, {Load: 2, Threshold: math.NaN(), Lo: math.NaN(), Hi: 0, Kind: "below"}}})
 		},
 		// Candidates without a value (a recovery time that never came) are
