@@ -194,7 +194,7 @@ func Map(in MapInput) ([]byte, error) {
 			return nil, err
 		}
 		lab.TextStyle[0].Font.Size, lab.TextStyle[1].Font.Size = vg.Points(12), vg.Points(12)
-		lab.TextStyle[0].Color, lab.TextStyle[1].Color = Blue, Black
+		lab.TextStyle[0].Color, lab.TextStyle[1].Color = Blue, color.White
 		lab.TextStyle[1].XAlign = draw.XRight
 		lab.TextStyle[0].XAlign = draw.XLeft
 		p.Add(lab)
