@@ -327,12 +327,14 @@ experiment-map: build ## the metastability map: spike duration threshold over lo
 	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget=null' --out $(MAP_OUT)/plain > $(MAP_OUT)/plain.txt
 	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --out $(MAP_OUT)/budget > $(MAP_OUT)/budget.txt
 	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --horizon 20s --out $(MAP_OUT)/budget-20s > $(MAP_OUT)/budget-20s.txt
-	@for m in plain budget budget-20s; do \
+	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --horizon 30s --out $(MAP_OUT)/budget-30s > $(MAP_OUT)/budget-30s.txt
+	@for m in plain budget budget-20s budget-30s; do \
 		cp $(MAP_OUT)/$$m/map.png $(MAP_DOC)/$$m.png; \
 		{ echo '```text'; cat $(MAP_OUT)/$$m.txt; echo '```'; } > $(MAP_OUT)/$$m.md; done
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/plain.md,plain)
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/budget.md,budget)
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/budget-20s.md,budget-20s)
+	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/budget-30s.md,budget-30s)
 	@echo "updated $(MAP_DOC).md"
 
 TUNE_DOC := docs/experiments/tuning

@@ -201,6 +201,7 @@ func Map(in MapInput) ([]byte, error) {
 		p.X.Min, p.X.Max = ul[0]-dx, ul[len(ul)-1]+dx
 	}
 	p.Y.Min, p.Y.Max = in.TriggerLo-dy, in.TriggerHi+dy
+	p.X.Tick.Marker = p.Y.Tick.Marker // round ticks on both axes
 	return Render(p, l)
 }
 
@@ -313,6 +314,7 @@ func Pareto(in ParetoInput) ([]byte, error) {
 			l.Add("constraint bound", ln)
 		}
 	}
+	p.X.Tick.Marker = p.Y.Tick.Marker // round ticks on both axes
 	return Render(p, l)
 }
 
@@ -417,6 +419,7 @@ func Sensitivity(title, objective string, panels []SensitivityPanel) ([]byte, er
 		best.Color, best.Dashes, best.Width = Vermillion, []vg.Length{vg.Points(5), vg.Points(3)}, vg.Points(1.2)
 		p.Add(best)
 		l.Add("chosen value", best)
+		p.X.Tick.Marker = p.Y.Tick.Marker // round ticks on both axes
 		p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
 		if ymin >= 0 && p.Y.Min < 0 {
 			p.Y.Min = 0
