@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -185,19 +186,38 @@ func Map(in MapInput) ([]byte, error) {
 	}
 	// Region labels: under the boundary at the lowest load where it is
 	// bracketed (or at the bottom), and over it.
+	// (each only where the map has such a region).
 	ul := uniq(loads)
 	if len(ul) > 0 {
-		xl := ul[0]
-		ys, ym := in.TriggerLo+(in.TriggerHi-in.TriggerLo)*0.08, in.TriggerHi-(in.TriggerHi-in.TriggerLo)*0.08
-		lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: xl, Y: ys}, {X: ul[len(ul)-1], Y: ym}}, Labels: []string{"STABLE (recovers)", "METASTABLE (stays down)"}})
-		if err != nil {
-			return nil, err
+		stable, meta := false, false
+		for _, c := range in.Cells {
+			stable = stable || c.P < 0.5
+			meta = meta || c.P > 0.5
 		}
-		lab.TextStyle[0].Font.Size, lab.TextStyle[1].Font.Size = vg.Points(12), vg.Points(12)
-		lab.TextStyle[0].Color, lab.TextStyle[1].Color = Blue, color.White
-		lab.TextStyle[1].XAlign = draw.XRight
-		lab.TextStyle[0].XAlign = draw.XLeft
-		p.Add(lab)
+		ys, ym := in.TriggerLo+(in.TriggerHi-in.TriggerLo)*0.08, in.TriggerHi-(in.TriggerHi-in.TriggerLo)*0.08
+		var xy plotter.XYs
+		var texts []string
+		var styles []text.Style
+		if stable {
+			xy, texts = append(xy, plotter.XY{X: ul[0], Y: ys}), append(texts, "STABLE (recovers)")
+			st := text.Style{Color: Blue, XAlign: draw.XLeft}
+			styles = append(styles, st)
+		}
+		if meta {
+			xy, texts = append(xy, plotter.XY{X: ul[len(ul)-1], Y: ym}), append(texts, "METASTABLE (stays down)")
+			styles = append(styles, text.Style{Color: color.White, XAlign: draw.XRight})
+		}
+		if len(xy) > 0 {
+			lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xy, Labels: texts})
+			if err != nil {
+				return nil, err
+			}
+			for i := range lab.TextStyle {
+				lab.TextStyle[i].Color, lab.TextStyle[i].XAlign = styles[i].Color, styles[i].XAlign
+				lab.TextStyle[i].Font.Size = vg.Points(12)
+			}
+			p.Add(lab)
+		}
 		p.X.Min, p.X.Max = ul[0]-dx, ul[len(ul)-1]+dx
 	}
 	p.Y.Min, p.Y.Max = in.TriggerLo-dy, in.TriggerHi+dy

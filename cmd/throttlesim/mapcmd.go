@@ -285,7 +285,7 @@ func writeMap(e *env, out string, doc *mapDoc) error {
 func mapChart(doc *mapDoc) ([]byte, error) {
 	r := doc.Result
 	in := plots.MapInput{
-		Title:        fmt.Sprintf("%s: where it stops recovering (%d runs)", doc.Name, r.Runs()),
+		Title:        fmt.Sprintf("%s: where it stops recovering%s (%d runs)", doc.Name, horizonText(doc.HorizonS), r.Runs()),
 		LoadLabel:    axisLabel(r.Load),
 		TriggerLabel: axisLabel(r.Trigger),
 		TriggerLo:    r.Trigger.Lo, TriggerHi: r.Trigger.Hi,
@@ -375,4 +375,11 @@ func mapMergeRun(e *env, shards []string, out string) error {
 	printBoundary(e.stdout, merged)
 	fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	return nil
+}
+
+func horizonText(s float64) string {
+	if s <= 0 {
+		return ""
+	}
+	return " within " + (time.Duration(s * float64(time.Second))).String()
 }
