@@ -168,6 +168,7 @@ type Constraint struct {
 	Bound  float64
 }
 
+// String writes the constraint as it is given on the command line.
 func (c Constraint) String() string {
 	op := ">="
 	if c.AtMost {

@@ -36,6 +36,7 @@ const (
 	Metastable                 // P(no recovery) > ½
 )
 
+// String names the verdict.
 func (d Decision) String() string {
 	return [...]string{"undecided", "stable", "metastable"}[d]
 }
