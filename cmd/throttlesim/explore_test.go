@@ -96,6 +96,7 @@ func TestTuneAndMapBadInput(t *testing.T) {
 		{"bad path", []string{"tune", small, "--param", "clients.retry.max_atempts=1..3", "--minimize", "amplification"}, 1, "max_atempts"},
 		{"no objective", []string{"tune", small, "--param", "clients.timeout=1s..2s"}, 2, "--minimize METRIC"},
 		{"bad objective mode", []string{"tune", small, "--param", "clients.timeout=1s..2s", "--minimize", "amplification", "--objective", "median"}, 2, "expected mean or worst"},
+		{"budget too small", []string{"tune", small, "--param", "clients.timeout=1s..2s", "--minimize", "amplification", "--budget", "10"}, 2, "budget of 10 runs is too small"},
 		{"map empty load", []string{"map", small, "--load", "clients.arrival.total_rate=50/s..50/s", "--trigger", "clients.arrival.profile.1.at=61s..80s"}, 2, "empty range"},
 		{"map no trigger", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s"}, 2, "--trigger PATH=a..b are required"},
 		{"map units", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80000ms"}, 2, "different units"},

@@ -207,6 +207,10 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 		}
+		var ce *explore.ConfigError
+		if errors.As(err, &ce) {
+			return usageError{err}
+		}
 		return reportScenarioErr(e, err)
 	}
 	wall := time.Since(start)

@@ -197,7 +197,8 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 		}
-		if strings.HasPrefix(err.Error(), "explore: ") {
+		var ce *explore.ConfigError
+		if errors.As(err, &ce) {
 			return usageError{err}
 		}
 		return reportScenarioErr(e, err)

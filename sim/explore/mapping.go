@@ -118,7 +118,7 @@ func (c *MapConfig) setDefaults() error {
 		c.Grid = 6
 	}
 	if c.Grid < 2 {
-		return fmt.Errorf("explore: the trigger grid needs at least 2 values, got %d", c.Grid)
+		return configErr("the trigger grid needs at least 2 values, got %d", c.Grid)
 	}
 	if c.Resolution <= 0 {
 		c.Resolution = (c.Trigger.Hi - c.Trigger.Lo) / 50
@@ -127,10 +127,10 @@ func (c *MapConfig) setDefaults() error {
 		c.Test = SPRT{Delta: 0.25, Alpha: 0.05, MaxN: 20}
 	}
 	if !(c.Test.Delta > 0 && c.Test.Delta < 0.5) || !(c.Test.Alpha > 0 && c.Test.Alpha < 0.5) || c.Test.MaxN < 1 {
-		return fmt.Errorf("explore: sequential test needs 0 < delta < 0.5, 0 < alpha < 0.5 and at least one seed, got %+v", c.Test)
+		return configErr("sequential test needs 0 < delta < 0.5, 0 < alpha < 0.5 and at least one seed, got %+v", c.Test)
 	}
 	if c.HorizonS < 0 {
-		return fmt.Errorf("explore: the horizon must not be negative, got %gs", c.HorizonS)
+		return configErr("the horizon must not be negative, got %gs", c.HorizonS)
 	}
 	return nil
 }

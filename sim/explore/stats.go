@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/stat"
@@ -115,4 +116,16 @@ func oneSided(xs []float64, dir float64) float64 {
 		h = 0
 	}
 	return s.Mean + math.Copysign(h, dir)
+}
+
+// ConfigError is a search configuration that cannot work (an empty range,
+// an unknown metric, a budget too small): the caller's mistake, not the
+// simulation's. The command line reports it as a usage error.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return "explore: " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configErr(format string, args ...any) error {
+	return &ConfigError{fmt.Errorf(format, args...)}
 }

@@ -2,7 +2,6 @@ package explore
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -149,22 +148,22 @@ type SensPoint struct {
 
 func (c *TuneConfig) setDefaults() error {
 	if len(c.Params) == 0 {
-		return fmt.Errorf("explore: nothing to tune: give at least one --param PATH=a..b")
+		return configErr("nothing to tune: give at least one --param PATH=a..b")
 	}
 	for _, p := range c.Params {
 		if !(p.Hi > p.Lo) {
-			return fmt.Errorf("explore: --param %s: empty range [%g, %g]", p.Path, p.Lo, p.Hi)
+			return configErr("--param %s: empty range [%g, %g]", p.Path, p.Lo, p.Hi)
 		}
 		if p.Integer && math.Floor(p.Hi) < math.Ceil(p.Lo) {
-			return fmt.Errorf("explore: --param %s: no whole number in [%g, %g]", p.Path, p.Lo, p.Hi)
+			return configErr("--param %s: no whole number in [%g, %g]", p.Path, p.Lo, p.Hi)
 		}
 	}
 	if err := CheckMetric(c.Objective); err != nil {
-		return fmt.Errorf("explore: objective: %w", err)
+		return configErr("objective: %w", err)
 	}
 	for _, k := range c.Constraints {
 		if err := CheckMetric(k.Metric); err != nil {
-			return fmt.Errorf("explore: constraint %s: %w", k, err)
+			return configErr("constraint %s: %w", k, err)
 		}
 	}
 	if c.Scenarios == 0 {
@@ -183,10 +182,10 @@ func (c *TuneConfig) setDefaults() error {
 		c.SensitivitySeeds = 4
 	}
 	if c.FinalSeeds < 2 {
-		return fmt.Errorf("explore: the final comparison needs at least 2 seeds, got %d", c.FinalSeeds)
+		return configErr("the final comparison needs at least 2 seeds, got %d", c.FinalSeeds)
 	}
 	if min := c.Final * c.FinalSeeds * c.Scenarios; c.Budget < 3*min {
-		return fmt.Errorf("explore: a budget of %d runs is too small: the final comparison takes up to 2×%d×%d×%d = %d, and the search needs as much again; give --budget %d or more",
+		return configErr("a budget of %d runs is too small: the final comparison takes up to 2×%d×%d×%d = %d, and the search needs as much again; give --budget %d or more",
 			c.Budget, c.Final, c.FinalSeeds, c.Scenarios, 2*min, 3*min)
 	}
 	return nil
@@ -302,7 +301,7 @@ func (t *tuner) evaluate(ctx context.Context, cs []*Candidate, n int) error {
 				}
 			}
 			if m == 0 {
-				return fmt.Errorf("explore: the objective %s does not apply to any of the scenarios (the recovery rule needs a fault or a load spike)", t.c.Objective)
+				return configErr("the objective %s does not apply to any of the scenarios (the recovery rule needs a fault or a load spike)", t.c.Objective)
 			}
 			if !t.c.Worst {
 				agg = sum / float64(m)
