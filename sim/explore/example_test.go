@@ -1,6 +1,7 @@
 package explore_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/throttlesim/throttlesim/sim/explore"
@@ -34,4 +35,35 @@ func ExampleSPRT_Decide() {
 	// 0 of 3 did not recover: stable, more seeds: false
 	// 2 of 4 did not recover: undecided, more seeds: true
 	// 10 of 20 did not recover: undecided, more seeds: false
+}
+
+// A map of a made-up system that fails to recover once the trigger
+// passes 10 − load: at each load level a grid of 6 triggers (0, 2, ..., 10)
+// brackets the threshold, bisection narrows the bracket below 10/50, and
+// every probe takes 3 seeds (the outcome never varies).
+func ExampleMap() {
+	eval := func(_ context.Context, v explore.Variant) (explore.Figures, error) {
+		var load, trig float64
+		fmt.Sscanf(v.Sets[0], "load=%g", &load)
+		fmt.Sscanf(v.Sets[1], "trigger=%g", &trig)
+		rec := 1.0
+		if trig > 10-load {
+			rec = 0
+		}
+		return explore.Figures{"recovery.applicable": 1, "recovery.recovered": rec}, nil
+	}
+	res, err := explore.Map(context.Background(), eval, explore.MapConfig{
+		Load:    explore.Range{Path: "load", Lo: 2, Hi: 6, Steps: 3},
+		Trigger: explore.Range{Path: "trigger", Lo: 0, Hi: 10},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, l := range res.Levels {
+		fmt.Printf("load %g: threshold %.2f in [%.2f, %.2f], %d runs\n", l.Load, l.Boundary.Threshold, l.Boundary.Lo, l.Boundary.Hi, l.Runs)
+	}
+	// Output:
+	// load 2: threshold 8.06 in [8.00, 8.12], 30 runs
+	// load 4: threshold 6.06 in [6.00, 6.12], 30 runs
+	// load 6: threshold 4.06 in [4.00, 4.12], 30 runs
 }
