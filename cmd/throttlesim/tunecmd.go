@@ -64,8 +64,9 @@ point, the runner-up and whether they differ significantly. If no candidate
 meets the constraints the result says "infeasible" and the exit code is 1.
 
 Metrics: every number of summary.json by its JSON name (nested ones dotted,
-e.g. recovery.recovery_time_s), and backend_load_rps, goodput_rps and
-offered_rps (per second of the run). Writes tune.csv (every candidate),
+e.g. recovery.recovery_time_s), the names --threshold takes (recovery_s,
+recovered, ...), and backend_load_rps, goodput_rps and offered_rps (per
+second of the run). Writes tune.csv (every candidate),
 best.yaml (the scenario with the chosen values), tune.json, pareto.png
 (objective against the first constraint's metric, Pareto front highlighted)
 and sensitivity.png (the objective as each parameter varies, the others at

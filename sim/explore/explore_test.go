@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 )
 
@@ -347,5 +348,20 @@ func TestTuneRecoveryApplicability(t *testing.T) {
 	}
 	if _, err := Tune(context.Background(), one, c); err == nil || !strings.Contains(err.Error(), "does not apply to any") {
 		t.Errorf("got %v, want a does-not-apply error", err)
+	}
+}
+
+func TestFiguresHaveThresholdNames(t *testing.T) {
+	x := 12.5
+	s := metrics.Summary{Recovery: metrics.Recovery{Applicable: true, Recovered: true, RecoveryTimeS: &x}}
+	f := NewFigures(&s, 10)
+	if f["recovery_s"] != 12.5 || f["recovery.recovery_time_s"] != 12.5 || f["recovered"] != 1 {
+		t.Errorf("got recovery_s %g, recovery.recovery_time_s %g, recovered %g; want 12.5, 12.5, 1", f["recovery_s"], f["recovery.recovery_time_s"], f["recovered"])
+	}
+	if err := CheckMetric("recovery_s"); err != nil {
+		t.Error(err)
+	}
+	if _, ok := Value(Figures{"recovery.applicable": 0, "recovery_s": math.NaN()}, "recovery_s"); ok {
+		t.Error("recovery_s of a run without a fault: want not applicable")
 	}
 }

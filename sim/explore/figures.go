@@ -9,12 +9,15 @@ import (
 	"strings"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
 // Figures are the numbers of one run's summary by name: every numeric or
 // boolean field of metrics.Summary by its JSON name (nested ones dotted:
 // recovery.recovery_time_s, connections.connect_attempts; booleans are 0
-// or 1; a null figure is NaN), plus the rates DerivedMetrics lists.
+// or 1; a null figure is NaN), the names thresholds use (sim/threshold:
+// recovery_s, recovered, reconnected_99_s, ...), and the rates
+// DerivedMetrics lists.
 type Figures map[string]float64
 
 // DerivedMetrics are figures computed from the summary and the run's
@@ -32,6 +35,17 @@ func NewFigures(s *metrics.Summary, durationS float64) Figures {
 	f["backend_load_rps"] = float64(s.Received) / durationS
 	f["goodput_rps"] = float64(s.Succeeded) / durationS
 	f["offered_rps"] = float64(s.Offered) / durationS
+	// The short names of --threshold (recovery_s, reconnected_99_s, ...)
+	// too, so that a constraint reads like a threshold.
+	for _, n := range threshold.Names() {
+		if _, dup := f[n]; !dup {
+			v, ok := threshold.Value(n, s)
+			if !ok {
+				v = math.NaN()
+			}
+			f[n] = v
+		}
+	}
 	return f
 }
 
@@ -109,7 +123,7 @@ func CheckMetric(name string) error {
 	if s := closest(name, names); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
-	return fmt.Errorf("%s (the metrics are the figures of summary.json and %s; see docs/cli.md)", msg, strings.Join(slices.Sorted(keys(DerivedMetrics)), ", "))
+	return fmt.Errorf("%s (the metrics are the figures of summary.json, the names of --threshold, and %s; see docs/cli.md)", msg, strings.Join(slices.Sorted(keys(DerivedMetrics)), ", "))
 }
 
 func keys(m map[string]string) func(func(string) bool) {

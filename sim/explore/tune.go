@@ -326,7 +326,8 @@ func (t *tuner) evaluate(ctx context.Context, cs []*Candidate, n int) error {
 // recovery time of a run that did not recover) counts as the worst value
 // in an objective and as a violation in a constraint.
 func Value(f Figures, metric string) (float64, bool) {
-	if strings.HasPrefix(metric, "recovery.") && metric != "recovery.applicable" && f["recovery.applicable"] == 0 {
+	rec := strings.HasPrefix(metric, "recovery.") && metric != "recovery.applicable" || metric == "recovery_s" || metric == "recovered"
+	if rec && f["recovery.applicable"] == 0 {
 		return math.NaN(), false
 	}
 	return f[metric], true
