@@ -29,7 +29,7 @@ test-short: ## the fast tests only
 # (docs/architecture.md), so racing its long statistical tests would cost
 # minutes and find nothing: test-race covers the packages where goroutines
 # run, test-race-all everything.
-RACE_PKGS := ./sim/sweep/... ./cmd/...
+RACE_PKGS := ./sim/sweep/... ./sim/explore/... ./cmd/...
 
 test-race: ## the tests of the packages that run goroutines, under the race detector (CI)
 	$(GO) test -race -short -count=1 $(RACE_PKGS)

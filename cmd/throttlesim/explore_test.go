@@ -11,7 +11,7 @@ import (
 	"github.com/throttlesim/throttlesim/internal/testfs"
 )
 
-var mapArgs = []string{"testdata/map-small.yaml", "--load", "clients.arrival.total_rate=30/s..60/s/4",
+var mapArgs = []string{"testdata/map-small.yaml", "--load", "clients.arrival.total_rate=30/s..60/s/2",
 	"--trigger", "clients.arrival.profile.1.at=61s..80s", "--grid", "4", "--resolution", "2", "-q"}
 
 func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
@@ -55,6 +55,9 @@ func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
 }
 
 func TestTuneWritesAndFindsTheRetryOptimum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("40 simulations of 300 s; TestTuneInfeasible covers the command under -short")
+	}
 	out := filepath.Join(t.TempDir(), "tune")
 	r := runCLI(t, "tune", "../../scenarios/tune-retries.yaml", "--param", "clients.retry.max_attempts=1..6",
 		"--minimize", "amplification", "--subject-to", "success_ratio>=99.9%", "--budget", "100", "--final-seeds", "5", "--sensitivity", "6", "--out", out)

@@ -10,4 +10,10 @@
 // Every random choice comes from the seeds: replication r of every probe
 // or candidate uses seed base+r (common random numbers), so a map or a
 // tuning is the same whatever the number of parallel jobs.
+//
+// It does not use sim/sweep's executor: a search chooses its next probe
+// from the outcomes so far, while a sweep is a fixed plan whose runs are
+// written to disk. It keeps sweep's conventions: common random numbers as
+// seed base+r, shards as index % n (load levels, for a map), and
+// scenario.Parse with --set overrides for every variant.
 package explore

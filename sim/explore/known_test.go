@@ -21,6 +21,9 @@ func source(t *testing.T, file string, sets ...string) Source {
 // K·C attempts/s and drops 1 − K·C/D, so "minimise backend load subject
 // to local drop ≤ 60%" is K = 2.
 func TestTuneFindsThrottleK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("70 simulations; the synthetic tests cover the search under -short")
+	}
 	src := source(t, "../../scenarios/tune-overload.yaml", "duration=60s")
 	c := TuneConfig{
 		Params:      []Range{{Path: "clients.throttle.k", Lo: 1, Hi: 4}},
@@ -54,6 +57,9 @@ func TestTuneFindsThrottleK(t *testing.T) {
 // attempts succeed with 1 − x^n, so "minimise amplification subject to
 // success ≥ 99.9%" is n = 3.
 func TestTuneFindsRetryAttempts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("28 simulations; the synthetic tests cover the search under -short")
+	}
 	src := source(t, "../../scenarios/tune-retries.yaml")
 	c := TuneConfig{
 		Params:      []Range{{Path: "clients.retry.max_attempts", Lo: 1, Hi: 8, Integer: true}},
