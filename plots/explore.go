@@ -204,7 +204,7 @@ func Map(in MapInput) ([]byte, error) {
 			styles = append(styles, st)
 		}
 		if meta {
-			xy, texts = append(xy, plotter.XY{X: ul[len(ul)-1], Y: ym}), append(texts, "METASTABLE (stays down)")
+			xy, texts = append(xy, plotter.XY{X: ul[len(ul)-1], Y: ym}), append(texts, "METASTABLE (does not recover)")
 			styles = append(styles, text.Style{Color: color.White, XAlign: draw.XRight})
 		}
 		if len(xy) > 0 {
