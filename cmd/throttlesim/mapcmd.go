@@ -215,10 +215,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	}
 	wall := time.Since(start)
 	doc := mapDoc{Scenario: o.file, Name: sc.Name, Sets: o.sets, Load: o.load, Trigger: o.trigger, HorizonS: cfg.HorizonS,
-		Grid: o.grid, Resolution: o.resolution, Test: cfg.Test, BaseSeed: seed, Shard: o.shard, Result: res, Levels: load.Steps}
-	if doc.Levels == 0 {
-		doc.Levels = 10
-	}
+		Grid: o.grid, Resolution: o.resolution, Test: cfg.Test, BaseSeed: seed, Shard: o.shard, Result: res, Levels: len(res.Load.Values(res.Load.Steps))}
 	if err := writeMap(e, out, &doc); err != nil {
 		return err
 	}
