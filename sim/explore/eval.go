@@ -81,8 +81,10 @@ func (r *runner) run(ctx context.Context, v Variant) (Figures, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	f, err := r.eval(ctx, v)
-	<-r.sem
+	f, err := func() (Figures, error) {
+		defer func() { <-r.sem }()
+		return r.eval(ctx, v)
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("%v (seed %d): %w", v.Sets, v.Seed, err)
 	}
