@@ -151,6 +151,8 @@ func Map(ctx context.Context, eval Eval, c MapConfig) (*MapResult, error) {
 	}
 	res.Levels = make([]Level, len(idx))
 	errs := make([]error, len(idx))
+	ctx, cancel := context.WithCancel(ctx) // the first error stops the other levels
+	defer cancel()
 	var wg sync.WaitGroup
 	for j, i := range idx {
 		wg.Add(1)
@@ -158,6 +160,9 @@ func Map(ctx context.Context, eval Eval, c MapConfig) (*MapResult, error) {
 			defer wg.Done()
 			lv, err := c.level(ctx, r, i, loads[i])
 			res.Levels[j], errs[j] = lv, err
+			if err != nil {
+				cancel()
+			}
 		}()
 	}
 	wg.Wait()
