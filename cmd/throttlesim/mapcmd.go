@@ -73,6 +73,7 @@ map merge' combines the shards.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
 			o.seedSet = cmd.Flags().Changed("seed")
+			o.quiet = e.quiet
 			if o.load == "" || o.trigger == "" {
 				return usageError{errors.New("--load PATH=a..b[/steps] and --trigger PATH=a..b are required")}
 			}
@@ -93,7 +94,6 @@ map merge' combines the shards.`,
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-map)")
 	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
 	cmd.AddCommand(newMapMergeCmd(e))
 	return cmd
 }

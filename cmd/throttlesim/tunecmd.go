@@ -86,6 +86,7 @@ the chosen values).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
 			o.seedSet = cmd.Flags().Changed("seed")
+			o.quiet = e.quiet
 			return runF(cmd.Context(), e, o)
 		},
 	}
@@ -103,7 +104,6 @@ the chosen values).`,
 	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the first scenario's seed)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-tune)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
 	return cmd
 }
 
