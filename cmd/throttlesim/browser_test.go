@@ -217,7 +217,7 @@ func checkShown(t *testing.T, where, value, text string, want float64) {
 var reportMetrics = []string{"recovery_time_s", "peak_received_over_capacity", "amplification", "success_ratio", "local_drop_rate",
 	"wasted_work_fraction", "latency_p99_ms", "last_success_s", "backend_received", "connect_attempts", "reconnected_all_s"}
 
-// report.html of a run, a sweep and a comparison, in a real headless
+// report.html of a run, a sweep, a comparison, a map and a tuning, in a real headless
 // browser: no console errors, every chart renders, every section link
 // lands, and the numbers shown are those of summary.json (or, for a
 // sweep, of sweep.csv).
@@ -347,6 +347,31 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		if stats["mean"] < 16 || stats["lo"] < 12 || stats["hi"] != stats["lo"] {
 			t.Errorf("shown: %v; want at least 16 means and 12 intervals", stats)
+		}
+	})
+
+	// A map's and a tuning's report: no console errors, every chart
+	// renders, every link lands (b.load checks all three).
+	t.Run("map", func(t *testing.T) {
+		out := filepath.Join(dir, "map")
+		if r := runCLI(t, append([]string{"map", "--out", out, "-j", "2"}, mapArgs...)...); r.code != 0 {
+			t.Fatalf("map: exit %d: %s", r.code, r.stderr)
+		}
+		p := b.load(t, filepath.Join(out, "report.html"))
+		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
+			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
+		}
+	})
+	t.Run("tune", func(t *testing.T) {
+		out := filepath.Join(dir, "tune")
+		r := runCLI(t, "tune", "-q", "../../scenarios/tune-retries.yaml", "--param", "clients.retry.max_attempts=1..4",
+			"--minimize", "amplification", "--subject-to", "success_ratio>=0.999", "--budget", "40", "--final-seeds", "3", "--sensitivity", "4", "--out", out)
+		if r.code != 0 {
+			t.Fatalf("tune: exit %d: %s", r.code, r.stderr)
+		}
+		p := b.load(t, filepath.Join(out, "report.html"))
+		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
+			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
 		}
 	})
 }

@@ -20,10 +20,16 @@ func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
 	if r := runCLI(t, append([]string{"map", "--out", whole, "-j", "2"}, mapArgs...)...); r.code != 0 {
 		t.Fatalf("map: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, f := range []string{"map.csv", "boundary.csv", "map.json", "map.png"} {
+	for _, f := range []string{"map.csv", "boundary.csv", "map.json", "map.png", "report.html"} {
 		if _, err := os.Stat(filepath.Join(whole, f)); err != nil {
 			t.Errorf("map wrote no %s", f)
 		}
+	}
+	// report.html shows the boundary as printed and the boundary table,
+	// with the chart embedded.
+	if h := string(readFile(t, filepath.Join(whole, "report.html"))); !strings.Contains(h, "<td>60/s</td><td>bracketed</td>") ||
+		!strings.Contains(h, `id="boundary"`) || !strings.Contains(h, "data:image/png;base64,") {
+		t.Errorf("report.html lacks the boundary table, its text or the map chart")
 	}
 	img, err := png.Decode(bytes.NewReader(readFile(t, filepath.Join(whole, "map.png"))))
 	if err != nil || img.Bounds().Dx() < 800 {
@@ -66,6 +72,10 @@ func TestTuneWritesAndFindsTheRetryOptimum(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "chosen: clients.retry.max_attempts=3:") || !strings.Contains(r.stdout, "runner-up: clients.retry.max_attempts=4:") {
 		t.Errorf("stdout:\n%s\nwant 3 attempts chosen, 4 the runner-up", r.stdout)
+	}
+	if h := string(readFile(t, filepath.Join(out, "report.html"))); !strings.Contains(h, "chosen: clients.retry.max_attempts=3:") ||
+		!strings.Contains(h, `id="candidates"`) || !strings.Contains(h, "max_attempts: 3") {
+		t.Errorf("report.html lacks the choice, the candidates or best.yaml")
 	}
 	for _, f := range []string{"tune.csv", "best.yaml", "tune.json", "pareto.png", "sensitivity.png"} {
 		b := readFile(t, filepath.Join(out, f))

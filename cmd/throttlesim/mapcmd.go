@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,12 +12,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/explore"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -275,12 +278,53 @@ func writeMap(e *env, out string, doc *mapDoc) error {
 		{Name: "boundary.csv", Data: doc.Result.BoundaryCSV()},
 		{Name: "map.json", Data: append(js, '\n')},
 	}
+	var charts []report.Chart
 	if png, err := mapChart(doc); err != nil {
 		fmt.Fprintf(e.stderr, "throttlesim: warning: no map.png: %v\n", err) // the tables are still worth writing
 	} else {
 		files = append(files, resultdir.File{Name: "map.png", Data: png})
+		charts = append(charts, report.Chart{Title: "P(no recovery) over load × trigger, with the boundary", File: "map.png", PNG: png})
 	}
+	html, err := mapReport(doc, files[0].Data, files[1].Data, charts)
+	if err != nil {
+		return err
+	}
+	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	return resultdir.Write(out, files)
+}
+
+// mapReport is the map's report.html: the boundary as printed, the
+// boundary and probe tables, the chart, and how it was made.
+func mapReport(doc *mapDoc, mapCSV, boundaryCSV []byte, charts []report.Chart) ([]byte, error) {
+	var txt bytes.Buffer
+	printBoundary(&txt, doc)
+	bnd, err := report.CSVSection("boundary-table", "Boundary by load", "boundary.csv", boundaryCSV, 200)
+	if err != nil {
+		return nil, err
+	}
+	probes, err := report.CSVSection("probes", "Every probe", "map.csv", mapCSV, 400)
+	if err != nil {
+		return nil, err
+	}
+	how := fmt.Sprintf("throttlesim map %s --load %s --trigger %s", doc.Scenario, doc.Load, doc.Trigger)
+	for _, s := range doc.Sets {
+		how += " --set " + s
+	}
+	return report.HTML(report.Page{
+		Title: doc.Name + ": metastability map", Kind: "map",
+		Facts: []report.Fact{{Name: "load", Value: doc.Load}, {Name: "trigger", Value: doc.Trigger},
+			{Name: "horizon", Value: horizonFact(doc.HorizonS)}, {Name: "runs", Value: strconv.Itoa(doc.Result.Runs())}},
+		Charts:   charts,
+		Sections: []report.Section{report.TextSection("boundary", "Where it stops recovering", txt.String()), bnd, probes},
+		Scenario: []report.Text{{Label: "command", Body: how}},
+	})
+}
+
+func horizonFact(s float64) string {
+	if s <= 0 {
+		return "the end of the run"
+	}
+	return strconv.FormatFloat(s, 'g', -1, 64) + " s after the trigger"
 }
 
 func mapChart(doc *mapDoc) ([]byte, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +10,14 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/explore"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 )
@@ -228,6 +231,11 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		fmt.Fprintf(e.stderr, "throttlesim: warning: no charts: %v\n", err) // the tables are still worth writing
 	}
 	files = append(files, charts...)
+	html, err := tuneReport(name, cfg, res, files)
+	if err != nil {
+		return err
+	}
+	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	if err := resultdir.Write(out, files); err != nil {
 		return err
 	}
@@ -364,4 +372,29 @@ func tuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult) ([
 		files = append(files, resultdir.File{Name: "sensitivity.png", Data: png})
 	}
 	return files, nil
+}
+
+// tuneReport is the tuning's report.html: the choice as printed, every
+// candidate, the charts, and the chosen scenario(s).
+func tuneReport(name string, cfg explore.TuneConfig, res *explore.TuneResult, files []resultdir.File) ([]byte, error) {
+	var txt bytes.Buffer
+	printTune(&txt, cfg, res)
+	p := report.Page{Title: name + ": tuning", Kind: "tune",
+		Facts:    []report.Fact{{Name: "candidates", Value: strconv.Itoa(len(res.Candidates))}, {Name: "runs", Value: strconv.Itoa(res.Runs)}},
+		Sections: []report.Section{report.TextSection("choice", "The choice", txt.String())}}
+	for _, f := range files {
+		switch {
+		case f.Name == "tune.csv":
+			sec, err := report.CSVSection("candidates", "Every candidate", f.Name, f.Data, 300)
+			if err != nil {
+				return nil, err
+			}
+			p.Sections = append(p.Sections, sec)
+		case strings.HasSuffix(f.Name, ".png"):
+			p.Charts = append(p.Charts, report.Chart{Title: strings.TrimSuffix(f.Name, ".png"), File: f.Name, PNG: f.Data})
+		case strings.HasPrefix(f.Name, "best"):
+			p.Scenario = append(p.Scenario, report.Text{Label: f.Name + " (the scenario with the chosen values)", Body: string(f.Data)})
+		}
+	}
+	return report.HTML(p)
 }
