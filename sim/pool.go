@@ -5,6 +5,7 @@ import (
 
 	svcdist "github.com/throttlesim/throttlesim/sim/dist"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -30,7 +31,13 @@ type pool struct {
 	cancel   bool
 	errRate  float64 // share of served attempts answered with an error
 	svc      sampler
-	perConc  int64 // ns of service time added per request in service (dist concurrency)
+	// server-side overload control (backend.queue.discipline, rate_limit)
+	lifo          bool // newest first
+	adaptive      bool // newest first while more than lifoThreshold wait
+	lifoThreshold int
+	codel         *policy.CoDel
+	rateLimit     *policy.TokenBucket
+	perConc       int64 // ns of service time added per request in service (dist concurrency)
 
 	// a slowdown fault in progress
 	slowOn     bool
@@ -136,6 +143,17 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	b.cancel = be.CancelTimedOut
 	b.errRate = be.ErrorRate
 	b.svc = newSampler(be.Service)
+	switch be.Queue.Discipline {
+	case scenario.QueueLIFO:
+		b.lifo = true
+	case scenario.QueueAdaptiveLIFO:
+		b.adaptive, b.lifoThreshold = true, be.Queue.LIFOThreshold
+	case scenario.QueueCoDel:
+		b.codel = policy.NewCoDel(int64(be.Queue.CoDelTarget), int64(be.Queue.CoDelInterval))
+	}
+	if rl := be.RateLimit; rl != nil {
+		b.rateLimit = policy.NewTokenBucket(float64(rl.Rate), rl.Burst)
+	}
 	if be.Service.Dist == scenario.ServiceConcurrency {
 		b.perConc = int64(be.Service.PerConcurrent) // × the others in service, in serve
 	}
@@ -279,6 +297,19 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	}
 	row.Received++
 	g.Received++
+	if b.rateLimit != nil && !b.rateLimit.Allow(now) {
+		// Refused by the server's rate limit, at the price of a rejection.
+		row.Shed++
+		if !m.chargeReject(b, now) {
+			row.Unanswered++
+			g.Unanswered++
+			return
+		}
+		row.Rejected++
+		g.Rejected++
+		m.answer(now, slot, tok, outRejected, b.rejectRA)
+		return
+	}
 	if b.slowOn && !b.slowStart {
 		svc = m.slowed(b, slot, hop, svc) // applies_to: arrival
 	}
@@ -436,9 +467,30 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			return
 		}
 		b.queueChanged(now)
-		j := b.queue.pop()
+		var j job
+		if b.lifo || b.adaptive && b.queue.n > b.lifoThreshold {
+			j = b.queue.popBack()
+		} else {
+			j = b.queue.pop()
+		}
 		if j.slot&handshakeFlag != 0 {
 			if m.startHandshake(now, w, j) {
+				return
+			}
+			continue
+		}
+		if b.codel != nil && b.codel.Drop(now, now-j.at, b.queue.n) {
+			// CoDel: the queue has stood above its target delay for an
+			// interval; this request is rejected like a queue timeout.
+			row := m.brow(b, now)
+			row.QueueTimeouts++
+			row.Shed++
+			if g := m.bgrow(b, now, j.group); g != nil {
+				g.QueueTimeouts++
+			}
+			m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
+			if b.rejCost > 0 {
+				m.rejectWork(b, now, w)
 				return
 			}
 			continue
@@ -523,6 +575,16 @@ func (r *jobRing) push(j job) {
 	}
 	r.buf[i] = j
 	r.n++
+}
+
+// popBack takes the newest job (LIFO).
+func (r *jobRing) popBack() job {
+	i := r.head + r.n - 1
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	r.n--
+	return r.buf[i]
 }
 
 func (r *jobRing) pop() job {

@@ -33,6 +33,7 @@ type Row struct {
 
 	DeadlineDropped int64 // queued attempts dropped unserved because the deadline their caller sent had passed (service graphs)
 	Hedges          int64 // hedged copies sent (of Attempts)
+	Shed            int64 // refused by the server's rate limit (of Rejected) or dropped by CoDel (of QueueTimeouts)
 
 	Connected       int64 // clients connected at the end of the interval
 	Disconnects     int64 // connections closed by faults

@@ -48,7 +48,11 @@ type Summary struct {
 	Retries          int64    `json:"retries"`
 	// Hedges is the hedged copies sent (clients.hedge), part of Attempts;
 	// absent without hedging.
-	Hedges        int64 `json:"hedges,omitempty"`
+	Hedges int64 `json:"hedges,omitempty"`
+	// Shed is the requests the server's rate limit refused (part of
+	// backend_rejected) or CoDel dropped (part of queue_timeouts); absent
+	// without them.
+	Shed          int64 `json:"shed,omitempty"`
 	Received      int64 `json:"backend_received"`
 	Accepted      int64 `json:"backend_accepted"`
 	Rejected      int64 `json:"backend_rejected"`
@@ -198,6 +202,7 @@ func (s *Series) Totals() Row {
 		t.Cancelled += r.Cancelled
 		t.DeadlineDropped += r.DeadlineDropped
 		t.Hedges += r.Hedges
+		t.Shed += r.Shed
 		t.UsefulNS += r.UsefulNS
 		t.WastedNS += r.WastedNS
 		t.QueueAreaNS += r.QueueAreaNS
@@ -225,7 +230,7 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn, DropBreaker: t.DropBreaker,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
 		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served, Errors: t.Errors,
-		Cancelled: t.Cancelled, Hedges: t.Hedges,
+		Cancelled: t.Cancelled, Hedges: t.Hedges, Shed: t.Shed,
 	}
 	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn - t.DropBreaker
 	sum.Paced = t.Paced

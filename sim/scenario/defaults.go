@@ -28,13 +28,14 @@ func Default() *Scenario {
 			Groups:  []Group{},
 		},
 		Backend: Backend{
-			Kind:          BackendPool,
-			Replicas:      1,
-			LB:            LBRoundRobin,
-			EWMADecay:     Duration(10 * time.Second),
-			Workers:       100,
-			Service:       Service{Dist: ServiceExponential, Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
-			Queue:         Queue{Limit: 1000},
+			Kind:      BackendPool,
+			Replicas:  1,
+			LB:        LBRoundRobin,
+			EWMADecay: Duration(10 * time.Second),
+			Workers:   100,
+			Service:   Service{Dist: ServiceExponential, Mean: Duration(100 * time.Millisecond), Sigma: 0.5},
+			Queue: Queue{Limit: 1000, Discipline: QueueFIFO, LIFOThreshold: 10,
+				CoDelTarget: Duration(5 * time.Millisecond), CoDelInterval: Duration(100 * time.Millisecond)},
 			AcceptBacklog: 1000,
 			Connections:   Connections{ConnectCost: Duration(20 * time.Millisecond)},
 		},
@@ -99,6 +100,8 @@ func (c *Connection) setDefaults() {
 }
 
 func (s *Sweep) setDefaults() { *s = Sweep{Seeds: 5} }
+
+func (r *RateLimit) setDefaults() { *r = RateLimit{Burst: 100} }
 
 func (h *Hedge) setDefaults() {
 	*h = Hedge{Delay: Duration(50 * time.Millisecond), MinSamples: 100, CancelLoser: true}

@@ -316,3 +316,17 @@ func (LateResults) Names() []string { return []string{"ignore", "count"} }
 
 // Names lists the valid jitter orders.
 func (JitterOrder) Names() []string { return []string{"jitter-then-cap", "cap-then-jitter"} }
+
+// QueueDiscipline is backend.queue.discipline.
+type QueueDiscipline string
+
+// Queue disciplines.
+const (
+	QueueFIFO         QueueDiscipline = "fifo"
+	QueueLIFO         QueueDiscipline = "lifo"
+	QueueAdaptiveLIFO QueueDiscipline = "adaptive_lifo"
+	QueueCoDel        QueueDiscipline = "codel"
+)
+
+// Names lists the valid queue disciplines.
+func (QueueDiscipline) Names() []string { return []string{"fifo", "lifo", "adaptive_lifo", "codel"} }

@@ -450,6 +450,9 @@ type Backend struct {
 	EWMADecay Duration `yaml:"ewma_decay" json:"ewma_decay"`
 	Service   Service  `yaml:"service" json:"service"`
 	Queue     Queue    `yaml:"queue" json:"queue"`
+	// RateLimit, when set, refuses requests beyond a token bucket's rate
+	// on arrival, at the price of a rejection.
+	RateLimit *RateLimit `yaml:"rate_limit" json:"rate_limit,omitempty"`
 	// RejectCost is worker time spent on every rejected request.
 	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
 	// AcceptBacklog is how many rejections may wait for a worker to do
@@ -522,6 +525,20 @@ type Queue struct {
 	Limit int `yaml:"limit" json:"limit"`
 	// Timeout, when > 0, rejects requests that waited longer than this.
 	Timeout Duration `yaml:"timeout" json:"timeout"`
+	// Discipline is the order requests leave the queue: fifo, lifo
+	// (newest first), adaptive_lifo (fifo until more than LIFOThreshold
+	// wait, then lifo: Facebook's adaptive LIFO) or codel (fifo, with
+	// RFC 8289 CoDel dropping at the head).
+	Discipline    QueueDiscipline `yaml:"discipline" json:"discipline"`
+	LIFOThreshold int             `yaml:"lifo_threshold" json:"lifo_threshold"`
+	CoDelTarget   Duration        `yaml:"codel_target" json:"codel_target"`
+	CoDelInterval Duration        `yaml:"codel_interval" json:"codel_interval"`
+}
+
+// RateLimit is a server-side token bucket in front of the workers.
+type RateLimit struct {
+	Rate  Rate `yaml:"rate" json:"rate"`
+	Burst int  `yaml:"burst" json:"burst"`
 }
 
 // Network is the path between the clients and the backend.

@@ -458,6 +458,13 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 	v.service(p+".service", b.Service)
 	v.check(b.Queue.Limit >= 0 && b.Queue.Limit <= 100_000_000, p+".queue.limit", "must be in 0..100000000, got %d", b.Queue.Limit)
 	v.check(b.Queue.Timeout >= 0, p+".queue.timeout", "must be >= 0 (0: none), got %s", b.Queue.Timeout)
+	v.check(b.Queue.LIFOThreshold >= 0, p+".queue.lifo_threshold", "must be >= 0, got %d", b.Queue.LIFOThreshold)
+	v.check(b.Queue.CoDelTarget > 0, p+".queue.codel_target", "must be > 0, got %s", b.Queue.CoDelTarget)
+	v.check(b.Queue.CoDelInterval > 0, p+".queue.codel_interval", "must be > 0, got %s", b.Queue.CoDelInterval)
+	if rl := b.RateLimit; rl != nil {
+		v.check(rl.Rate > 0, p+".rate_limit.rate", "must be > 0, e.g. 500/s, got %s", rl.Rate)
+		v.check(rl.Burst >= 1, p+".rate_limit.burst", "must be >= 1, got %d", rl.Burst)
+	}
 	v.check(b.RejectCost >= 0, p+".reject_cost", "must be >= 0, got %s", b.RejectCost)
 	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, p+".error_rate", "must be in [0, 1), got %g", b.ErrorRate)
 	v.check(b.AcceptBacklog >= 0, p+".accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)
