@@ -67,7 +67,7 @@ type request struct {
 
 func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
 
-func (cl *fleet) init(sc *scenario.Scenario) error {
+func (cl *fleet) init(sc *scenario.Scenario, src rng.Source) error {
 	n := sc.Clients.Count
 	cl.ord = make([]uint32, n)
 	cl.lambda = sc.PerClientRate()
@@ -76,7 +76,7 @@ func (cl *fleet) init(sc *scenario.Scenario) error {
 	cl.atStart = sc.Clients.Arrival.FirstAtStart
 	cl.prof = newProfile(sc.Clients.Arrival.Profile)
 	for _, g := range sc.Clients.ResolvedGroups() {
-		p, err := buildStack(g)
+		p, err := buildStack(g, src)
 		if err != nil {
 			return err
 		}
@@ -172,8 +172,7 @@ func (m *model) attempt(now int64, slot uint32) {
 	}
 	pl, local := m.polOf(r)
 	if pl.throttle != nil {
-		u := rng.Float64(m.src.Key(rng.Throttle, m.entity(r)), drawIndex(r.ord, r.attempt))
-		if !pl.throttle.Allow(now, int(local/pl.groupSize), u) {
+		if !pl.throttle.Allow(now, int(local/pl.groupSize), m.entity(r), drawIndex(r.ord, r.attempt)) {
 			m.drop(now, slot, dropThrottle)
 			return
 		}
@@ -285,7 +284,12 @@ func (m *model) send(now int64, slot uint32) {
 	if r.edge != 0 {
 		ni = m.edges[r.edge-1].to
 	}
-	b := m.pick(ni, r, 0)
+	b := m.be
+	if nd := &m.nodes[ni]; nd.n > 1 {
+		b = m.pick(ni, r, 0)
+	} else if r.edge != 0 {
+		b = &m.svcs[nd.first]
+	}
 	if m.net.on {
 		var svc int64
 		if !m.occ.on {

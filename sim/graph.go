@@ -91,7 +91,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: nd.LB, tau: float64(nd.EWMADecay)}
 		var calls []uint16
 		for _, c := range nd.Calls {
-			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()})
+			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()}, m.src)
 			if err != nil {
 				return err
 			}
@@ -110,6 +110,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			b.idx, b.node, b.fleet, b.name = uint16(k), uint16(i), i == entry, nd.Name
 			b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
 			b.calls, b.fwd = calls, fwd
+			b.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
 			k++
 		}
 	}

@@ -98,7 +98,7 @@ func newModel(sc *scenario.Scenario, seed uint64) (*model, error) {
 	m := &model{sc: sc, src: rng.New(seed), end: int64(sc.Duration), cancelled: map[uint64]struct{}{}}
 	n := sc.Clients.Count
 	m.q = engine.NewQueue(n + 1024)
-	if err := m.cl.init(sc); err != nil {
+	if err := m.cl.init(sc, m.src); err != nil {
 		return nil, err
 	}
 	if err := m.cn.init(sc); err != nil {

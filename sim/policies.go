@@ -6,6 +6,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim/metrics"
 
 	"github.com/throttlesim/throttlesim/sim/policy"
+	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
@@ -70,8 +71,9 @@ func (h *hedger) after() int64 {
 	return h.delay
 }
 
-// buildStack builds the request-policy stack of group g.
-func buildStack(g scenario.GroupSpec) (cpol, error) {
+// buildStack builds the request-policy stack of group g; src names the
+// throttle's random draws.
+func buildStack(g scenario.GroupSpec, src rng.Source) (cpol, error) {
 	n := g.Count
 	pp := g.Policies
 	p := cpol{name: g.Name, start: uint32(g.Start), n: uint32(n), timeout: int64(pp.Timeout), deadline: int64(pp.Deadline), maxAtt: 1}
@@ -88,6 +90,9 @@ func buildStack(g scenario.GroupSpec) (cpol, error) {
 			Window: int64(t.Window), Buckets: int64(t.Buckets),
 			Form:              policy.ThrottleForm{K: t.K, Padding: t.Padding, Aggression: t.Aggression, MaxP: t.MaxProbability, MinRequests: uint32(t.MinRequests)},
 			CountLocalRejects: t.CountLocalRejects,
+			Uniform: func(stream, n uint64) float64 {
+				return rng.Float64(src.Key(rng.Throttle, stream), n)
+			},
 		})
 		if err != nil {
 			return fail("throttle", err)

@@ -81,7 +81,9 @@ type pool struct {
 	tail     []int64
 	lastSys  int64
 	tailFrom int64 // the warm-up: time before it is not counted
-	// peak EWMA (Finagle PeakEwma): cost in ns, when it was last updated
+	// peak EWMA (Finagle PeakEwma), when its service balances by it: cost
+	// in ns, when it was last updated
+	ewma      bool
 	ewmaCost  float64
 	ewmaStamp int64
 }
@@ -399,8 +401,8 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 	case wkHandshake:
 		m.handshakeDone(now, wk.slot, wk.token, wk.start)
 	default:
-		if nd := &m.nodes[b.node]; nd.lb == scenario.LBPeakEWMA && nd.n > 1 {
-			b.observe(now, float64(now-wk.arrived), nd.tau)
+		if b.ewma {
+			b.observe(now, float64(now-wk.arrived), m.nodes[b.node].tau)
 		}
 		row := m.brow(b, now)
 		row.Served++

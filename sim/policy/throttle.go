@@ -211,6 +211,11 @@ type ThrottleConfig struct {
 	// the SRE book does; false records only the requests that were sent
 	// (the throttle sketch this project started from).
 	CountLocalRejects bool
+	// Uniform, when set, is where Allow gets its uniform draw in [0, 1) for
+	// a request named (stream, n): called only when the rejection
+	// probability is above 0, which is most of the time 0. Without it,
+	// AllowU takes the draw from the caller.
+	Uniform func(stream, n uint64) float64
 }
 
 // Throttle is a set of adaptive throttles (SRE "Handling Overload") that
@@ -221,6 +226,7 @@ type Throttle struct {
 	win        *Window
 	form       ThrottleForm
 	countLocal bool
+	uniform    func(stream, n uint64) float64
 }
 
 // NewThrottle makes n throttles, or returns an error for settings that
@@ -234,14 +240,30 @@ func NewThrottle(n int, c ThrottleConfig) (*Throttle, error) {
 	case !(c.Form.K > 0):
 		return nil, fmt.Errorf("policy: throttle K must be > 0, got %v", c.Form.K)
 	}
-	return &Throttle{win: NewWindow(n, c.Window/c.Buckets, c.Buckets), form: c.Form, countLocal: c.CountLocalRejects}, nil
+	return &Throttle{win: NewWindow(n, c.Window/c.Buckets, c.Buckets), form: c.Form, countLocal: c.CountLocalRejects, uniform: c.Uniform}, nil
 }
 
 // Allow decides whether throttle id lets a new request through at time
-// now, given a uniform draw u in [0, 1): it rejects it locally with the
-// form's probability. The request is recorded in the window (always when
-// local rejects count, else only when it goes through).
-func (t *Throttle) Allow(now int64, id int, u float64) bool {
+// now: it rejects it locally with the form's probability, drawing from
+// the configured Uniform for the request named (stream, n). The request
+// is recorded in the window (always when local rejects count, else only
+// when it goes through).
+func (t *Throttle) Allow(now int64, id int, stream, n uint64) bool {
+	p := t.win.Probability(now, id, t.form)
+	if t.countLocal {
+		t.win.RecordRequest(now, id)
+	}
+	if p > 0 && t.uniform(stream, n) < p {
+		return false
+	}
+	if !t.countLocal {
+		t.win.RecordRequest(now, id)
+	}
+	return true
+}
+
+// AllowU is Allow with the uniform draw u in [0, 1) given by the caller.
+func (t *Throttle) AllowU(now int64, id int, u float64) bool {
 	p := t.win.Probability(now, id, t.form)
 	if t.countLocal {
 		t.win.RecordRequest(now, id)

@@ -191,3 +191,40 @@ func TestRingFIFO(t *testing.T) {
 		t.Errorf("%d blocks held after the bursts; the largest burst needs about 42", live)
 	}
 }
+
+// Throttle owns its window, formula and local-reject rule: with every
+// request rejected by the backend (no accepts), the first request passes
+// (p = 0 with nothing recorded), and then p = requests/(requests+1) grows;
+// a draw of 0.6 rejects from the moment p exceeds it. Allow asks Uniform
+// only when p > 0, and AllowU decides the same way with the draw given.
+func TestThrottleAllow(t *testing.T) {
+	calls := 0
+	cfg := ThrottleConfig{Window: 120e9, Buckets: 120, Form: ThrottleForm{K: 2, Padding: 1, Aggression: 1, MaxP: 1}, CountLocalRejects: true,
+		Uniform: func(stream, n uint64) float64 { calls++; return 0.6 }}
+	th, err := NewThrottle(1, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Uniform = nil
+	tu, _ := NewThrottle(1, cfg)
+	// requests recorded before request i: i; p = i/(i+1): 0, 0.5, 0.667, ...
+	want := []bool{true, true, false, false, false}
+	for i, w := range want {
+		now := int64(i) * 1e6
+		if got := th.Allow(now, 0, 7, uint64(i)); got != w {
+			t.Errorf("request %d: Allow %v, want %v (p %.3f)", i, got, w, float64(i)/float64(i+1))
+		}
+		if got := tu.AllowU(now, 0, 0.6); got != w {
+			t.Errorf("request %d: AllowU %v, want %v", i, got, w)
+		}
+	}
+	if calls != len(want)-1 {
+		t.Errorf("Uniform called %d times, want %d (not for the first request, whose p is 0)", calls, len(want)-1)
+	}
+	if req, acc := th.Counts(0); req != uint32(len(want)) || acc != 0 {
+		t.Errorf("counts: %d requests, %d accepts; want %d, 0 (local rejects count)", req, acc, len(want))
+	}
+	if _, err := NewThrottle(1, ThrottleConfig{Window: 120e9, Buckets: 0, Form: ThrottleForm{K: 2}}); err == nil {
+		t.Error("NewThrottle accepted 0 buckets")
+	}
+}
