@@ -481,30 +481,14 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			}
 			continue
 		}
-		if b.codel != nil && b.codel.Drop(now, now-j.at, b.queue.n) {
-			// CoDel: the queue has stood above its target delay for an
-			// interval; this request is rejected like a queue timeout.
-			row := m.brow(b, now)
-			row.QueueTimeouts++
-			row.Shed++
-			if g := m.bgrow(b, now, j.group); g != nil {
-				g.QueueTimeouts++
+		// CoDel (the queue has stood above its target delay for an
+		// interval) and the queue timeout reject a request when it
+		// reaches a worker.
+		if codel := b.codel != nil && b.codel.Drop(now, now-j.at, b.queue.n); codel || b.qtimeout > 0 && now-j.at > b.qtimeout {
+			if codel {
+				m.brow(b, now).Shed++
 			}
-			m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
-			if b.rejCost > 0 {
-				m.rejectWork(b, now, w)
-				return
-			}
-			continue
-		}
-		if b.qtimeout > 0 && now-j.at > b.qtimeout {
-			m.brow(b, now).QueueTimeouts++
-			if g := m.bgrow(b, now, j.group); g != nil {
-				g.QueueTimeouts++
-			}
-			m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
-			if b.rejCost > 0 {
-				m.rejectWork(b, now, w)
+			if m.timeOutQueued(b, now, w, j) {
 				return
 			}
 			continue
@@ -535,6 +519,21 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop, j.at)
 		return
 	}
+}
+
+// timeOutQueued rejects queued job j as a queue timeout; it reports
+// whether worker w took the rejection work.
+func (m *model) timeOutQueued(b *pool, now int64, w uint32, j job) bool {
+	m.brow(b, now).QueueTimeouts++
+	if g := m.bgrow(b, now, j.group); g != nil {
+		g.QueueTimeouts++
+	}
+	m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
+	if b.rejCost > 0 {
+		m.rejectWork(b, now, w)
+		return true
+	}
+	return false
 }
 
 func (b *pool) idle(w uint32) {

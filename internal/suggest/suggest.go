@@ -13,7 +13,7 @@ import (
 func Closest(s string, candidates []string) string {
 	best, bestD := "", math.MaxInt
 	for _, c := range candidates {
-		d := distance(s, c)
+		d := Distance(s, c)
 		if d < bestD || d == bestD && strings.HasPrefix(c, s) && !strings.HasPrefix(best, s) {
 			best, bestD = c, d
 		}
@@ -24,8 +24,8 @@ func Closest(s string, candidates []string) string {
 	return ""
 }
 
-// distance is the Levenshtein distance between a and b, by bytes.
-func distance(a, b string) int {
+// Distance is the Levenshtein distance between a and b, by bytes.
+func Distance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

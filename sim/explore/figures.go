@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/throttlesim/throttlesim/internal/suggest"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/threshold"
 )
@@ -141,9 +142,9 @@ func keys(m map[string]string) func(func(string) bool) {
 func closest(s string, candidates []string) string {
 	best, bestD := "", math.MaxInt
 	for _, c := range candidates {
-		d := editDistance(s, c)
+		d := suggest.Distance(s, c)
 		if i := strings.LastIndex(c, "."); i >= 0 {
-			d = min(d, editDistance(s, c[i+1:]))
+			d = min(d, suggest.Distance(s, c[i+1:]))
 		}
 		if d < bestD {
 			best, bestD = c, d
@@ -153,26 +154,6 @@ func closest(s string, candidates []string) string {
 		return best
 	}
 	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Constraint is "metric <= bound" or "metric >= bound".
