@@ -63,20 +63,4 @@ func hasCapacity(sc *scenario.Scenario) bool {
 // spike is the span of the arrival profile where the multiplier is above
 // 1, as sim's recovery rule finds it; unlike sim.SpikeWindow it is found
 // with faults too: a chart shades the spike whatever else happens.
-func spike(sc *scenario.Scenario) (start, end int64, ok bool) {
-	steps := sc.Clients.Arrival.Profile
-	for i, st := range steps {
-		if st.Multiplier <= 1 {
-			continue
-		}
-		end := int64(sc.Duration)
-		for _, nx := range steps[i+1:] {
-			if nx.Multiplier <= 1 {
-				end = int64(nx.At)
-				break
-			}
-		}
-		return int64(st.At), end, true
-	}
-	return 0, 0, false
-}
+func spike(sc *scenario.Scenario) (start, end int64, ok bool) { return sc.Spike() }

@@ -213,21 +213,8 @@ func SpikeWindow(sc *scenario.Scenario) (start, end int64, ok bool) {
 // above 1 (from the first such step to the first later step back at or
 // below 1, or the end of the run).
 func spikeWindow(sc *scenario.Scenario) (metrics.Window, bool) {
-	steps := sc.Clients.Arrival.Profile
-	for i, st := range steps {
-		if st.Multiplier <= 1 {
-			continue
-		}
-		end := int64(sc.Duration)
-		for _, nx := range steps[i+1:] {
-			if nx.Multiplier <= 1 {
-				end = int64(nx.At)
-				break
-			}
-		}
-		return metrics.Window{Start: int64(st.At), End: end}, true
-	}
-	return metrics.Window{}, false
+	start, end, ok := sc.Spike()
+	return metrics.Window{Start: start, End: end}, ok
 }
 
 func (m *model) params() metrics.Params {

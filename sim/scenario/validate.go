@@ -514,3 +514,24 @@ func (v *validator) service(path string, sv Service) {
 	v.check(sv.PerConcurrent >= 0, path+".per_concurrent", "must be >= 0, got %s", sv.PerConcurrent)
 	v.check(sv.Dist == ServiceConcurrency || sv.PerConcurrent == 0, path+".per_concurrent", "applies to dist: concurrency only")
 }
+
+// Spike is the span of the arrival profile where the multiplier is above
+// 1: from the first such step to the first later step back at or below 1,
+// or the end of the run (ok is false when there is none).
+func (s *Scenario) Spike() (start, end int64, ok bool) {
+	steps := s.Clients.Arrival.Profile
+	for i, st := range steps {
+		if st.Multiplier <= 1 {
+			continue
+		}
+		end := int64(s.Duration)
+		for _, nx := range steps[i+1:] {
+			if nx.Multiplier <= 1 {
+				end = int64(nx.At)
+				break
+			}
+		}
+		return int64(st.At), end, true
+	}
+	return 0, 0, false
+}
