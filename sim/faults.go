@@ -41,8 +41,9 @@ func (m *model) faultPools(f scenario.Fault) []pool {
 }
 
 func (m *model) onFaultStart(now int64, f scenario.Fault) {
-	for i := range m.faultPools(f) {
-		m.faultStart(now, f, &m.faultPools(f)[i])
+	reps := m.faultPools(f)
+	for i := range reps {
+		m.faultStart(now, f, &reps[i])
 	}
 }
 
@@ -123,8 +124,9 @@ func (m *model) lost(b *pool, now int64, slot, tok uint32, group uint8) {
 }
 
 func (m *model) onFaultEnd(now int64, f scenario.Fault) {
-	for i := range m.faultPools(f) {
-		m.faultEnd(now, f, &m.faultPools(f)[i])
+	reps := m.faultPools(f)
+	for i := range reps {
+		m.faultEnd(now, f, &reps[i])
 	}
 }
 
