@@ -67,7 +67,7 @@ type request struct {
 
 func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
 
-func (cl *fleet) init(sc *scenario.Scenario, src rng.Source) error {
+func (cl *fleet) init(sc *scenario.Scenario, src *rng.Source) error {
 	n := sc.Clients.Count
 	cl.ord = make([]uint32, n)
 	cl.lambda = sc.PerClientRate()

@@ -91,7 +91,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: nd.LB, tau: float64(nd.EWMADecay)}
 		var calls []uint16
 		for _, c := range nd.Calls {
-			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()}, m.src)
+			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()}, &m.src)
 			if err != nil {
 				return err
 			}

@@ -35,6 +35,9 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 		m.mt.mixFP(e)
 		if e.At >= m.mt.nextRow {
 			m.closeRows(e.At)
+			if m.hooks != nil && m.atInterval(e.At) {
+				return e.At, nil
+			}
 		}
 		if trace != nil {
 			trace(TraceEvent{At: e.At, Kind: eventNames[e.Kind()], ID: e.ID, Aux: e.Aux})

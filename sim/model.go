@@ -36,6 +36,7 @@ type model struct {
 	nodes      []node // the services
 	entry      uint16 // the node the clients call
 	now        int64  // the time of the event being handled
+	hooks      *hooks // Options.Watch and Options.Branches (branch.go); nil in ordinary runs
 	svcs       []pool // every replica of every service
 	edges      []edge
 	frames     []frame
@@ -98,7 +99,7 @@ func newModel(sc *scenario.Scenario, seed uint64) (*model, error) {
 	m := &model{sc: sc, src: rng.New(seed), end: int64(sc.Duration), cancelled: map[uint64]struct{}{}}
 	n := sc.Clients.Count
 	m.q = engine.NewQueue(n + 1024)
-	if err := m.cl.init(sc, m.src); err != nil {
+	if err := m.cl.init(sc, &m.src); err != nil {
 		return nil, err
 	}
 	if err := m.cn.init(sc); err != nil {

@@ -72,8 +72,9 @@ func (h *hedger) after() int64 {
 }
 
 // buildStack builds the request-policy stack of group g; src names the
-// throttle's random draws.
-func buildStack(g scenario.GroupSpec, src rng.Source) (cpol, error) {
+// throttle's random draws (a pointer, so that a branch that re-seeds the
+// run, Options.Branches, reaches them too).
+func buildStack(g scenario.GroupSpec, src *rng.Source) (cpol, error) {
 	n := g.Count
 	pp := g.Policies
 	p := cpol{name: g.Name, start: uint32(g.Start), n: uint32(n), timeout: int64(pp.Timeout), deadline: int64(pp.Deadline), maxAtt: 1}

@@ -1,15 +1,18 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
+	"slices"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
-// Options tune a run without changing its results.
+// Options tune a run without changing its results, except Branches,
+// which make it a different trajectory from the same start.
 type Options struct {
 	// Seed overrides the scenario's seed when non-nil.
 	Seed *uint64
@@ -23,6 +26,14 @@ type Options struct {
 	// events are scheduled, just before the event loop (benchmarks use it to
 	// time set-up and loop apart).
 	Started func()
+	// Watch, when set, is called at the end of every metrics interval with
+	// the state of the run; returning true stops the run there (Result:
+	// Complete false, Watched true, StoppedAt the time of the call).
+	Watch func(WatchState) bool
+	// Branches re-seed the run's random streams at the given points, in
+	// order of After (see Branch): a copy of a run from the state it had
+	// there, with new randomness.
+	Branches []Branch
 
 	// tails, in tests, tracks each replica's time at each number of
 	// requests queued or in service (Result.tails), from tailsFrom on.
@@ -68,6 +79,7 @@ type Result struct {
 	// rows up to StoppedAt.
 	Complete  bool
 	StoppedAt int64
+	Watched   bool // stopped by Options.Watch
 }
 
 // ErrInterrupted is returned (wrapped) with a partial Result when the
@@ -94,6 +106,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 			m.svcs[i].tailFrom = opt.tailsFrom
 		}
 	}
+	if opt.Watch != nil || len(opt.Branches) > 0 {
+		if !slices.IsSortedFunc(opt.Branches, func(a, b Branch) int { return cmp.Compare(a.After, b.After) }) {
+			return nil, errors.New("sim: Options.Branches must be in order of After")
+		}
+		m.hooks = &hooks{watch: opt.Watch, branches: opt.Branches, seed: rs.Seed}
+	}
 	m.start()
 	if opt.Started != nil {
 		opt.Started()
@@ -107,8 +125,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		Arrivals:    m.mt.arrivals,
 		Fingerprint: m.mt.fp,
 		ArrivalHash: m.mt.arrHash,
-		Complete:    err == nil,
+		Complete:    err == nil && (m.hooks == nil || !m.hooks.stopped),
 		StoppedAt:   stopped,
+		Watched:     m.hooks != nil && m.hooks.stopped,
 	}
 	var waitSum float64
 	var waitN int64

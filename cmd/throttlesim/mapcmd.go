@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -40,6 +42,10 @@ type mapOptions struct {
 	out           string
 	shard         string
 	quiet         bool
+	rare          string
+	rarePaths     int
+	rareFrom      time.Duration
+	rarePoints    int
 }
 
 func newMapCmd(e *env, runF func(context.Context, *env, *mapOptions) error) *cobra.Command {
@@ -67,10 +73,21 @@ the trend between load levels, is reported as non-monotone.
 Writes map.csv (every probe: seeds, P(no recovery) and its Clopper–Pearson
 95% interval), boundary.csv (load → threshold and its bracket), map.json and
 map.png. --shard i/n computes only the load levels i, i+n, ...; 'throttlesim
-map merge' combines the shards.`,
+map merge' combines the shards.
+
+A map resolves P(no recovery) only to about 1/--max-seeds. --rare MEASURE
+adds, at the grid probes below each boundary where no seed collapsed
+(--rare-points of them, from the boundary down), an estimate of small
+probabilities (10^-2 to 10^-6) by multilevel splitting on a progress measure
+(in_system: requests queued or in service at the entry service;
+outstanding: the clients' unfinished requests; timed_out: timeouts per
+interval). A pilot chooses the levels (MEASURE=l1,l2,... gives them); a run
+is copied at a level by replaying it and re-seeding there. Writes rare.csv.`,
 		Example: `  throttlesim map scenarios/metastable-duration.yaml --load clients.arrival.total_rate=300/s..700/s/9 \
       --trigger clients.arrival.profile.1.at=60.5s..80s
   throttlesim map scenarios/outage.yaml --load clients.arrival.total_rate=400/s..900/s/20 --trigger faults.0.duration=5s..5m --horizon 5m
+  throttlesim map scenarios/metastable-duration.yaml --load clients.arrival.total_rate=500/s..600/s/3 \
+      --trigger clients.arrival.profile.1.at=60.5s..70s --rare in_system --rare-from 60s
   throttlesim map merge --out results/map results/map-shard*`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,6 +114,10 @@ map merge' combines the shards.`,
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-map)")
 	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters")
+	f.StringVar(&o.rare, "rare", "", "estimate small P(no recovery) below each boundary by splitting on this measure (in_system, outstanding, timed_out), optionally =l1,l2,... levels")
+	f.IntVar(&o.rarePaths, "rare-paths", 100, "paths per splitting stage")
+	f.IntVar(&o.rarePoints, "rare-points", 2, "grid probes without a collapse to estimate at, per load level, from the boundary down")
+	f.DurationVar(&o.rareFrom, "rare-from", 0, "count the splitting measure only from this virtual time on (the trigger's start)")
 	cmd.AddCommand(newMapMergeCmd(e))
 	return cmd
 }
@@ -190,6 +211,15 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	cfg := explore.MapConfig{Load: load, Trigger: trig, Grid: o.grid, Resolution: o.resolution,
 		Test:     explore.SPRT{Delta: o.delta, Alpha: o.alpha, MaxN: o.maxSeeds},
 		HorizonS: o.horizon.Seconds(), BaseSeed: seed, Jobs: o.jobs, Shard: shard, Shards: shards}
+	var rare *explore.RareConfig
+	if o.rare != "" {
+		rc, err := parseRare(o.rare)
+		if err != nil {
+			return usageError{err}
+		}
+		rc.Paths, rc.FromS, rc.HorizonS, rc.Seed, rc.Jobs = o.rarePaths, o.rareFrom.Seconds(), cfg.HorizonS, seed, o.jobs
+		rare = &rc
+	}
 	out := o.out
 	if out == "" {
 		out = filepath.Join("results", sc.Name+"-map")
@@ -215,6 +245,17 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 			return usageError{err}
 		}
 		return reportScenarioErr(e, err)
+	}
+	if rare != nil {
+		parse := func(sets []string) (*scenario.Scenario, error) {
+			return scenario.Parse(src.Data, src.File, append(slices.Clone(src.Sets), sets...))
+		}
+		if err := explore.RareAtBoundary(ctx, parse, res, *rare, o.rarePoints); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+			}
+			return err
+		}
 	}
 	wall := time.Since(start)
 	doc := mapDoc{Scenario: o.file, Name: sc.Name, Sets: o.sets, Load: o.load, Trigger: o.trigger, HorizonS: cfg.HorizonS,
@@ -277,6 +318,9 @@ func writeMap(e *env, out string, doc *mapDoc) error {
 		{Name: "map.csv", Data: doc.Result.MapCSV()},
 		{Name: "boundary.csv", Data: doc.Result.BoundaryCSV()},
 		{Name: "map.json", Data: append(js, '\n')},
+	}
+	if len(doc.Result.Rare) > 0 {
+		files = append(files, resultdir.File{Name: "rare.csv", Data: doc.Result.RareCSV()})
 	}
 	var charts []report.Chart
 	if png, err := mapChart(doc); err != nil {
@@ -405,6 +449,7 @@ func mapMergeRun(e *env, shards []string, out string) error {
 			seen[l.Index] = d
 			merged.Result.Levels = append(merged.Result.Levels, l)
 		}
+		merged.Result.Rare = append(merged.Result.Rare, doc.Result.Rare...)
 	}
 	for i := 0; i < merged.Levels; i++ {
 		if _, ok := seen[i]; !ok {
@@ -412,6 +457,7 @@ func mapMergeRun(e *env, shards []string, out string) error {
 		}
 	}
 	slices.SortFunc(merged.Result.Levels, func(a, b explore.Level) int { return a.Index - b.Index })
+	slices.SortFunc(merged.Result.Rare, func(a, b explore.RarePoint) int { return cmp.Compare(a.Load, b.Load) })
 	merged.Result.Notes = explore.LoadNotes(merged.Result.Levels, merged.Result.Load)
 	if err := writeMap(e, out, merged); err != nil {
 		return err
@@ -427,4 +473,26 @@ func horizonText(s float64) string {
 		return ""
 	}
 	return " within " + (time.Duration(s * float64(time.Second))).String()
+}
+
+// parseRare reads --rare: MEASURE or MEASURE=l1,l2,... (increasing).
+func parseRare(s string) (explore.RareConfig, error) {
+	name, lv, hasLevels := strings.Cut(s, "=")
+	rc := explore.RareConfig{Measure: name}
+	if _, ok := explore.Measures[name]; !ok {
+		return rc, fmt.Errorf("--rare %q: unknown measure %q (want one of %s)", s, name, strings.Join(explore.MeasureNames(), ", "))
+	}
+	if hasLevels {
+		for _, f := range strings.Split(lv, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return rc, fmt.Errorf("--rare %q: level %q is not a number", s, f)
+			}
+			if n := len(rc.Levels); n > 0 && x <= rc.Levels[n-1] {
+				return rc, fmt.Errorf("--rare %q: levels must increase", s)
+			}
+			rc.Levels = append(rc.Levels, x)
+		}
+	}
+	return rc, nil
 }

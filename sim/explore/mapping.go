@@ -87,6 +87,8 @@ type MapResult struct {
 	Levels        []Level `json:"levels"`
 	// Notes report non-monotonicity across load levels.
 	Notes []string `json:"notes,omitempty"`
+	// Rare holds splitting estimates near the boundary (RareAtBoundary).
+	Rare []RarePoint `json:"rare,omitempty"`
 }
 
 // Runs is the number of simulations behind the map.

@@ -49,6 +49,27 @@ func (m *MapResult) BoundaryCSV() []byte {
 	return writeCSV(rows)
 }
 
+// RareCSV is rare.csv: one row per splitting estimate.
+func (m *MapResult) RareCSV() []byte {
+	rows := [][]string{{"load", "trigger", "map_seeds", "map_no_recovery", "p_no_recovery", "rel_err", "ci_lo", "ci_hi", "levels", "stages", "paths", "pilot_paths", "error"}}
+	for _, r := range m.Rare {
+		var lv, st []string
+		for _, x := range r.Result.Levels {
+			lv = append(lv, num(x))
+		}
+		for _, x := range r.Result.Stage {
+			st = append(st, num(x))
+		}
+		p := num(r.Result.P)
+		if r.Err != "" {
+			p = ""
+		}
+		rows = append(rows, []string{m.Load.Format(r.Load), m.Trigger.Format(r.Trigger), strconv.Itoa(r.N), strconv.Itoa(r.K), p, num(r.Result.RelErr),
+			num(r.Lo), num(r.Hi), strings.Join(lv, " "), strings.Join(st, " "), strconv.Itoa(r.Result.Paths), strconv.Itoa(r.Result.PilotPaths), r.Err})
+	}
+	return writeCSV(rows)
+}
+
 // TuneCSV is tune.csv: one row per candidate evaluated.
 func (r *TuneResult) TuneCSV(c TuneConfig) []byte {
 	head := []string{"candidate", "round"}

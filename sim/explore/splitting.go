@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/throttlesim/throttlesim/sim/rng"
 )
@@ -12,9 +13,9 @@ import (
 // needs: a progress measure (say, the backend's queue length or the retry
 // rate) that must pass a series of levels on the way to the rare event.
 //
-// The simulator (sim.Run) cannot be copied mid-run yet, so Splitting is
-// not wired to scenarios: it is checked on models that can (see
-// splitting_test.go), ready for when the model can be cloned.
+// A run of the simulator is copied by replay with a branch (sim.Branch):
+// Rare splits scenarios that way; Splitting itself is checked on models
+// with an exact answer (splitting_test.go).
 type Path interface {
 	// Clone returns an independent copy in the same state.
 	Clone() Path
@@ -33,6 +34,10 @@ type SplittingResult struct {
 	RelErr float64
 	Stage  []float64 // the conditional probability of each stage
 	Paths  int       // paths advanced in total
+	// Levels are the levels used (Rare: without the final "no recovery"
+	// stage), PilotPaths the paths the pilot that chose them ran.
+	Levels     []float64
+	PilotPaths int
 }
 
 // ErrExtinct says no path reached some level: the estimate is 0 and the
@@ -46,6 +51,12 @@ var ErrExtinct = errors.New("explore: splitting: no path reached a level; use cl
 // round-robin, and run on with their own random streams. The estimate is
 // the product of the stages' fractions, unbiased for fixed levels.
 func Splitting(start func() Path, levels []float64, n int, seed uint64) (SplittingResult, error) {
+	return splitting(start, levels, n, seed, 1)
+}
+
+// splitting is Splitting with the paths of a stage advanced on jobs
+// goroutines; the result does not depend on jobs.
+func splitting(start func() Path, levels []float64, n int, seed uint64, jobs int) (SplittingResult, error) {
 	var res SplittingResult
 	if n < 1 || len(levels) == 0 {
 		return res, fmt.Errorf("explore: splitting needs at least one level and one path per stage, got %d levels, %d paths", len(levels), n)
@@ -59,17 +70,34 @@ func Splitting(start func() Path, levels []float64, n int, seed uint64) (Splitti
 	res.P = 1
 	v := 0.0
 	for k, l := range levels {
+		paths := make([]Path, n)
+		ok := make([]bool, n)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, jobs)
+		for i := range n {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				var p Path
+				if k == 0 {
+					p = start()
+				} else {
+					p = entrances[i%len(entrances)].Clone()
+				}
+				key := rng.Mix(rng.Mix(seed) ^ rng.Mix(uint64(k)<<32|uint64(i)))
+				ok[i] = p.Advance(l, key)
+				paths[i] = p
+			}()
+		}
+		wg.Wait()
+		res.Paths += n
+		if err := pathErr(paths); err != nil {
+			return res, err
+		}
 		var next []Path
-		for i := 0; i < n; i++ {
-			var p Path
-			if k == 0 {
-				p = start()
-			} else {
-				p = entrances[i%len(entrances)].Clone()
-			}
-			res.Paths++
-			key := rng.Mix(rng.Mix(seed) ^ rng.Mix(uint64(k)<<32|uint64(i)))
-			if p.Advance(l, key) {
+		for i, p := range paths {
+			if ok[i] {
 				next = append(next, p)
 			}
 		}

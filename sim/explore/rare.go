@@ -1,0 +1,392 @@
+package explore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// Measures are the progress measures a RareConfig can split on, each read
+// from sim.WatchState at the end of every metrics interval.
+var Measures = map[string]func(sim.WatchState) float64{
+	// requests queued or in service at the service the clients call
+	"in_system": func(s sim.WatchState) float64 { return float64(s.InSystem) },
+	// the clients' application requests not finished yet
+	"outstanding": func(s sim.WatchState) float64 { return float64(s.Outstanding) },
+	// attempts whose client gave up waiting, in the interval just closed
+	"timed_out": func(s sim.WatchState) float64 {
+		if s.Row == nil {
+			return 0
+		}
+		return float64(s.Row.TimedOut)
+	},
+}
+
+// MeasureNames lists the progress measures, sorted.
+func MeasureNames() []string {
+	var ns []string
+	for n := range Measures {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// RareConfig estimates a small P(no recovery) at one point of a map by
+// multilevel splitting on a progress measure.
+type RareConfig struct {
+	// Measure names the progress measure (Measures); Levels are its
+	// increasing levels, or nil to choose them by a pilot (below). The
+	// last stage of the splitting is "does not recover" (the recovery
+	// rule, with HorizonS as in MapConfig), so a collapse is assumed to
+	// pass every level first: levels must stay below what a collapsed run
+	// holds (the pilot stops raising them once collapses are common; the
+	// brute-force check in the tests and the doc shows where that holds).
+	Measure string
+	Levels  []float64
+	// P0 is the fraction of paths the pilot lets through each level it
+	// chooses (default 0.2).
+	P0 float64
+	// FromS: levels count only from this virtual time (s) on, typically
+	// the trigger's start, so the warm-up does not count as progress.
+	FromS    float64
+	HorizonS float64
+	// Paths per stage (default 100), Seed names the paths' streams, Jobs
+	// the simulations run in parallel.
+	Paths int
+	Seed  uint64
+	Jobs  int
+}
+
+// ErrUnknownMeasure is returned for a Measure not in Measures.
+var ErrUnknownMeasure = fmt.Errorf("explore: unknown progress measure")
+
+// Rare estimates P(no recovery) of the scenario that parse returns (a
+// fresh copy on every call: runs go in parallel) by fixed-effort
+// multilevel splitting. Paths are copied mid-run by replay: a copy
+// re-runs its parent's seed and branches (sim.Branch) up to the point
+// where the parent passed the level, then draws new numbers.
+func Rare(ctx context.Context, parse func() (*scenario.Scenario, error), c RareConfig) (SplittingResult, error) {
+	meas, ok := Measures[c.Measure]
+	if !ok {
+		return SplittingResult{}, configErr("%w %q (have %s)", ErrUnknownMeasure, c.Measure, strings.Join(MeasureNames(), ", "))
+	}
+	if c.Paths == 0 {
+		c.Paths = 100
+	}
+	if c.P0 == 0 {
+		c.P0 = 0.2
+	}
+	if !(c.P0 > 0 && c.P0 < 1) || c.Paths < 2 {
+		return SplittingResult{}, configErr("splitting needs 0 < p0 < 1 and at least 2 paths per stage, got p0 %g, %d paths", c.P0, c.Paths)
+	}
+	start := func() *simPath {
+		return &simPath{ctx: ctx, parse: parse, meas: meas, from: int64(c.FromS * 1e9), horizonS: c.HorizonS}
+	}
+	levels := slices.Clone(c.Levels)
+	pilotPaths := 0
+	if levels == nil {
+		var err error
+		levels, pilotPaths, err = pilot(start, c.Paths, c.P0, rng.Mix(c.Seed^0x9e3779b97f4a7c15), max(c.Jobs, 1))
+		if err != nil {
+			return SplittingResult{Paths: pilotPaths}, err
+		}
+	}
+	res, err := splitting(func() Path { return start() }, append(levels, math.Inf(1)), c.Paths, c.Seed, max(c.Jobs, 1))
+	res.Levels = levels
+	res.PilotPaths = pilotPaths
+	return res, err
+}
+
+// maxStages bounds the pilot: P0^maxStages is far below anything a map
+// needs (0.2^12 ≈ 4·10⁻⁹).
+const maxStages = 12
+
+// pilot chooses splitting levels adaptively (Cérou and Guyader 2007):
+// n paths run to the end from the current entrances recording their
+// measure; the next level is the value that a fraction p0 of them
+// reach, and the survivors enter there. It stops once at least a
+// fraction p0 of the paths does not recover: the last stage is then
+// "no recovery". The levels are then used by an independent fixed-level
+// splitting, whose estimate is unbiased for them.
+func pilot(start func() *simPath, n int, p0 float64, seed uint64, jobs int) ([]float64, int, error) {
+	var levels []float64
+	var entrances []*simPath
+	total := 0
+	for k := 0; ; k++ {
+		if k == maxStages {
+			return nil, total, fmt.Errorf("explore: splitting pilot: %d levels chosen and collapses are still rarer than p0 = %g: the event is too rare for the pilot (or the measure does not lead to it)", k, p0)
+		}
+		paths := make([]*simPath, n)
+		tr := make([]trail, n)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, jobs)
+		for i := range n {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				var p *simPath
+				if k == 0 {
+					p = start()
+				} else {
+					p = entrances[i%len(entrances)].Clone().(*simPath)
+				}
+				tr[i] = p.record(rng.Mix(rng.Mix(seed) ^ rng.Mix(uint64(k)<<32|uint64(i))))
+				paths[i] = p
+			}()
+		}
+		wg.Wait()
+		total += n
+		collapsed := 0
+		maxes := make([]float64, 0, n)
+		lowest := math.Inf(1) // the lowest maximum of a collapsed path
+		for i, p := range paths {
+			if p.err != nil {
+				return nil, total, p.err
+			}
+			if tr[i].noRecovery {
+				collapsed++
+				lowest = min(lowest, tr[i].max())
+			}
+			maxes = append(maxes, tr[i].max())
+		}
+		if float64(collapsed) >= p0*float64(n) {
+			return levels, total, nil
+		}
+		slices.Sort(maxes)
+		l := maxes[min(n-1, int(math.Floor((1-p0)*float64(n))))]
+		if len(levels) > 0 && l <= levels[len(levels)-1] {
+			// Ties at the quantile: the next value above the last level.
+			i, _ := slices.BinarySearch(maxes, math.Nextafter(levels[len(levels)-1], math.Inf(1)))
+			if i == n {
+				return nil, total, ErrExtinct
+			}
+			l = maxes[i]
+		}
+		if l >= lowest {
+			// The quantile is a collapse's value: a level there would
+			// sit inside the collapse; the last stage is the collapse.
+			return levels, total, nil
+		}
+		levels = append(levels, l)
+		entrances = entrances[:0:0]
+		for i, p := range paths {
+			if at, ok := tr[i].first(l); ok {
+				q := p.Clone().(*simPath)
+				q.at = at
+				entrances = append(entrances, q)
+			}
+		}
+	}
+}
+
+// trail is what a recorded path saw: its measure at each interval's end
+// from its entrance on, with the event count there, and its verdict.
+type trail struct {
+	events     []uint64
+	values     []float64
+	noRecovery bool
+}
+
+func (t trail) max() float64 {
+	m := math.Inf(-1)
+	for _, v := range t.values {
+		m = max(m, v)
+	}
+	return m
+}
+
+// first is the branch point where the measure first reached l.
+func (t trail) first(l float64) (uint64, bool) {
+	for i, v := range t.values {
+		if v >= l {
+			return t.events[i], true
+		}
+	}
+	return 0, false
+}
+
+// record runs the path from its entrance to the end with the streams of
+// key, recording its measure.
+func (p *simPath) record(key uint64) trail {
+	var tr trail
+	p.branch(key)
+	sc, err := p.parse()
+	if err != nil {
+		p.err = err
+		return tr
+	}
+	sc.Seed = p.seed
+	sc.Sweep = nil
+	res, err := sim.Run(p.ctx, sc, sim.Options{Branches: p.branches, Watch: func(st sim.WatchState) bool {
+		if st.Events >= p.at && st.Now >= p.from {
+			tr.events = append(tr.events, st.Events)
+			tr.values = append(tr.values, p.meas(st))
+		}
+		return false
+	}})
+	if err != nil {
+		p.err = err
+		return tr
+	}
+	tr.noRecovery, p.err = p.verdict(res)
+	return tr
+}
+
+// branch starts the path's next stretch with the streams of key: a fresh
+// path takes its seed from key, a copy branches where its parent entered.
+func (p *simPath) branch(key uint64) {
+	if !p.started {
+		p.started = true
+		p.seed = rng.Mix(key)
+		return
+	}
+	p.branches = append(p.branches, sim.Branch{After: p.at, Salt: key})
+}
+
+// verdict applies the recovery rule (and horizon) to a finished run.
+func (p *simPath) verdict(res *sim.Result) (bool, error) {
+	mc := MapConfig{HorizonS: p.horizonS}
+	return mc.noRecovery(NewFigures(&res.Summary, res.Scenario.Duration.Seconds()))
+}
+
+// simPath is a run of the simulator as a splitting path: its seed, the
+// branches it took, and where it entered its last level.
+type simPath struct {
+	ctx      context.Context
+	parse    func() (*scenario.Scenario, error)
+	meas     func(sim.WatchState) float64
+	from     int64
+	horizonS float64
+
+	started  bool
+	seed     uint64
+	branches []sim.Branch
+	at       uint64 // events handled when the path entered its level
+	err      error
+}
+
+func (p *simPath) Clone() Path {
+	c := *p
+	c.branches = slices.Clone(p.branches)
+	return &c
+}
+
+// Advance runs the path on from its entrance state with the streams of
+// key. A level of +Inf is the last stage: the run goes to its end and the
+// answer is "it did not recover".
+func (p *simPath) Advance(level float64, key uint64) bool {
+	if p.err != nil {
+		return false
+	}
+	p.branch(key)
+	sc, err := p.parse()
+	if err != nil {
+		p.err = err
+		return false
+	}
+	sc.Seed = p.seed
+	sc.Sweep = nil
+	final := math.IsInf(level, 1)
+	opt := sim.Options{Branches: p.branches}
+	if !final {
+		opt.Watch = func(st sim.WatchState) bool {
+			if st.Events < p.at || st.Now < p.from || p.meas(st) < level {
+				return false
+			}
+			p.at = st.Events
+			return true
+		}
+	}
+	res, err := sim.Run(p.ctx, sc, opt)
+	if err != nil {
+		p.err = err
+		return false
+	}
+	if !final {
+		return res.Watched
+	}
+	nr, err := p.verdict(res)
+	if err != nil {
+		p.err = err
+		return false
+	}
+	return nr
+}
+
+// pathErr is the first error a path met, for paths that can fail.
+func pathErr(ps []Path) error {
+	for _, p := range ps {
+		if sp, ok := p.(*simPath); ok && sp.err != nil {
+			return sp.err
+		}
+	}
+	return nil
+}
+
+// RarePoint is a splitting estimate of P(no recovery) at one grid probe
+// of a map where the map's seeds saw no collapse.
+type RarePoint struct {
+	Load    float64 `json:"load"`
+	Trigger float64 `json:"trigger"`
+	// K of N: what the map's seeds saw there.
+	K int `json:"map_no_recovery"`
+	N int `json:"map_seeds"`
+	// P, RelErr, Lo, Hi: the estimate, its relative standard error and
+	// an approximate 95% interval P·exp(∓1.96·RelErr) (the log of a
+	// product of stage fractions is close to normal); Err says why there
+	// is no estimate (extinct: too rare for the effort).
+	Result SplittingResult `json:"splitting"`
+	Lo     float64         `json:"ci_lo"`
+	Hi     float64         `json:"ci_hi"`
+	Err    string          `json:"error,omitempty"`
+}
+
+// RareAtBoundary estimates P(no recovery) by splitting (Rare) below each
+// load level's boundary, where the map can only say "less than about
+// 1/seeds": at the grid probes without a collapse, from the largest
+// trigger down, at most points of them per level, stopping early once P
+// is below 10⁻⁶ or the splitting dies out. The estimates are appended to
+// m.Rare. parse returns the scenario with the given overrides (a fresh
+// copy on each call). An extinct splitting is recorded, not returned as an
+// error.
+func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Scenario, error), m *MapResult, c RareConfig, points int) error {
+	for _, l := range m.Levels {
+		var cands []Probe
+		for _, p := range l.Probes {
+			if p.K == 0 && p.Phase == "grid" {
+				cands = append(cands, p)
+			}
+		}
+		slices.SortFunc(cands, func(a, b Probe) int { return cmp.Compare(b.Trigger, a.Trigger) })
+		for _, pr := range cands[:min(points, len(cands))] {
+			sets := []string{m.Load.Set(l.Load), m.Trigger.Set(pr.Trigger)}
+			rp := RarePoint{Load: l.Load, Trigger: pr.Trigger, K: pr.K, N: pr.N}
+			res, err := Rare(ctx, func() (*scenario.Scenario, error) { return parse(sets) }, c)
+			rp.Result = res
+			switch {
+			case errors.Is(err, ErrExtinct):
+				rp.Err = "extinct: no path reached a level (P too small for this many paths)"
+			case err != nil:
+				return err
+			default:
+				rp.Lo, rp.Hi = res.P*math.Exp(-1.96*res.RelErr), res.P*math.Exp(1.96*res.RelErr)
+			}
+			m.Rare = append(m.Rare, rp)
+			if rp.Err != "" || res.P < 1e-6 {
+				break
+			}
+		}
+	}
+	return nil
+}
