@@ -361,3 +361,16 @@ experiment-tuning: build ## the tuner on two known optima and on an outage plus 
 	$(call splice,$(TUNE_DOC).md,$(TUNE_OUT)/attempts.md,attempts)
 	$(call splice,$(TUNE_DOC).md,$(TUNE_OUT)/robust.md,robust)
 	@echo "updated $(TUNE_DOC).md"
+
+RARE_ARGS := sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
+	--load clients.arrival.total_rate=270/s..330/s/3 --trigger clients.arrival.profile.1.at=30.5s..34s \
+	--rare in_system --rare-from 30s
+
+.PHONY: experiment-map-rare
+experiments: experiment-map-rare
+experiment-map-rare: build ## small P(no recovery) below the boundary by multilevel splitting (docs/experiments/metastability-map.md)
+	@rm -rf $(MAP_OUT)/rare && mkdir -p $(MAP_OUT)
+	./$(BIN) map $(RARE_ARGS) --out $(MAP_OUT)/rare > $(MAP_OUT)/rare.txt
+	@{ echo '```text'; cat $(MAP_OUT)/rare.txt; echo '```'; } > $(MAP_OUT)/rare.md
+	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/rare.md,rare)
+	@echo "updated $(MAP_DOC).md"

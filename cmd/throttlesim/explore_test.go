@@ -17,10 +17,13 @@ var mapArgs = []string{"testdata/map-small.yaml", "--load", "clients.arrival.tot
 func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole")
-	if r := runCLI(t, append([]string{"map", "--out", whole, "-j", "2"}, mapArgs...)...); r.code != 0 {
+	// A little splitting below each boundary, to check it is written and
+	// merged like the rest (its statistics are tested in sim/explore).
+	rare := []string{"--rare", "in_system", "--rare-paths", "6", "--rare-points", "1", "--rare-from", "60s"}
+	if r := runCLI(t, append(append([]string{"map", "--out", whole, "-j", "2"}, rare...), mapArgs...)...); r.code != 0 {
 		t.Fatalf("map: exit %d\n%s", r.code, r.stderr)
 	}
-	for _, f := range []string{"map.csv", "boundary.csv", "map.json", "map.png", "report.html"} {
+	for _, f := range []string{"map.csv", "boundary.csv", "map.json", "map.png", "report.html", "rare.csv"} {
 		if _, err := os.Stat(filepath.Join(whole, f)); err != nil {
 			t.Errorf("map wrote no %s", f)
 		}
@@ -45,7 +48,7 @@ func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
 	var shards []string
 	for _, s := range []string{"0/2", "1/2"} {
 		out := filepath.Join(dir, "shard"+s[:1])
-		if r := runCLI(t, append([]string{"map", "--out", out, "--shard", s, "-j", "1"}, mapArgs...)...); r.code != 0 {
+		if r := runCLI(t, append(append([]string{"map", "--out", out, "--shard", s, "-j", "1"}, rare...), mapArgs...)...); r.code != 0 {
 			t.Fatalf("shard %s: exit %d\n%s", s, r.code, r.stderr)
 		}
 		shards = append(shards, out)
@@ -113,6 +116,9 @@ func TestTuneAndMapBadInput(t *testing.T) {
 		{"map empty load", []string{"map", small, "--load", "clients.arrival.total_rate=50/s..50/s", "--trigger", "clients.arrival.profile.1.at=61s..80s"}, 2, "empty range"},
 		{"map no trigger", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s"}, 2, "--trigger PATH=a..b are required"},
 		{"map units", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80000ms"}, 2, "different units"},
+		{"map rare measure", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_sytem"}, 2, `did you mean "in_system"`},
+		{"map rare levels", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system=300,200"}, 2, "levels must increase"},
+		{"map rare level", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system=3x"}, 2, `level "3x" is not a number`},
 		{"map no recovery rule", []string{"map", small, "--set", "clients.arrival.profile=[]", "--load", "clients.arrival.total_rate=30/s..60/s/2", "--trigger", "clients.timeout=1s..2s", "--out", filepath.Join(t.TempDir(), "m")}, 1, "recovery rule does not apply"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/throttlesim/throttlesim/internal/suggest"
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/explore"
@@ -266,9 +267,35 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(e.stdout, "%s: %d load levels, %d probes, %d runs in %.1f s (%d jobs)\n", sc.Name, len(res.Levels), res.ProbeCount(), res.Runs(), wall.Seconds(), o.jobs)
 		printBoundary(e.stdout, &doc)
+		printRare(e.stdout, &doc)
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
 	return nil
+}
+
+// printRare prints the splitting estimates, if any.
+func printRare(w io.Writer, doc *mapDoc) {
+	r := doc.Result
+	if len(r.Rare) == 0 {
+		return
+	}
+	runs := 0
+	for _, p := range r.Rare {
+		runs += p.Result.Paths + p.Result.PilotPaths
+	}
+	fmt.Fprintf(w, "splitting below the boundary (%d runs, replays included):\n", runs)
+	fmt.Fprintf(w, "%-14s %-12s %-9s %-28s %s\n", "load", "trigger", "map", "P(no recovery) [95%]", "levels")
+	for _, p := range r.Rare {
+		est := p.Err
+		if est == "" {
+			est = fmt.Sprintf("%.2g [%.2g, %.2g]", p.Result.P, p.Lo, p.Hi)
+		}
+		var lv []string
+		for _, x := range p.Result.Levels {
+			lv = append(lv, strconv.FormatFloat(x, 'g', 4, 64))
+		}
+		fmt.Fprintf(w, "%-14s %-12s %-9s %-28s %s\n", r.Load.Short(p.Load), r.Trigger.Short(p.Trigger), fmt.Sprintf("%d/%d", p.K, p.N), est, strings.Join(lv, " "))
+	}
 }
 
 // isIntegerField: the field takes whole numbers only (setting x.5 fails
@@ -342,6 +369,7 @@ func writeMap(e *env, out string, doc *mapDoc) error {
 func mapReport(doc *mapDoc, mapCSV, boundaryCSV []byte, charts []report.Chart) ([]byte, error) {
 	var txt bytes.Buffer
 	printBoundary(&txt, doc)
+	printRare(&txt, doc)
 	bnd, err := report.CSVSection("boundary-table", "Boundary by load", "boundary.csv", boundaryCSV, 200)
 	if err != nil {
 		return nil, err
@@ -464,6 +492,7 @@ func mapMergeRun(e *env, shards []string, out string) error {
 	}
 	fmt.Fprintf(e.stdout, "merged %d shards: %d load levels, %d runs\n", len(shards), len(merged.Result.Levels), merged.Result.Runs())
 	printBoundary(e.stdout, merged)
+	printRare(e.stdout, merged)
 	fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	return nil
 }
@@ -480,7 +509,11 @@ func parseRare(s string) (explore.RareConfig, error) {
 	name, lv, hasLevels := strings.Cut(s, "=")
 	rc := explore.RareConfig{Measure: name}
 	if _, ok := explore.Measures[name]; !ok {
-		return rc, fmt.Errorf("--rare %q: unknown measure %q (want one of %s)", s, name, strings.Join(explore.MeasureNames(), ", "))
+		hint := ""
+		if c := suggest.Closest(name, explore.MeasureNames()); c != "" {
+			hint = fmt.Sprintf("; did you mean %q?", c)
+		}
+		return rc, fmt.Errorf("--rare %q: unknown measure %q (want one of %s)%s", s, name, strings.Join(explore.MeasureNames(), ", "), hint)
 	}
 	if hasLevels {
 		for _, f := range strings.Split(lv, ",") {

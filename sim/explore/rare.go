@@ -67,6 +67,11 @@ type RareConfig struct {
 	Jobs  int
 }
 
+// ErrTooRare says the pilot chose its maximum number of levels without
+// making collapses common: P is below about P0^12, or the measure does not
+// lead to the collapse.
+var ErrTooRare = errors.New("explore: splitting pilot: the collapse is too rare for the pilot (or the measure does not lead to it)")
+
 // ErrUnknownMeasure is returned for a Measure not in Measures.
 var ErrUnknownMeasure = fmt.Errorf("explore: unknown progress measure")
 
@@ -124,7 +129,7 @@ func pilot(start func() *simPath, n int, p0 float64, seed uint64, jobs int) ([]f
 	total := 0
 	for k := 0; ; k++ {
 		if k == maxStages {
-			return nil, total, fmt.Errorf("explore: splitting pilot: %d levels chosen and collapses are still rarer than p0 = %g: the event is too rare for the pilot (or the measure does not lead to it)", k, p0)
+			return nil, total, fmt.Errorf("%w: %d levels chosen and collapses are still rarer than p0 = %g", ErrTooRare, k, p0)
 		}
 		paths := make([]*simPath, n)
 		tr := make([]trail, n)
@@ -361,6 +366,9 @@ type RarePoint struct {
 // copy on each call). An extinct splitting is recorded, not returned as an
 // error.
 func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Scenario, error), m *MapResult, c RareConfig, points int) error {
+	if c.P0 == 0 {
+		c.P0 = 0.2
+	}
 	for _, l := range m.Levels {
 		var cands []Probe
 		for _, p := range l.Probes {
@@ -377,10 +385,12 @@ func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Sc
 			switch {
 			case errors.Is(err, ErrExtinct):
 				rp.Err = "extinct: no path reached a level (P too small for this many paths)"
+			case errors.Is(err, ErrTooRare):
+				rp.Err = fmt.Sprintf("too rare: below about %.0e, or the measure does not lead to collapse", math.Pow(c.P0, maxStages))
 			case err != nil:
 				return err
 			default:
-				rp.Lo, rp.Hi = res.P*math.Exp(-1.96*res.RelErr), res.P*math.Exp(1.96*res.RelErr)
+				rp.Lo, rp.Hi = res.P*math.Exp(-1.96*res.RelErr), min(1, res.P*math.Exp(1.96*res.RelErr))
 			}
 			m.Rare = append(m.Rare, rp)
 			if rp.Err != "" || res.P < 1e-6 {
