@@ -52,6 +52,10 @@ type request struct {
 	// of an occ attempt is in flight (0 the read, 1 the write).
 	ansOut uint8
 	phase  uint8
+	// rep is the pool (replica) the current attempt went to, rep1 the
+	// first copy's while a hedge is out: what outlier detection blames
+	// (set only for services with more than one replica).
+	rep uint8
 	// In a service graph: the edge of a call a service makes (0: an
 	// external client's request), and the frame waiting for it.
 	edge uint16
@@ -60,6 +64,7 @@ type request struct {
 	// two are still awaited (1: the first, 2: the hedge).
 	h1     uint8
 	hlive  uint8
+	rep1   uint8
 	ansVal int64
 	dl     int64  // absolute deadline (0: none), unclamped
 	frame  uint32 // the caller's frame (edge != 0)
@@ -287,6 +292,8 @@ func (m *model) send(now int64, slot uint32) {
 	b := m.be
 	if nd := &m.nodes[ni]; nd.n > 1 {
 		b = m.pick(ni, r, 0)
+		r.rep1, r.rep = r.rep, uint8(b.idx)
+		nd.picks[b.idx-nd.first]++
 	} else if r.edge != 0 {
 		b = &m.svcs[nd.first]
 	}
@@ -321,6 +328,9 @@ func (m *model) hedge(now int64, slot uint32) {
 // outcome handles the answer (or timeout) tok of request slot.
 func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64) {
 	r := &m.cl.reqs[slot]
+	if m.guarded {
+		m.lbResult(now, r, tok, out)
+	}
 	pl, local := m.polOf(r)
 	if pl.throttle != nil && pl.acceptMask&(1<<out) != 0 {
 		pl.throttle.Accept(now, int(local/pl.groupSize))

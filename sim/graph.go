@@ -40,6 +40,8 @@ type node struct {
 	hist     metrics.Histogram
 	latSum   float64
 	latN     int64
+	picks    []int64  // per replica: attempts callers sent it (first hop)
+	g        *lbGuard // outlier detection, health checks, subsetting (nil: none)
 }
 
 // frame is a request being served by a service while its calls are
@@ -88,7 +90,12 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			ser = metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals())
 		}
 		reps := max(1, nd.Replicas)
-		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: nd.LB, tau: float64(nd.EWMADecay)}
+		g, err := newGuard(nd.Backend, reps)
+		if err != nil {
+			return err
+		}
+		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: nd.LB, tau: float64(nd.EWMADecay), picks: make([]int64, reps), g: g}
+		m.guarded = m.guarded || (g != nil && g.od != nil)
 		var calls []uint16
 		for _, c := range nd.Calls {
 			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()}, &m.src)
@@ -116,6 +123,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 	}
 	m.entry = uint16(entry)
 	m.be = &m.svcs[m.nodes[entry].first]
+	m.scheduleGuards()
 	return nil
 }
 
@@ -136,9 +144,18 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 		return &m.svcs[nd.first]
 	}
 	reps := m.svcs[nd.first : nd.first+nd.n]
+	// The candidates: every replica (cand nil), or with a guard the
+	// caller's subset less the replicas out of rotation (outlier.go).
+	var cand []uint16
+	n := int(nd.n)
+	if nd.g != nil {
+		if cand = m.candidates(nd, ni, r); cand != nil {
+			n = len(cand)
+		}
+	}
 	draw := func(j uint64) int {
 		u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<38), drawIndex(r.ord, r.attempt)<<16|uint64(hop)<<8|j)
-		return int(u * float64(nd.n))
+		return at(cand, int(u*float64(n)))
 	}
 	switch nd.lb {
 	case scenario.LBRandom:
@@ -146,11 +163,11 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 	case scenario.LBLeastOutstanding:
 		// The first least-loaded replica after a rotating start, so ties
 		// spread instead of piling onto replica 0.
-		start := int(nd.rr % uint32(nd.n))
+		start := int(nd.rr % uint32(n))
 		nd.rr++
-		best := start
-		for j := 1; j < int(nd.n); j++ {
-			c := (start + j) % int(nd.n)
+		best := at(cand, start)
+		for j := 1; j < n; j++ {
+			c := at(cand, (start+j)%n)
 			if reps[c].outstanding() < reps[best].outstanding() {
 				best = c
 			}
@@ -170,9 +187,9 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 		}
 		return &reps[a]
 	default: // round robin
-		j := nd.rr % uint32(nd.n)
+		j := nd.rr % uint32(n)
 		nd.rr++
-		return &reps[j]
+		return &reps[at(cand, int(j))]
 	}
 }
 

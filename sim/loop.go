@@ -11,7 +11,7 @@ var eventNames = [...]string{
 	evFaultStart: "fault-start", evFaultEnd: "fault-end", evConnect: "connect", evConnectTimeout: "connect-timeout",
 	evDeadline: "deadline", evSend: "send", evArrive: "arrive", evAnswer: "answer",
 	evConnArrive: "connect-arrive", evConnOK: "connect-ok", evConnRefused: "connect-refused",
-	evHedge: "hedge",
+	evHedge: "hedge", evOutlierSweep: "outlier-sweep", evHealthCheck: "health-check",
 }
 
 // checkEvery is how many events pass between two looks at the context and
@@ -72,6 +72,10 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			if m.waiting(e.ID, e.Aux) {
 				m.delivered(e.At, e.ID)
 			}
+		case evOutlierSweep:
+			m.onOutlierSweep(e.At, e.ID)
+		case evHealthCheck:
+			m.onHealthCheck(e.At, e.ID)
 		case evFaultStart:
 			m.onFaultStart(e.At, m.sc.Faults[e.ID])
 		case evFaultEnd:

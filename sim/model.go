@@ -45,6 +45,11 @@ type model struct {
 	// hedged copies that lost and are to be dropped from the queue they
 	// wait in, by slot<<32 | token
 	cancelled map[uint64]struct{}
+
+	// load-balancing guards (outlier.go): whether any service has outlier
+	// detection (results go to it), and pick's scratch space
+	guarded              bool
+	lbBuf, lbIn, permBuf []uint16
 }
 
 // Event kinds.
@@ -65,6 +70,8 @@ const (
 	evConnOK                          // ID client, Aux connection sequence: the backend's "connected" reaches the client
 	evConnRefused                     // ID client, Aux connection sequence: the backend's refusal reaches the client
 	evHedge                           // ID slot, Aux token: send a hedged copy of the first attempt if it is still unanswered
+	evOutlierSweep                    // ID node: outlier detection's interval timer
+	evHealthCheck                     // ID node: active health checks of its replicas
 )
 
 // Attempt outcomes as the client sees them.

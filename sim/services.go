@@ -14,6 +14,9 @@ type ServiceResult struct {
 	// caller-side counts are the external clients'.
 	Series  *metrics.Series
 	Summary ServiceSummary
+	// ReplicaAttempts is, per replica, the attempts its callers sent it
+	// (first hop; forwarded attempts not counted); nil with one replica.
+	ReplicaAttempts []int64
 }
 
 // ServiceSummary is a service's headline figures (summary.json services).
@@ -60,6 +63,8 @@ type ServiceSummary struct {
 	// attempts over workers / mean service time (local work only).
 	PeakReceivedOverCapacity *float64         `json:"peak_received_over_capacity"`
 	Recovery                 metrics.Recovery `json:"recovery"`
+	// Ejections is how many times outlier detection ejected a replica.
+	Ejections int64 `json:"ejections,omitempty"`
 }
 
 // services summarises every service of a graph run (nil otherwise).
@@ -120,7 +125,14 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 			v := latSum / float64(latN) / 1e6
 			sum.LatencyMeanMS = &v
 		}
-		out = append(out, ServiceResult{Name: b.name, Series: b.ser, Summary: sum})
+		var picks []int64
+		if nd.n > 1 {
+			picks = nd.picks
+		}
+		if g := nd.g; g != nil && g.od != nil {
+			sum.Ejections = g.od.Ejections()
+		}
+		out = append(out, ServiceResult{Name: b.name, Series: b.ser, Summary: sum, ReplicaAttempts: picks})
 	}
 	return out
 }

@@ -34,6 +34,7 @@ const (
 	Fault     Purpose = 9  // which clients a fault hits
 	Network   Purpose = 10 // network delay per hop (sim/occ)
 	Route     Purpose = 11 // service graphs: which calls are made, where a request is forwarded
+	Subset    Purpose = 12 // load balancing: the order of the replicas a round of callers splits into subsets
 )
 
 // DerivationVersion names the seed-derivation scheme; it is written into

@@ -103,6 +103,33 @@ func (s *Sweep) setDefaults() { *s = Sweep{Seeds: 5} }
 
 func (r *RateLimit) setDefaults() { *r = RateLimit{Burst: 100} }
 
+// Envoy's defaults (outlier_detection.proto), as policy.OutlierDefaults.
+func (o *OutlierDetection) setDefaults() {
+	d := policy.OutlierDefaults()
+	*o = OutlierDetection{ConsecutiveErrors: d.Consecutive, FailureOutcomes: []string{"rejected", "timeout", "unavailable", "error"},
+		Interval: Duration(d.Interval), BaseEjectionTime: Duration(d.BaseEjection), MaxEjectionTime: Duration(d.MaxEjection),
+		MaxEjectionPercent: d.MaxEjectionPercent, FailurePercentageMinimumHosts: d.FailurePercentMinHosts,
+		FailurePercentageRequestVolume: d.FailurePercentVolume}
+}
+
+// Kubernetes probes' defaults (Envoy requires these fields), as
+// policy.NewHealth; Envoy's uneject default.
+func (h *HealthCheck) setDefaults() {
+	*h = HealthCheck{Interval: Duration(10 * time.Second), UnhealthyThreshold: 3, HealthyThreshold: 1, UnejectOnPass: true}
+}
+
+// OutlierConfig is the policy configuration of o.
+func (o *OutlierDetection) OutlierConfig() policy.OutlierConfig {
+	return policy.OutlierConfig{Consecutive: o.ConsecutiveErrors, Interval: int64(o.Interval), BaseEjection: int64(o.BaseEjectionTime),
+		MaxEjection: int64(o.MaxEjectionTime), MaxEjectionPercent: o.MaxEjectionPercent, FailurePercentThreshold: o.FailurePercentageThreshold,
+		FailurePercentMinHosts: o.FailurePercentageMinimumHosts, FailurePercentVolume: o.FailurePercentageRequestVolume}
+}
+
+// HealthConfig is the policy configuration of h.
+func (h *HealthCheck) HealthConfig() policy.HealthConfig {
+	return policy.HealthConfig{Interval: int64(h.Interval), UnhealthyThreshold: h.UnhealthyThreshold, HealthyThreshold: h.HealthyThreshold}
+}
+
 func (h *Hedge) setDefaults() {
 	*h = Hedge{Delay: Duration(50 * time.Millisecond), MinSamples: 100, CancelLoser: true}
 }

@@ -471,6 +471,15 @@ type Backend struct {
 	// Connections is the backend's side of persistent connections (used when
 	// clients.connection is set).
 	Connections Connections `yaml:"connections" json:"connections"`
+	// OutlierDetection, when set, takes replicas out of rotation when
+	// their callers see them fail (Envoy's outlier detection).
+	OutlierDetection *OutlierDetection `yaml:"outlier_detection" json:"outlier_detection,omitempty"`
+	// HealthCheck, when set, checks every replica at an interval and
+	// takes those that fail out of rotation (active health checking).
+	HealthCheck *HealthCheck `yaml:"health_check" json:"health_check,omitempty"`
+	// Subset, when > 0, is how many replicas each caller sees
+	// (deterministic subsetting, SRE book ch. 20); 0: all of them.
+	Subset int `yaml:"subset" json:"subset,omitempty"`
 }
 
 // Connections limits and prices connection set-up.
@@ -533,6 +542,46 @@ type Queue struct {
 	LIFOThreshold int             `yaml:"lifo_threshold" json:"lifo_threshold"`
 	CoDelTarget   Duration        `yaml:"codel_target" json:"codel_target"`
 	CoDelInterval Duration        `yaml:"codel_interval" json:"codel_interval"`
+}
+
+// OutlierDetection is Envoy's outlier detection on a service's callers
+// (envoy/config/cluster/v3/outlier_detection.proto; overload-control.md
+// §2.6): consecutive failures eject a replica for base_ejection_time ×
+// the times it was ejected (capped at max_ejection_time); at most
+// max_ejection_percent of the replicas are out at once, but always one
+// may be. Every interval ejected replicas whose time is up return, and
+// the failure-percentage detector runs when its threshold is set.
+type OutlierDetection struct {
+	// ConsecutiveErrors in a row eject a replica (Envoy's consecutive_5xx).
+	ConsecutiveErrors int `yaml:"consecutive_errors" json:"consecutive_errors"`
+	// FailureOutcomes are the attempt outcomes that count as failures
+	// (Envoy folds timeouts and resets into 5xx by default).
+	FailureOutcomes    []string `yaml:"failure_outcomes" json:"failure_outcomes" enum:"rejected,timeout,unavailable,error"`
+	Interval           Duration `yaml:"interval" json:"interval"`
+	BaseEjectionTime   Duration `yaml:"base_ejection_time" json:"base_ejection_time"`
+	MaxEjectionTime    Duration `yaml:"max_ejection_time" json:"max_ejection_time"`
+	MaxEjectionPercent float64  `yaml:"max_ejection_percent" json:"max_ejection_percent"`
+	// FailurePercentageThreshold, when > 0, ejects at each interval a
+	// replica with at least this % of failures among at least
+	// failure_percentage_request_volume results, when at least
+	// failure_percentage_minimum_hosts replicas had that volume.
+	FailurePercentageThreshold     float64 `yaml:"failure_percentage_threshold" json:"failure_percentage_threshold"`
+	FailurePercentageMinimumHosts  int     `yaml:"failure_percentage_minimum_hosts" json:"failure_percentage_minimum_hosts"`
+	FailurePercentageRequestVolume int     `yaml:"failure_percentage_request_volume" json:"failure_percentage_request_volume"`
+}
+
+// HealthCheck is active health checking: every interval each replica is
+// checked; a check fails while the replica is in an outage (refusing or
+// black-holed) and passes otherwise (a slow replica passes).
+// unhealthy_threshold failures in a row take a replica out of rotation,
+// healthy_threshold passes in a row bring it back.
+type HealthCheck struct {
+	Interval           Duration `yaml:"interval" json:"interval"`
+	UnhealthyThreshold int      `yaml:"unhealthy_threshold" json:"unhealthy_threshold"`
+	HealthyThreshold   int      `yaml:"healthy_threshold" json:"healthy_threshold"`
+	// UnejectOnPass: a passed check returns a replica outlier detection
+	// ejected (Envoy's successful_active_health_check_uneject_host).
+	UnejectOnPass bool `yaml:"uneject_on_pass" json:"uneject_on_pass"`
 }
 
 // RateLimit is a server-side token bucket in front of the workers.

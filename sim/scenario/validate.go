@@ -278,6 +278,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			{"error_rate", b.ErrorRate != def.ErrorRate}, {"cancel_timed_out", b.CancelTimedOut != def.CancelTimedOut},
 			{"connections", b.Connections != def.Connections},
 			{"replicas", b.Replicas != def.Replicas}, {"lb", b.LB != def.LB},
+			{"outlier_detection", b.OutlierDetection != nil}, {"health_check", b.HealthCheck != nil}, {"subset", b.Subset != 0},
 		} {
 			v.check(!f.changed, "backend."+f.name, "does not apply to backend.kind occ (one row, no capacity limit); remove it")
 		}
@@ -465,6 +466,25 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 		v.check(rl.Rate > 0, p+".rate_limit.rate", "must be > 0, e.g. 500/s, got %s", rl.Rate)
 		v.check(rl.Burst >= 1, p+".rate_limit.burst", "must be >= 1, got %d", rl.Burst)
 	}
+	if od := b.OutlierDetection; od != nil {
+		q := p + ".outlier_detection"
+		v.check(od.ConsecutiveErrors >= 1, q+".consecutive_errors", "must be >= 1, got %d", od.ConsecutiveErrors)
+		v.check(len(od.FailureOutcomes) > 0, q+".failure_outcomes", "must name at least one outcome")
+		v.check(od.Interval > 0, q+".interval", "must be > 0, got %s", od.Interval)
+		v.check(od.BaseEjectionTime > 0, q+".base_ejection_time", "must be > 0, got %s", od.BaseEjectionTime)
+		v.check(od.MaxEjectionTime > 0, q+".max_ejection_time", "must be > 0, got %s", od.MaxEjectionTime)
+		v.check(od.MaxEjectionPercent > 0 && od.MaxEjectionPercent <= 100, q+".max_ejection_percent", "must be in (0, 100], got %g", od.MaxEjectionPercent)
+		v.check(od.FailurePercentageThreshold >= 0 && od.FailurePercentageThreshold <= 100, q+".failure_percentage_threshold", "must be in [0, 100] (0: off), got %g", od.FailurePercentageThreshold)
+		v.check(od.FailurePercentageMinimumHosts >= 1, q+".failure_percentage_minimum_hosts", "must be >= 1, got %d", od.FailurePercentageMinimumHosts)
+		v.check(od.FailurePercentageRequestVolume >= 1, q+".failure_percentage_request_volume", "must be >= 1, got %d", od.FailurePercentageRequestVolume)
+	}
+	if hc := b.HealthCheck; hc != nil {
+		q := p + ".health_check"
+		v.check(hc.Interval > 0, q+".interval", "must be > 0, got %s", hc.Interval)
+		v.check(hc.UnhealthyThreshold >= 1, q+".unhealthy_threshold", "must be >= 1, got %d", hc.UnhealthyThreshold)
+		v.check(hc.HealthyThreshold >= 1, q+".healthy_threshold", "must be >= 1, got %d", hc.HealthyThreshold)
+	}
+	v.check(b.Subset >= 0 && b.Subset <= b.Replicas, p+".subset", "must be in 0..%d (replicas; 0: every replica), got %d", b.Replicas, b.Subset)
 	v.check(b.RejectCost >= 0, p+".reject_cost", "must be >= 0, got %s", b.RejectCost)
 	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, p+".error_rate", "must be in [0, 1), got %g", b.ErrorRate)
 	v.check(b.AcceptBacklog >= 0, p+".accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)

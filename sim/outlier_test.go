@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+)
+
+// fastFailScenario is ten replicas of 2 workers, 50 ms constant service
+// (capacity 400/s) at 240/s offered, with client retries (3 attempts);
+// replica 3 refuses every request at once (an outage in refuse mode: a
+// fast failure) for the whole run. extra is added under the service.
+func fastFailScenario(lb, extra string) string {
+	return fmt.Sprintf(`name: fast-failure
+duration: 300s
+clients:
+  count: 2000
+  arrival: {process: poisson, total_rate: 240/s}
+  timeout: 1s
+  retry: {max_attempts: 3, backoff: {base: 10ms, cap: 100ms}}
+services:
+  - name: server
+    replicas: 10
+    lb: %s
+    workers: 2
+    service: {dist: constant, mean: 50ms}
+    queue: {limit: 100}
+%s
+faults:
+  - {kind: outage, mode: refuse, start: 0s, duration: 300s, replica: 3}
+`, lb, extra)
+}
+
+// The pathology of overload-control.md §6.8 (SRE book ch. 20,
+// "Least-Loaded Round Robin"): a replica that fails fast has no
+// outstanding requests, so least-outstanding balancing sends it far more
+// than its 1/10 share, and requests fail even with retries. Envoy's
+// consecutive-error ejection (defaults) fixes it: each time the replica
+// comes back it takes exactly 5 attempts (its failures are immediate,
+// and the 5th in a row ejects it inline), and it comes back at most 4
+// times in 300 s (ejection times 30, 60, 90, 120 s add up to 300 s), so
+// it sees at most 5 × 5 = 25 attempts: an exact bound, not a tolerance.
+func TestFastFailureAttractsLeastOutstanding(t *testing.T) {
+	const bad = 3
+	share := func(res *Result) (float64, int64) {
+		picks := res.Services[0].ReplicaAttempts
+		var total int64
+		for _, p := range picks {
+			total += p
+		}
+		return float64(picks[bad]) / float64(total), picks[bad]
+	}
+	for _, tc := range []struct {
+		lb string
+		// the bad replica's share of attempts without ejection, at least
+		minShare float64
+	}{
+		// Least outstanding sees 0 outstanding at the failing replica
+		// whenever another replica has any: the pathology. 3× the fair
+		// share is the signature asked for ("far above 1/n").
+		{"least_outstanding", 0.3},
+		// Round robin is blind to load and gives it exactly 1/10 of the
+		// picks.
+		{"round_robin", 0.1},
+	} {
+		t.Run(tc.lb, func(t *testing.T) {
+			off := mustRun(t, parseGraph(t, fastFailScenario(tc.lb, "")))
+			on := mustRun(t, parseGraph(t, fastFailScenario(tc.lb, "    outlier_detection: {}")))
+			offShare, _ := share(off)
+			onShare, onPicks := share(on)
+			okOff := float64(off.Summary.Succeeded) / float64(off.Summary.Offered)
+			okOn := float64(on.Summary.Succeeded) / float64(on.Summary.Offered)
+			t.Logf("%s: failing replica's share %.3f without ejection, %.5f (%d attempts, %d ejections) with; success %.4f → %.4f",
+				tc.lb, offShare, onShare, onPicks, on.Services[0].Summary.Ejections, okOff, okOn)
+			if offShare < tc.minShare {
+				t.Errorf("without ejection: share %.3f, want ≥ %.2f", offShare, tc.minShare)
+			}
+			if onPicks > 25 {
+				t.Errorf("with ejection: %d attempts to the failing replica, want ≤ 25", onPicks)
+			}
+			if ej := on.Services[0].Summary.Ejections; ej < 1 || ej > 5 {
+				t.Errorf("ejections: got %d, want 1..5 (one at the start and at most one per return)", ej)
+			}
+			if okOn < okOff {
+				t.Errorf("success ratio fell with ejection: %.4f → %.4f", okOff, okOn)
+			}
+		})
+	}
+}
+
+// Active health checks take a black-holed replica out of rotation after
+// unhealthy_threshold failed checks and bring it back after
+// healthy_threshold passed ones once the outage ends. Checks every 5 s,
+// thresholds 2 and 1; replica 3 is black-holed from 60 s to 120 s: the
+// checks at 60 s (the fault starts first: it was scheduled first, at
+// load time) and 65 s fail, so it is out from 65 s, and the check at
+// 120 s passes (the fault ends before it, for the same reason), so it is
+// back from 120 s. (The checks are scheduled as they run, so one at the
+// instant a fault starts or ends runs after it.) A run is the same up to
+// its horizon whatever the horizon (the fault is cut to end with the
+// shorter runs, at their horizon, where nothing runs), so the attempts sent to replica 3 by 65 s, by 120 s and by
+// 180 s say: none between 65 s and 120 s (exactly), some after. Without
+// health checks the first check fails (a black hole keeps taking
+// attempts).
+func TestHealthCheckBlackhole(t *testing.T) {
+	yml := `name: health
+duration: %ds
+clients:
+  count: 1000
+  arrival: {process: poisson, total_rate: 200/s}
+  timeout: 1s
+services:
+  - name: server
+    replicas: 10
+    lb: %s
+    workers: 2
+    service: {dist: constant, mean: 50ms}
+    queue: {limit: 100}
+%s
+faults:
+  - {kind: outage, mode: blackhole, start: 60s, duration: %ds, replica: 3}
+`
+	const hc = "    health_check: {interval: 5s, unhealthy_threshold: 2, healthy_threshold: 1}"
+	for _, lb := range []string{"round_robin", "random", "least_outstanding", "p2c", "peak_ewma"} {
+		t.Run(lb, func(t *testing.T) {
+			picks := func(secs int, extra string) int64 {
+				return mustRun(t, parseGraph(t, fmt.Sprintf(yml, secs, lb, extra, min(60, secs-60)))).Services[0].ReplicaAttempts[3]
+			}
+			at65, at120, at180 := picks(65, hc), picks(120, hc), picks(180, hc)
+			t.Logf("attempts to replica 3 by 65 s: %d, by 120 s: %d, by 180 s: %d", at65, at120, at180)
+			if at120 != at65 {
+				t.Errorf("replica 3 got %d attempts while unhealthy (65–120 s), want 0", at120-at65)
+			}
+			if at180 == at120 {
+				t.Errorf("replica 3 got no attempts after it came back at 120 s")
+			}
+			if without65, without120 := picks(65, ""), picks(120, ""); without120 == without65 {
+				t.Errorf("without health checks replica 3 got no attempts in 65–120 s either: the check cannot fail")
+			}
+		})
+	}
+}
