@@ -139,3 +139,74 @@ faults:
 		})
 	}
 }
+
+// Deterministic subsetting (SRE book ch. 20): callers in a round of n/k
+// split a shuffle of the replicas, so with a whole number of rounds every
+// replica is in exactly callers·k/n subsets (the book's 300 clients, 300
+// backends, subsets of 10: exactly 10 each), each subset is k distinct
+// replicas, and a caller's subset is the same every time it is asked.
+func TestSubsetBalanced(t *testing.T) {
+	for _, tc := range []struct{ n, k, clients int }{{300, 10, 300}, {12, 3, 40}, {10, 5, 1000}, {7, 7, 5}} {
+		t.Run(fmt.Sprintf("n=%d,k=%d,clients=%d", tc.n, tc.k, tc.clients), func(t *testing.T) {
+			yml := fmt.Sprintf(`name: subset
+duration: 10s
+clients: {count: %d, arrival: {total_rate: 10/s}}
+services:
+  - {name: server, replicas: %d, subset: %d, lb: p2c}
+`, tc.clients, min(tc.n, 255), tc.k)
+			if tc.n > 255 { // more replicas than a run may have: the subset maths alone
+				yml = fmt.Sprintf("name: subset\nduration: 10s\nclients: {count: %d, arrival: {total_rate: 10/s}}\nservices:\n  - {name: server, replicas: 2}\n", tc.clients)
+			}
+			m, err := newModel(parseGraph(t, yml), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nd := &m.nodes[0]
+			nd.n = uint16(tc.n)
+			nd.g = &lbGuard{subset: tc.k, out: make([]bool, tc.n)}
+			count := make([]int, tc.n)
+			for c := range tc.clients {
+				r := &request{client: uint32(c)}
+				sub := m.subsetOf(nil, nd, 0, r)
+				again := m.subsetOf(nil, nd, 0, r)
+				if len(sub) != tc.k || fmt.Sprint(sub) != fmt.Sprint(again) {
+					t.Fatalf("client %d: subset %v, then %v; want the same %d replicas", c, sub, again, tc.k)
+				}
+				seen := map[uint16]bool{}
+				for _, j := range sub {
+					if seen[j] || int(j) >= tc.n {
+						t.Fatalf("client %d: subset %v repeats or overflows", c, sub)
+					}
+					seen[j] = true
+					count[j]++
+				}
+			}
+			want := tc.clients * tc.k / tc.n
+			for j, c := range count {
+				if c != want {
+					t.Fatalf("replica %d is in %d subsets, want %d (all: %v)", j, c, want, count)
+				}
+			}
+		})
+	}
+}
+
+// With subsets, every attempt of a client goes to its own subset: one
+// client, subsets of 2 out of 10, random balancing.
+func TestSubsetRouting(t *testing.T) {
+	res := mustRun(t, parseGraph(t, `name: subset
+duration: 60s
+clients: {count: 1, arrival: {total_rate: 20/s}}
+services:
+  - {name: server, replicas: 10, subset: 2, lb: random}
+`))
+	used := 0
+	for _, p := range res.Services[0].ReplicaAttempts {
+		if p > 0 {
+			used++
+		}
+	}
+	if used != 2 {
+		t.Errorf("one client's attempts reached %d replicas (%v), want its 2", used, res.Services[0].ReplicaAttempts)
+	}
+}
