@@ -39,7 +39,7 @@ func chartPoint(cp *plots.ComparePoint, pt sweep.PointData, interval int64) {
 	}
 	workers := float64(max(sc.EntryBackend().Workers, 1))
 	if hasCapacity(sc) {
-		p := metrics.Params{Workers: int64(sc.EntryBackend().Workers), CapacityRPS: sc.Capacity()}
+		p := metrics.Params{Workers: int64(sc.EntryBackend().TotalWorkers()), CapacityRPS: sc.Capacity()}
 		cp.Capacity = band(pt, interval, func(r *metrics.Row) float64 {
 			return metrics.EffectiveCapacity(r, interval, p)
 		}, false).Mean
