@@ -374,3 +374,34 @@ experiment-map-rare: build ## small P(no recovery) below the boundary by multile
 	@{ echo '```text'; cat $(MAP_OUT)/rare.txt; echo '```'; } > $(MAP_OUT)/rare.md
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/rare.md,rare)
 	@echo "updated $(MAP_DOC).md"
+
+SR_OUT := results/experiments/slow-replica
+SR_DOC := docs/experiments/slow-replica
+# The p99 column of a sweep (summarize's csv and json have it, its
+# markdown does not): mean ± the half-width of the 95% interval.
+SR_P99 := import json,sys; d=json.load(sys.stdin); print("| point | p99 latency (ms) |\n|---|---|"); \
+	[print("| %s | %.0f ± %.0f |" % (r["label"], m["mean"], (m["ci95_hi"]-m["ci95_lo"])/2)) for r in d["rows"] for m in [r["metrics"]["latency_p99_ms"]]]
+SR_EJ := import json,sys; \
+	[print("| %s | %s | %d |" % (s["scenario"]["services"][0]["lb"], "none" if s["scenario"]["services"][0].get("outlier_detection") is None else ("failure percentage" if s["scenario"]["services"][0]["outlier_detection"]["failure_percentage_threshold"] > 0 else "consecutive errors"), s["services"][0].get("ejections", 0))) for f in sys.argv[1:] for s in [json.load(open(f))]]
+
+.PHONY: experiment-slow-replica
+experiments: experiment-slow-replica
+experiment-slow-replica: build ## one of ten replicas 10x slower for 2 minutes: load balancers with and without outlier ejection (docs/experiments/slow-replica.md)
+	@mkdir -p $(SR_DOC)
+	./$(BIN) sweep -q scenarios/slow-replica.yaml --out $(SR_OUT)
+	./$(BIN) summarize $(SR_OUT) --columns "point,success,amplification,wasted work,recovery (s)" > $(SR_OUT)-table.md
+	./$(BIN) summarize --format json $(SR_OUT) | /usr/bin/python3 -c '$(SR_P99)' > $(SR_OUT)-p99.md
+	(echo "| lb | outlier detection | ejections (seed 1) |"; echo "|---|---|---|"; \
+		/usr/bin/python3 -c '$(SR_EJ)' $$(ls $(SR_OUT)/runs/p0*-r000/summary.json | sort)) > $(SR_OUT)-ejections.md
+	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --out $(SR_OUT)-runs/round-robin
+	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set 'services.0.outlier_detection={}' --out $(SR_OUT)-runs/round-robin-ejection
+	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=least_outstanding --out $(SR_OUT)-runs/least-outstanding
+	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=p2c --out $(SR_OUT)-runs/p2c
+	./$(BIN) compare $(addprefix $(SR_OUT)-runs/,round-robin round-robin-ejection least-outstanding p2c) \
+		--title "one replica of ten 10x slower from 60 s to 180 s" --out $(SR_OUT)-compare
+	@cp $(SR_OUT)-compare/compare_goodput.png $(SR_DOC)/compare_goodput.png
+	@cp $(SR_OUT)-compare/compare_server_load.png $(SR_DOC)/compare_server_load.png
+	$(call splice,$(SR_DOC).md,$(SR_OUT)-table.md,table)
+	$(call splice,$(SR_DOC).md,$(SR_OUT)-p99.md,p99)
+	$(call splice,$(SR_DOC).md,$(SR_OUT)-ejections.md,ejections)
+	@echo "updated $(SR_DOC).md"
