@@ -90,7 +90,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			ser = metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals())
 		}
 		reps := max(1, nd.Replicas)
-		g, err := newGuard(nd.Backend, reps)
+		g, err := newGuard(nd.Backend, reps, ser)
 		if err != nil {
 			return err
 		}

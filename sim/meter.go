@@ -174,6 +174,11 @@ func (m *model) finish(stop int64) {
 		b.queueChanged(stop)
 		b.capacityChanged(stop, b.limit)
 	}
+	for i := range m.nodes {
+		if g := m.nodes[i].g; g != nil {
+			g.account(stop)
+		}
+	}
 	// Work still in progress counts up to the horizon, as wasted or useful
 	// cannot be known yet: it is left out of both (and of utilisation's
 	// numerator), which the docs state.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -28,15 +29,17 @@ type lbGuard struct {
 	subset int             // replicas each caller sees (0: all)
 	out    []bool          // replica out of rotation (ejected or unhealthy)
 	nOut   int
+	ser    *metrics.Series // the service's: replicas_out is accounted into it
+	since  int64           // when nOut last changed
 }
 
 // newGuard builds node nd's guard from its backend section, or nil when
 // it has none (or one replica, where there is nothing to choose).
-func newGuard(be scenario.Backend, reps int) (*lbGuard, error) {
+func newGuard(be scenario.Backend, reps int, ser *metrics.Series) (*lbGuard, error) {
 	if reps < 2 || (be.OutlierDetection == nil && be.HealthCheck == nil && be.Subset == 0) {
 		return nil, nil
 	}
-	g := &lbGuard{subset: be.Subset, out: make([]bool, reps)}
+	g := &lbGuard{subset: be.Subset, out: make([]bool, reps), ser: ser}
 	if g.subset >= reps {
 		g.subset = 0 // every caller sees every replica anyway
 	}
@@ -73,8 +76,9 @@ func (m *model) scheduleGuards() {
 	}
 }
 
-// refresh recomputes which replicas are out of rotation.
-func (g *lbGuard) refresh() {
+// refresh recomputes at now which replicas are out of rotation.
+func (g *lbGuard) refresh(now int64) {
+	g.account(now)
 	g.nOut = 0
 	for j := range g.out {
 		g.out[j] = (g.od != nil && g.od.Ejected(j)) || (g.hc != nil && g.hc.Unhealthy(j))
@@ -82,6 +86,13 @@ func (g *lbGuard) refresh() {
 			g.nOut++
 		}
 	}
+}
+
+// account adds the replicas out of rotation since the last change to the
+// service's series.
+func (g *lbGuard) account(now int64) {
+	g.ser.AddOut(g.since, now, int64(g.nOut))
+	g.since = now
 }
 
 // lbResult feeds the outcome of attempt tok of r to the outlier detector
@@ -102,7 +113,7 @@ func (m *model) lbResult(now int64, r *request, tok uint32, out uint8) {
 	}
 	j := int(p) - int(nd.first)
 	if g.od.Result(now, j, g.odMask&(1<<out) != 0) {
-		g.refresh()
+		g.refresh(now)
 	}
 }
 
@@ -110,7 +121,7 @@ func (m *model) lbResult(now int64, r *request, tok uint32, out uint8) {
 func (m *model) onOutlierSweep(now int64, ni uint32) {
 	g := m.nodes[ni].g
 	if g.od.Sweep(now) {
-		g.refresh()
+		g.refresh(now)
 	}
 	m.q.Schedule(m.after(now, g.od.Config().Interval), evOutlierSweep, ni, 0)
 }
@@ -129,7 +140,7 @@ func (m *model) onHealthCheck(now int64, ni uint32) {
 			g.od.Uneject(j)
 		}
 	}
-	g.refresh()
+	g.refresh(now)
 	m.q.Schedule(m.after(now, g.hc.Config().Interval), evHealthCheck, ni, 0)
 }
 

@@ -210,3 +210,30 @@ services:
 		t.Errorf("one client's attempts reached %d replicas (%v), want its 2", used, res.Services[0].ReplicaAttempts)
 	}
 }
+
+// replicas_out is the time-mean number of replicas out of rotation: in
+// the fast-failure scenario with ejection, exactly one replica is out
+// while ejected, so the column is 1 in every full interval of an
+// ejection, and its integral over the run equals the time the failing
+// replica spent ejected (between 0 and the 300 s run).
+func TestReplicasOutColumn(t *testing.T) {
+	res := mustRun(t, parseGraph(t, fastFailScenario("least_outstanding", "    outlier_detection: {}")))
+	ser := res.Services[0].Series
+	var total int64
+	full := 0
+	for _, r := range ser.Rows {
+		total += r.OutNS
+		if r.OutNS > ser.Interval {
+			t.Fatalf("an interval with more than one replica out (%d ns of %d): only one of ten can be (10%%)", r.OutNS, ser.Interval)
+		}
+		if r.OutNS == ser.Interval {
+			full++
+		}
+	}
+	// Ejected 4 times (the test above): out 30+60+90 s and the last
+	// ejection until the end, at least 180 s in all; at most the run.
+	if total < 180e9 || total > 300e9 || full < 170 {
+		t.Errorf("replica-seconds out: %.1f, full intervals %d; want 180..300 s and ≥ 170", float64(total)/1e9, full)
+	}
+	t.Logf("replica-seconds out of rotation: %.1f of 300; %d full intervals", float64(total)/1e9, full)
+}

@@ -55,6 +55,8 @@ type Row struct {
 	CapacityNS int64 // ∫ workers available dt (worker-nanoseconds)
 
 	LatencyP50, LatencyP99 float64 // ns, of requests completed in the interval; NaN when none
+
+	OutNS int64 // ∫ replicas out of rotation dt (outlier ejection, health checks)
 }
 
 // Series is a run's rows, preallocated for the whole horizon.
@@ -126,6 +128,14 @@ func (s *Series) AddQueueArea(from, to int64, n int64) {
 		return
 	}
 	s.Spread(from, to, func(r *Row, ns int64) { r.QueueAreaNS += n * ns })
+}
+
+// AddOut adds n·(to−from) to the integral of replicas out of rotation.
+func (s *Series) AddOut(from, to int64, n int64) {
+	if n == 0 || to <= from {
+		return
+	}
+	s.Spread(from, to, func(r *Row, ns int64) { r.OutNS += n * ns })
 }
 
 // AddCapacity adds workers·(to−from) to the capacity integral.

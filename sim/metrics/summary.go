@@ -207,6 +207,7 @@ func (s *Series) Totals() Row {
 		t.WastedNS += r.WastedNS
 		t.QueueAreaNS += r.QueueAreaNS
 		t.CapacityNS += r.CapacityNS
+		t.OutNS += r.OutNS
 	}
 	return t
 }

@@ -17,6 +17,7 @@ var Columns = []string{
 	"connected", "disconnects", "connect_attempts", "connects_received", "connects_ok", "connects_failed", "connects_unanswered", "connect_timeouts",
 	"util_handshake_useful", "util_handshake_wasted",
 	"latency_p50_ms", "latency_p99_ms",
+	"replicas_out",
 }
 
 // FormatFloat is the one float format of every output file: the shortest
@@ -54,6 +55,7 @@ func WriteCSV(w io.Writer, s *Series, workers int) error {
 			itoa(r.Connected), itoa(r.Disconnects), itoa(r.ConnectAttempts), itoa(r.ConnectsRcvd), itoa(r.ConnectsOK), itoa(r.ConnectsFailed), itoa(r.ConnectsUnanswered), itoa(r.ConnectTimeouts),
 			FormatFloat(float64(r.HandshakeUsefulNS)/cap), FormatFloat(float64(r.HandshakeWastedNS)/cap),
 			FormatFloat(r.LatencyP50/1e6), FormatFloat(r.LatencyP99/1e6),
+			FormatFloat(float64(r.OutNS)/iv),
 		)
 		for j, c := range cells {
 			if j > 0 {
