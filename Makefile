@@ -404,4 +404,11 @@ experiment-slow-replica: build ## one of ten replicas 10x slower for 2 minutes: 
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-table.md,table)
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-p99.md,p99)
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-ejections.md,ejections)
+	./$(BIN) sweep -q scenarios/slow-replica.yaml --set faults.0.factor=1.3 \
+		--vary services.0.lb=round_robin,p2c --vary 'services.0.outlier_detection=null,{}' --out $(SR_OUT)-mild
+	./$(BIN) summarize --format json $(SR_OUT)-mild | /usr/bin/python3 -c '$(SR_P99)' > $(SR_OUT)-mild-p99.md
+	(echo "| lb | outlier detection | ejections (seed 1) |"; echo "|---|---|---|"; \
+		/usr/bin/python3 -c '$(SR_EJ)' $$(ls $(SR_OUT)-mild/runs/p0*-r000/summary.json | sort)) > $(SR_OUT)-mild-ejections.md
+	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-p99.md,mild-p99)
+	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-ejections.md,mild-ejections)
 	@echo "updated $(SR_DOC).md"
