@@ -2,4 +2,8 @@
 // functions of explicit time and explicit random draws: the SRE adaptive
 // throttle (formula and windowed counters) and exponential backoff with
 // jitter. Nothing here reads a clock or a global random source.
+//
+// Besides the client policies it holds the balancer's: Envoy's outlier
+// detection (Outlier) and active health checks (Health), which take
+// replicas out of a service's rotation.
 package policy

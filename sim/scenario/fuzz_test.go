@@ -34,6 +34,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data, "clients.throttle=null")
 	}
 	f.Add([]byte(validBase), "faults.1={kind: capacity, start: 3m, duration: 10s}")
+	f.Add([]byte(validBase), "backend.replicas=4\nbackend.outlier_detection={consecutive_errors: 2}\nbackend.health_check={interval: 1s}\nbackend.subset=2")
 	f.Add([]byte(minimal), "clients.retry.backoff.jitter=ful")
 	f.Add([]byte(""), "")
 	f.Add([]byte(""), "name=x\nclients.arrival.rate=1/s")
