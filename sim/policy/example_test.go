@@ -28,3 +28,20 @@ func ExampleBackoff_Delay() {
 	// Output:
 	// 75ms 150ms 300ms 600ms 1.2s 1.5s
 }
+
+func ExampleEnvoy() {
+	ms := int64(time.Millisecond)
+	e, _ := policy.NewEnvoy(policy.DefaultEnvoySettings(100*ms, 60_000*ms))
+	fmt.Println("probe limit:", e.Limit(0))
+	for i := range 50 { // the minRTT window: 50 requests of 10 ms
+		e.Sample(int64(10+i)*ms, 10*ms, 3, false, 0.5)
+	}
+	for at := 159 * ms; at < 500*ms; at += 100 * ms {
+		e.Sample(at-ms, 10*ms, 3, false, 0) // latency at minRTT: g = 1.25
+		fmt.Print(e.Limit(at), " ")
+	}
+	fmt.Println()
+	// Output:
+	// probe limit: 3
+	// 5 8 13 20
+}
