@@ -447,14 +447,53 @@ func serverLoadChart(in Input) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.Clients == 0 || in.Contention {
-		return Render(p, l)
+	ps, ls := []*plot.Plot{p}, []*plot.Legend{l}
+	if in.Clients > 0 && !in.Contention {
+		hp, hl, err := handshakePanel(in, in.Name+": handshakes on the backend")
+		if err != nil {
+			return nil, err
+		}
+		ps, ls = append(ps, hp), append(ls, hl)
 	}
-	hp, hl, err := handshakePanel(in, in.Name+": handshakes on the backend")
-	if err != nil {
-		return nil, err
+	if !in.Contention && !allZero(in.Series, func(r *metrics.Row) float64 { return float64(r.LimitNS) }) {
+		lp, ll, err := limitPanel(in)
+		if err != nil {
+			return nil, err
+		}
+		ps, ls = append(ps, lp), append(ls, ll)
 	}
-	return RenderStack([]*plot.Plot{p, hp}, []*plot.Legend{l, hl}, 2*Height)
+	return RenderStack(ps, ls, vg.Length(len(ps))*Height)
+}
+
+// limitPanel plots an adaptive concurrency limit (backend.concurrency_limit)
+// against the requests the backend holds and its workers, all as means
+// over each interval.
+func limitPanel(in Input) (*plot.Plot, *plot.Legend, error) {
+	s := in.Series
+	iv := float64(s.Interval)
+	limit := func(r *metrics.Row) float64 { return float64(r.LimitNS) / iv }
+	held := func(r *metrics.Row) float64 { return float64(r.QueueAreaNS+r.UsefulNS+r.WastedNS) / iv }
+	workers := func(r *metrics.Row) float64 { return float64(r.CapacityNS) / iv }
+	var ymax float64
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		ymax = max(ymax, limit(r), held(r), workers(r))
+	}
+	ymax = niceMax(ymax)
+	p := NewPlot(in.Name+": adaptive concurrency limit", "simulated time (s)", "requests (interval mean)")
+	if err := Shade(p, in.Faults, ymax); err != nil {
+		return nil, nil, err
+	}
+	l := NewLegend()
+	if err := addSteps(p, l, s, []stepSeries{
+		{name: "concurrency limit", c: Vermillion, f: limit, always: true, width: vg.Points(2)},
+		{name: "held (queued + in service)", c: Blue, f: held, always: true},
+		{name: "workers", c: Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}, f: workers, always: true},
+	}); err != nil {
+		return nil, nil, err
+	}
+	SetYRange(p, ymax)
+	return p, l, nil
 }
 
 func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {

@@ -118,6 +118,12 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
 			b.calls, b.fwd = calls, fwd
 			b.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
+			if cl := nd.ConcurrencyLimit; cl != nil {
+				var err error
+				if b.conc, err = newConcLimit(cl, m.src, k); err != nil {
+					return err
+				}
+			}
 			k++
 		}
 	}

@@ -37,7 +37,8 @@ type pool struct {
 	lifoThreshold int
 	codel         *policy.CoDel
 	rateLimit     *policy.TokenBucket
-	perConc       int64 // ns of service time added per request in service (dist concurrency)
+	conc          *concLimit // backend.concurrency_limit (limiter.go)
+	perConc       int64      // ns of service time added per request in service (dist concurrency)
 
 	// a slowdown fault in progress
 	slowOn     bool
@@ -299,8 +300,9 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	}
 	row.Received++
 	g.Received++
-	if b.rateLimit != nil && !b.rateLimit.Allow(now) {
-		// Refused by the server's rate limit, at the price of a rejection.
+	if b.rateLimit != nil && !b.rateLimit.Allow(now) || b.conc != nil && !m.concAdmit(b, now) {
+		// Refused by the server's rate limit or concurrency limit, at the
+		// price of a rejection.
 		row.Shed++
 		if !m.chargeReject(b, now) {
 			row.Unanswered++
@@ -404,6 +406,9 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 		if b.ewma {
 			b.observe(now, float64(now-wk.arrived), m.nodes[b.node].tau)
 		}
+		if b.conc != nil {
+			m.concSample(b, now, now-wk.arrived, b.outstanding(), false)
+		}
 		row := m.brow(b, now)
 		row.Served++
 		g := m.bgser(b, wk.group)
@@ -487,6 +492,9 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		if codel := b.codel != nil && b.codel.Drop(now, now-j.at, b.queue.n); codel || b.qtimeout > 0 && now-j.at > b.qtimeout {
 			if codel {
 				m.brow(b, now).Shed++
+			}
+			if b.conc != nil {
+				m.concSample(b, now, now-j.at, b.outstanding()+1, true)
 			}
 			if m.timeOutQueued(b, now, w, j) {
 				return

@@ -86,6 +86,7 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 			LatencyP50:        num("latency_p50_ms") * 1e6,
 			LatencyP99:        num("latency_p99_ms") * 1e6,
 			OutNS:             ns("replicas_out", float64(s.Interval)),
+			LimitNS:           ns("concurrency_limit", float64(s.Interval)),
 		})
 	}
 	if s.Interval <= 0 {

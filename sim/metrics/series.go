@@ -33,7 +33,7 @@ type Row struct {
 
 	DeadlineDropped int64 // queued attempts dropped unserved because the deadline their caller sent had passed (service graphs)
 	Hedges          int64 // hedged copies sent (of Attempts)
-	Shed            int64 // refused by the server's rate limit (of Rejected) or dropped by CoDel (of QueueTimeouts)
+	Shed            int64 // refused by the server's rate limit or concurrency limit (of Rejected) or dropped by CoDel (of QueueTimeouts)
 
 	Connected       int64 // clients connected at the end of the interval
 	Disconnects     int64 // connections closed by faults
@@ -57,6 +57,7 @@ type Row struct {
 	LatencyP50, LatencyP99 float64 // ns, of requests completed in the interval; NaN when none
 
 	OutNS int64 // ∫ replicas out of rotation dt (outlier ejection, health checks)
+	LimitNS int64 // ∫ adaptive concurrency limit dt, summed over replicas (0: no limiter)
 }
 
 // Series is a run's rows, preallocated for the whole horizon.
@@ -141,4 +142,12 @@ func (s *Series) AddOut(from, to int64, n int64) {
 // AddCapacity adds workers·(to−from) to the capacity integral.
 func (s *Series) AddCapacity(from, to int64, workers int64) {
 	s.Spread(from, to, func(r *Row, ns int64) { r.CapacityNS += workers * ns })
+}
+
+// AddLimit adds limit·(to−from) to the concurrency-limit integral.
+func (s *Series) AddLimit(from, to int64, limit int64) {
+	if limit == 0 || to <= from {
+		return
+	}
+	s.Spread(from, to, func(r *Row, ns int64) { r.LimitNS += limit * ns })
 }

@@ -18,6 +18,7 @@ var Columns = []string{
 	"util_handshake_useful", "util_handshake_wasted",
 	"latency_p50_ms", "latency_p99_ms",
 	"replicas_out",
+	"concurrency_limit",
 }
 
 // FormatFloat is the one float format of every output file: the shortest
@@ -56,6 +57,7 @@ func WriteCSV(w io.Writer, s *Series, workers int) error {
 			FormatFloat(float64(r.HandshakeUsefulNS)/cap), FormatFloat(float64(r.HandshakeWastedNS)/cap),
 			FormatFloat(r.LatencyP50/1e6), FormatFloat(r.LatencyP99/1e6),
 			FormatFloat(float64(r.OutNS)/iv),
+			FormatFloat(float64(r.LimitNS)/iv),
 		)
 		for j, c := range cells {
 			if j > 0 {

@@ -384,6 +384,10 @@ func (s *Scenario) resolve() {
 	}
 	resolveBreaker(s.Clients.Breaker)
 	resolveBudget(s.Clients.Retry)
+	s.Backend.ConcurrencyLimit.resolve()
+	for i := range s.Services {
+		s.Services[i].ConcurrencyLimit.resolve()
+	}
 	for i := range s.Clients.Groups {
 		resolveBreaker(s.Clients.Groups[i].Breaker)
 		resolveBudget(s.Clients.Groups[i].Retry)

@@ -453,6 +453,9 @@ type Backend struct {
 	// RateLimit, when set, refuses requests beyond a token bucket's rate
 	// on arrival, at the price of a rejection.
 	RateLimit *RateLimit `yaml:"rate_limit" json:"rate_limit,omitempty"`
+	// ConcurrencyLimit, when set, is an adaptive concurrency limit
+	// (aimd, vegas, gradient2, envoy) refusing arrivals beyond it.
+	ConcurrencyLimit *ConcurrencyLimit `yaml:"concurrency_limit" json:"concurrency_limit,omitempty"`
 	// RejectCost is worker time spent on every rejected request.
 	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
 	// AcceptBacklog is how many rejections may wait for a worker to do

@@ -53,6 +53,36 @@ func TestValidationRules(t *testing.T) {
 			name: "threshold with units", sets: []string{"thresholds=[recovery_s<=2m]"},
 			path: "thresholds.0", msg: []string{`the value "2m" is not a number`},
 		},
+		// Adaptive concurrency limits (backend.concurrency_limit), in a
+		// backend and in a service.
+		{
+			name: "misspelt limiter kind", content: strings.Replace(validBase, "workers: 10\n", "workers: 10\n  concurrency_limit: {kind: gradiant2}\n", 1), path: "backend.concurrency_limit.kind", line: 10,
+			msg: []string{`"gradiant2"`, `did you mean "gradient2"`},
+		},
+		{
+			name: "limiter without a kind", sets: []string{"backend.concurrency_limit={min: 5}"},
+			path: "backend.concurrency_limit.kind", msg: []string{"is required: one of aimd, vegas, gradient2, envoy"},
+		},
+		{
+			name: "aimd backoff out of range", sets: []string{"backend.concurrency_limit={kind: aimd, backoff: 1.2}"},
+			path: "backend.concurrency_limit.backoff", msg: []string{"must be in [0.5, 1), got 1.2"},
+		},
+		{
+			name: "gradient2 initial under min", sets: []string{"backend.concurrency_limit={kind: gradient2, initial: 5}"},
+			path: "backend.concurrency_limit.initial", msg: []string{"must be in min..max (20..200), got 5"},
+		},
+		{
+			name: "envoy window", sets: []string{"backend.concurrency_limit={kind: envoy, window: true}"},
+			path: "backend.concurrency_limit.window", msg: []string{"does not apply to kind envoy"},
+		},
+		{
+			name: "envoy percentile", sets: []string{"backend.concurrency_limit={kind: envoy, percentile: 1.5}"},
+			path: "backend.concurrency_limit.percentile", msg: []string{"must be in (0, 1], got 1.5"},
+		},
+		{
+			name: "limiter in a service", content: "name: g\nduration: 1m\nclients: {count: 1, arrival: {total_rate: 1/s}}\nservices:\n  - name: api\n    concurrency_limit: {kind: vegas, smoothing: 3}\n",
+			path: "services.0.concurrency_limit.smoothing", line: 6, msg: []string{"must be in (0, 1], got 3"},
+		},
 		// Network, arrival once, the occ backend.
 		{
 			name: "negative network delay", sets: []string{"network.delay.mean=-1ms"},

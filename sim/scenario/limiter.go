@@ -1,0 +1,230 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/throttlesim/throttlesim/sim/policy"
+)
+
+// LimiterKind is backend.concurrency_limit.kind.
+type LimiterKind string
+
+// Adaptive concurrency limiters (overload-control.md §4).
+const (
+	LimiterAIMD      LimiterKind = "aimd"      // Netflix concurrency-limits AIMDLimit
+	LimiterVegas     LimiterKind = "vegas"     // Netflix concurrency-limits VegasLimit
+	LimiterGradient2 LimiterKind = "gradient2" // Netflix concurrency-limits Gradient2Limit
+	LimiterEnvoy     LimiterKind = "envoy"     // Envoy adaptive concurrency, gradient controller
+)
+
+// Names lists the valid limiter kinds.
+func (LimiterKind) Names() []string { return []string{"aimd", "vegas", "gradient2", "envoy"} }
+
+// ConcurrencyLimit is an adaptive concurrency limit in front of a
+// backend's (or a service replica's) queue and workers: a request that
+// finds as many requests held (queued or in service) as the limit is
+// rejected at once, at the price of a rejection (reject_cost,
+// retry_after). Every request that leaves the server feeds the limit its
+// time in the server; one whose queue timeout or CoDel dropped it counts
+// as a drop. Zero fields take the kind's defaults, written back into the
+// resolved scenario.
+type ConcurrencyLimit struct {
+	Kind LimiterKind `yaml:"kind" json:"kind"`
+	// Initial, Min and Max bound the limit (envoy: Min is min_concurrency,
+	// the probe limit and floor; Max is max_concurrency_limit; it starts
+	// at Min).
+	Initial int `yaml:"initial" json:"initial,omitempty"`
+	Min     int `yaml:"min" json:"min"`
+	Max     int `yaml:"max" json:"max"`
+	// aimd: the multiplicative decrease and the RTT that counts as a drop.
+	Backoff float64  `yaml:"backoff" json:"backoff,omitempty"`
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// vegas, gradient2: the weight of a new value.
+	Smoothing float64 `yaml:"smoothing" json:"smoothing,omitempty"`
+	// vegas: rttNoLoad is re-measured every ≈ probe_multiplier·L samples.
+	ProbeMultiplier int `yaml:"probe_multiplier" json:"probe_multiplier,omitempty"`
+	// gradient2: the headroom (queue_size, or √L with sqrt_queue), the
+	// long RTT average's window in samples, the RTT tolerance, and
+	// queue_only_at_one (headroom only while the gradient is 1: the fix
+	// proposed in Netflix concurrency-limits PR #134).
+	QueueSize      int     `yaml:"queue_size" json:"queue_size,omitempty"`
+	SqrtQueue      bool    `yaml:"sqrt_queue" json:"sqrt_queue,omitempty"`
+	LongWindow     int     `yaml:"long_window" json:"long_window,omitempty"`
+	Tolerance      float64 `yaml:"tolerance" json:"tolerance,omitempty"`
+	QueueOnlyAtOne bool    `yaml:"queue_only_at_one" json:"queue_only_at_one,omitempty"`
+	// Window (aimd, vegas, gradient2) feeds the limit one sample per
+	// window (WindowedLimit: average RTT, max inflight, any drop), windows
+	// of 2 × their minimum RTT clamped to [min_window, max_window], that
+	// count with window_size samples.
+	Window     bool     `yaml:"window" json:"window,omitempty"`
+	WindowSize int      `yaml:"window_size" json:"window_size,omitempty"`
+	MinWindow  Duration `yaml:"min_window" json:"min_window,omitempty"`
+	MaxWindow  Duration `yaml:"max_window" json:"max_window,omitempty"`
+	// envoy: concurrency_update_interval; the minRTT window's interval,
+	// request_count, jitter (a fraction of interval), buffer and the
+	// sample percentile; count_early counts samples of requests sent
+	// before a minRTT window began (Envoy before PR #11579).
+	UpdateInterval Duration `yaml:"update_interval" json:"update_interval,omitempty"`
+	Interval       Duration `yaml:"interval" json:"interval,omitempty"`
+	RequestCount   int      `yaml:"request_count" json:"request_count,omitempty"`
+	Jitter         *float64 `yaml:"jitter" json:"jitter,omitempty"`
+	Buffer         *float64 `yaml:"buffer" json:"buffer,omitempty"`
+	Percentile     float64  `yaml:"percentile" json:"percentile,omitempty"`
+	CountEarly     bool     `yaml:"count_early" json:"count_early,omitempty"`
+}
+
+func (c *ConcurrencyLimit) setDefaults() { *c = ConcurrencyLimit{} }
+
+// resolve fills c's zero fields with its kind's defaults (Netflix
+// concurrency-limits and Envoy, overload-control.md §4; Envoy's two
+// required intervals take the filter documentation's example, 100 ms and
+// 60 s).
+func (c *ConcurrencyLimit) resolve() {
+	if c == nil {
+		return
+	}
+	def := func(dst *int, v int) {
+		if *dst == 0 {
+			*dst = v
+		}
+	}
+	deff := func(dst *float64, v float64) {
+		if *dst == 0 {
+			*dst = v
+		}
+	}
+	switch c.Kind {
+	case LimiterAIMD:
+		def(&c.Initial, 20)
+		def(&c.Min, 20)
+		def(&c.Max, 200)
+		deff(&c.Backoff, 0.9)
+		if c.Timeout == 0 {
+			c.Timeout = Duration(5 * time.Second)
+		}
+	case LimiterVegas:
+		def(&c.Initial, 20)
+		def(&c.Min, 1)
+		def(&c.Max, 1000)
+		deff(&c.Smoothing, 1)
+		def(&c.ProbeMultiplier, 30)
+	case LimiterGradient2:
+		def(&c.Initial, 20)
+		def(&c.Min, 20)
+		def(&c.Max, 200)
+		deff(&c.Smoothing, 0.2)
+		def(&c.QueueSize, 4)
+		def(&c.LongWindow, 600)
+		deff(&c.Tolerance, 1.5)
+	case LimiterEnvoy:
+		d := policy.DefaultEnvoySettings(int64(100*time.Millisecond), int64(time.Minute))
+		def(&c.Min, d.MinConcurrency)
+		def(&c.Max, d.MaxLimit)
+		def(&c.RequestCount, d.RequestCount)
+		deff(&c.Percentile, d.Percentile)
+		if c.UpdateInterval == 0 {
+			c.UpdateInterval = Duration(d.UpdateInterval)
+		}
+		if c.Interval == 0 {
+			c.Interval = Duration(d.Interval)
+		}
+		if c.Jitter == nil {
+			c.Jitter = &d.Jitter
+		}
+		if c.Buffer == nil {
+			c.Buffer = &d.Buffer
+		}
+	}
+	if c.Window {
+		def(&c.WindowSize, 10)
+		if c.MinWindow == 0 {
+			c.MinWindow = Duration(time.Second)
+		}
+		if c.MaxWindow == 0 {
+			c.MaxWindow = Duration(time.Second)
+		}
+	}
+}
+
+// Algorithm builds the limit c describes (c resolved).
+func (c *ConcurrencyLimit) Algorithm() (policy.LimitAlgorithm, error) {
+	var a policy.LimitAlgorithm
+	var err error
+	switch c.Kind {
+	case LimiterAIMD:
+		a, err = policy.NewAIMD(policy.AIMDSettings{Initial: c.Initial, Min: c.Min, Max: c.Max, Backoff: c.Backoff, Timeout: int64(c.Timeout)})
+	case LimiterVegas:
+		a, err = policy.NewVegas(policy.VegasSettings{Initial: c.Initial, Max: c.Max, Smoothing: c.Smoothing, ProbeMultiplier: c.ProbeMultiplier})
+	case LimiterGradient2:
+		a, err = policy.NewGradient2(policy.Gradient2Settings{Initial: c.Initial, Min: c.Min, Max: c.Max, Smoothing: c.Smoothing,
+			QueueSize: c.QueueSize, SqrtQueue: c.SqrtQueue, LongWindow: c.LongWindow, Tolerance: c.Tolerance, QueueOnlyAtOne: c.QueueOnlyAtOne})
+	case LimiterEnvoy:
+		var j, b float64
+		if c.Jitter != nil {
+			j = *c.Jitter
+		}
+		if c.Buffer != nil {
+			b = *c.Buffer
+		}
+		return policy.NewEnvoy(policy.EnvoySettings{UpdateInterval: int64(c.UpdateInterval), Interval: int64(c.Interval),
+			RequestCount: c.RequestCount, Jitter: j, MinConcurrency: c.Min, Buffer: b, Percentile: c.Percentile,
+			MaxLimit: c.Max, CountEarly: c.CountEarly})
+	default:
+		return nil, policy.ErrLimiterSettings
+	}
+	if err != nil || !c.Window {
+		return a, err
+	}
+	return policy.NewWindowed(a, policy.WindowSettings{MinWindow: int64(c.MinWindow), MaxWindow: int64(c.MaxWindow), Size: c.WindowSize})
+}
+
+// concurrencyLimit checks backend p's concurrency_limit.
+func (v *validator) concurrencyLimit(p string, c *ConcurrencyLimit) {
+	if c == nil {
+		return
+	}
+	p += ".concurrency_limit"
+	if c.Kind == "" {
+		v.check(false, p+".kind", "is required: one of aimd, vegas, gradient2, envoy")
+		return
+	}
+	// Resolved already when the file decoded; not when decoding failed
+	// elsewhere, and then the kind's defaults still apply.
+	r := *c
+	r.resolve()
+	c = &r
+	before := len(v.errs)
+	v.check(c.Min >= 1, p+".min", "must be >= 1, got %d", c.Min)
+	v.check(c.Max >= c.Min, p+".max", "must be >= min (%d), got %d", c.Min, c.Max)
+	if c.Kind != LimiterEnvoy {
+		v.check(c.Initial >= c.Min && c.Initial <= c.Max, p+".initial", "must be in min..max (%d..%d), got %d", c.Min, c.Max, c.Initial)
+	}
+	switch c.Kind {
+	case LimiterAIMD:
+		v.check(c.Backoff >= 0.5 && c.Backoff < 1, p+".backoff", "must be in [0.5, 1), got %g", c.Backoff)
+		v.check(c.Timeout > 0, p+".timeout", "must be > 0, got %s", c.Timeout)
+	case LimiterVegas, LimiterGradient2:
+		v.check(c.Smoothing > 0 && c.Smoothing <= 1, p+".smoothing", "must be in (0, 1], got %g", c.Smoothing)
+		v.check(c.ProbeMultiplier >= 0, p+".probe_multiplier", "must be >= 1, got %d", c.ProbeMultiplier)
+		v.check(c.Tolerance == 0 || c.Tolerance >= 1, p+".tolerance", "must be >= 1, got %g", c.Tolerance)
+		v.check(c.QueueSize >= 0, p+".queue_size", "must be >= 0, got %d", c.QueueSize)
+		v.check(c.LongWindow >= 0, p+".long_window", "must be >= 1, got %d", c.LongWindow)
+	case LimiterEnvoy:
+		v.check(c.UpdateInterval > 0, p+".update_interval", "must be > 0, got %s", c.UpdateInterval)
+		v.check(c.Interval >= Duration(time.Millisecond), p+".interval", "must be >= 1ms, got %s", c.Interval)
+		v.check(c.RequestCount >= 1, p+".request_count", "must be >= 1, got %d", c.RequestCount)
+		v.check(c.Jitter == nil || *c.Jitter >= 0, p+".jitter", "must be >= 0 (a fraction of interval)")
+		v.check(c.Buffer == nil || *c.Buffer >= 0, p+".buffer", "must be >= 0 (a fraction of minRTT)")
+		v.check(c.Percentile > 0 && c.Percentile <= 1, p+".percentile", "must be in (0, 1], got %g", c.Percentile)
+		v.check(!c.Window, p+".window", "does not apply to kind envoy (it has its own update interval)")
+	}
+	if c.Window {
+		v.check(c.WindowSize >= 1, p+".window_size", "must be >= 1, got %d", c.WindowSize)
+		v.check(c.MinWindow > 0 && c.MaxWindow >= c.MinWindow, p+".max_window", "must be >= min_window > 0, got %s and %s", c.MinWindow, c.MaxWindow)
+	}
+	if len(v.errs) == before {
+		if _, err := c.Algorithm(); err != nil {
+			v.check(false, p, "%v", err)
+		}
+	}
+}
