@@ -65,7 +65,8 @@ type frame struct {
 	need      uint16
 	issuing   bool
 	done      bool
-	dead      bool // its service crashed: the result goes nowhere
+	dead      bool  // its service crashed: the result goes nowhere
+	prio      uint8 // the business priority of the request served (priority shedding)
 }
 
 const noWorker = ^uint32(0)
@@ -118,6 +119,11 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
 			b.calls, b.fwd = calls, fwd
 			b.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
+			if ps := nd.PriorityShedding; ps != nil {
+				if err := m.initShedding(b, ps, sc); err != nil {
+					return err
+				}
+			}
 			if cl := nd.ConcurrencyLimit; cl != nil {
 				var err error
 				if b.conc, err = newConcLimit(cl, m.src, k); err != nil {
@@ -239,6 +245,9 @@ func (m *model) startCalls(b *pool, now int64, w uint32) bool {
 	f := &m.frames[fi]
 	*f = frame{svc: b.idx, w: noWorker, slot: wk.slot, tok: wk.token, client: r.client, ord: r.ord, attempt: r.attempt, pedge: r.edge,
 		dl: wk.dl, start: wk.start, group: wk.group}
+	if m.prio != nil {
+		f.prio = m.business(r, wk.group)
+	}
 	if b.blocking {
 		f.w, f.wgen = w, wk.gen
 		wk.kind, wk.frame = wkWait, fi

@@ -50,6 +50,7 @@ type model struct {
 	// detection (results go to it), and pick's scratch space
 	guarded              bool
 	lbBuf, lbIn, permBuf []uint16
+	prio                 *prioState // client priorities, when a service sheds by priority (priority.go)
 }
 
 // Event kinds.

@@ -38,6 +38,7 @@ type pool struct {
 	codel         *policy.CoDel
 	rateLimit     *policy.TokenBucket
 	conc          *concLimit // backend.concurrency_limit (limiter.go)
+	dagor         *shedder   // backend.priority_shedding (priority.go)
 	perConc       int64      // ns of service time added per request in service (dist concurrency)
 
 	// a slowdown fault in progress
@@ -300,9 +301,10 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	}
 	row.Received++
 	g.Received++
-	if b.rateLimit != nil && !b.rateLimit.Allow(now) || b.conc != nil && !m.concAdmit(b, now) {
-		// Refused by the server's rate limit or concurrency limit, at the
-		// price of a rejection.
+	if b.rateLimit != nil && !b.rateLimit.Allow(now) || b.dagor != nil && !m.dagorAdmit(b, now, slot, grp) ||
+		b.conc != nil && !m.concAdmit(b, now) {
+		// Refused by the server's rate limit, priority shedding or
+		// concurrency limit, at the price of a rejection.
 		row.Shed++
 		if !m.chargeReject(b, now) {
 			row.Unanswered++

@@ -124,6 +124,9 @@ type Clients struct {
 	// service drops queued work whose deadline passed and passes the rest
 	// on to the calls it makes (services[].propagate_deadline).
 	PropagateDeadline bool `yaml:"propagate_deadline" json:"propagate_deadline,omitempty"`
+	// Priority is the DAGOR business priority of the requests (services
+	// with priority_shedding shed the least important first).
+	Priority *Priority `yaml:"priority" json:"priority,omitempty"`
 }
 
 // Group is a share of the fleet with its own request policies. A group's
@@ -141,6 +144,8 @@ type Group struct {
 	Breaker     *Breaker     `yaml:"breaker" json:"breaker"`
 	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
 	Hedge       *Hedge       `yaml:"hedge" json:"hedge,omitempty"`
+	// Priority is the group's DAGOR business priority (default the fleet's).
+	Priority *Priority `yaml:"priority" json:"priority,omitempty"`
 }
 
 // Policies is the request-policy part of a fleet or a group.
@@ -456,6 +461,8 @@ type Backend struct {
 	// ConcurrencyLimit, when set, is an adaptive concurrency limit
 	// (aimd, vegas, gradient2, envoy) refusing arrivals beyond it.
 	ConcurrencyLimit *ConcurrencyLimit `yaml:"concurrency_limit" json:"concurrency_limit,omitempty"`
+	// PriorityShedding, when set, is DAGOR's priority-based admission.
+	PriorityShedding *PriorityShedding `yaml:"priority_shedding" json:"priority_shedding,omitempty"`
 	// RejectCost is worker time spent on every rejected request.
 	RejectCost Duration `yaml:"reject_cost" json:"reject_cost"`
 	// AcceptBacklog is how many rejections may wait for a worker to do

@@ -83,6 +83,23 @@ func TestValidationRules(t *testing.T) {
 			name: "limiter in a service", content: "name: g\nduration: 1m\nclients: {count: 1, arrival: {total_rate: 1/s}}\nservices:\n  - name: api\n    concurrency_limit: {kind: vegas, smoothing: 3}\n",
 			path: "services.0.concurrency_limit.smoothing", line: 6, msg: []string{"must be in (0, 1], got 3"},
 		},
+		// Priority shedding (DAGOR) and request priorities.
+		{
+			name: "priority level out of range", sets: []string{"clients.priority={level: 9}"},
+			path: "clients.priority.level", msg: []string{"must be in 0..7 (0 the most important), got 9"},
+		},
+		{
+			name: "priority weights all zero", sets: []string{"clients.priority={levels: [0, 0]}"},
+			path: "clients.priority.levels", msg: []string{"the weights must not all be 0"},
+		},
+		{
+			name: "dagor alpha", sets: []string{"backend.priority_shedding={alpha: 1.5}"},
+			path: "backend.priority_shedding.alpha", msg: []string{"must be in (0, 1), got 1.5"},
+		},
+		{
+			name: "dagor misspelt field", sets: []string{"backend.priority_shedding={queue_tim: 20ms}"},
+			path: "backend.priority_shedding.queue_tim", msg: []string{`did you mean "queue_time"`},
+		},
 		// Network, arrival once, the occ backend.
 		{
 			name: "negative network delay", sets: []string{"network.delay.mean=-1ms"},
