@@ -174,7 +174,7 @@ experiment-policies: build ## one scenario per policy family on the same outage 
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
 	@echo "updated $(POL_DOC).md"
 
-VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg|LoadBalancing|ServerSideQueueing|Fidelity
+VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg|LoadBalancing|ServerSideQueueing|Fidelity|Gradient2RisesBehindQueue|EnvoyHighMinConcurrency|DAGORShedsLowPriorityFirst
 
 .PHONY: validate
 validate: ## check the simulator against theory and write docs/validation.md
@@ -412,3 +412,30 @@ experiment-slow-replica: build ## one of ten replicas 10x slower for 2 minutes: 
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-p99.md,mild-p99)
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-ejections.md,mild-ejections)
 	@echo "updated $(SR_DOC).md"
+
+SERVER_DOC := docs/experiments/server-side
+SERVER_OUT := results/experiments/server-side
+
+.PHONY: experiment-server-side
+experiments: experiment-server-side
+experiment-server-side: build ## server-side overload control: limiter pathologies, queue disciplines, throttle with shedding (docs/experiments/server-side.md)
+	@mkdir -p $(SERVER_DOC) $(SERVER_OUT)
+	./$(BIN) sweep -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2
+	./$(BIN) sweep -q $(SERVER_DOC)/envoy.yaml --out $(SERVER_OUT)/envoy
+	./$(BIN) sweep -q $(SERVER_DOC)/queueing.yaml --out $(SERVER_OUT)/queueing
+	@for rc in 0s 5ms 20ms; do ./$(BIN) sweep -q $(SERVER_DOC)/throttle-shedding.yaml --set backend.reject_cost=$$rc --out $(SERVER_OUT)/shedding-$$rc || exit 1; done
+	@for t in gradient2 envoy queueing shedding-0s shedding-5ms shedding-20ms; do \
+		sh $(SERVER_DOC)/tables.sh $(SERVER_OUT) $$t > $(SERVER_OUT)/$$t.md || exit 1; done
+	@for t in gradient2 envoy queueing shedding-0s shedding-5ms shedding-20ms; do \
+		awk -v table=$(SERVER_OUT)/$$t.md -v tag=$$t '$$0 == "<!-- " tag ":begin -->" { print; while ((getline l < table) > 0) print l; skip = 1; next } \
+			$$0 == "<!-- " tag ":end -->" { skip = 0 } !skip { print }' $(SERVER_DOC).md > $(SERVER_DOC).md.tmp && mv $(SERVER_DOC).md.tmp $(SERVER_DOC).md; done
+	./$(BIN) run -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2-run
+	./$(BIN) run -q $(SERVER_DOC)/envoy.yaml --out $(SERVER_OUT)/envoy-200
+	./$(BIN) run -q $(SERVER_DOC)/envoy.yaml --set backend.concurrency_limit.min=3 --out $(SERVER_OUT)/envoy-3
+	cp $(SERVER_OUT)/gradient2-run/server_load.png $(SERVER_DOC)/gradient2-server-load.png
+	cp $(SERVER_OUT)/envoy-200/server_load.png $(SERVER_DOC)/envoy-200-server-load.png
+	cp $(SERVER_OUT)/envoy-3/server_load.png $(SERVER_DOC)/envoy-3-server-load.png
+	cp $(SERVER_OUT)/queueing/compare_success.png $(SERVER_DOC)/queueing-success.png
+	cp $(SERVER_OUT)/shedding-0s/compare_success.png $(SERVER_DOC)/shedding-0s-success.png
+	cp $(SERVER_OUT)/shedding-20ms/compare_success.png $(SERVER_DOC)/shedding-20ms-success.png
+	@echo "updated $(SERVER_DOC).md and its figures"
