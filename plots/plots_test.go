@@ -359,3 +359,49 @@ func TestRunChartsShareTheTimeAxis(t *testing.T) {
 		}
 	}
 }
+
+// A run with an adaptive concurrency limit gets a panel of its own under
+// the server load (twice the height), and only then; the panel draws the
+// limit in its colour.
+func TestServerLoadLimitPanel(t *testing.T) {
+	height := func(s *metrics.Series) (int, bool) {
+		t.Helper()
+		b, err := serverLoadChart(Input{Name: "t", Series: s, CapacityRPS: 100, Workers: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		bd := img.Bounds()
+		for y := bd.Min.Y; y < bd.Max.Y && !found; y++ {
+			for x := bd.Min.X; x < bd.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				if r>>8 == uint32(Vermillion.R) && g>>8 == uint32(Vermillion.G) && bl>>8 == uint32(Vermillion.B) {
+					found = true
+					break
+				}
+			}
+		}
+		return bd.Dy(), found
+	}
+	plain := series()
+	for i := range plain.Rows {
+		plain.Rows[i].Rejected = 0 // nothing else drawn in Vermillion
+	}
+	hPlain, vPlain := height(plain)
+	limited := series()
+	for i := range limited.Rows {
+		limited.Rows[i].Rejected = 0
+		limited.Rows[i].LimitNS = int64(20+i) * 1e9 // a limit climbing from 20 to 79
+	}
+	hLim, vLim := height(limited)
+	if hLim < 2*hPlain-10 || hLim > 2*hPlain+10 {
+		t.Errorf("height with a limiter %d, want about twice %d", hLim, hPlain)
+	}
+	if vPlain || !vLim {
+		t.Errorf("limit colour drawn: without a limiter %v, with %v; want false, true", vPlain, vLim)
+	}
+}
