@@ -423,10 +423,11 @@ experiment-server-side: build ## server-side overload control: limiter pathologi
 	./$(BIN) sweep -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2
 	./$(BIN) sweep -q $(SERVER_DOC)/envoy.yaml --out $(SERVER_OUT)/envoy
 	./$(BIN) sweep -q $(SERVER_DOC)/queueing.yaml --out $(SERVER_OUT)/queueing
+	./$(BIN) sweep -q $(SERVER_DOC)/dagor.yaml --out $(SERVER_OUT)/dagor
 	@for rc in 0s 5ms 20ms; do ./$(BIN) sweep -q $(SERVER_DOC)/throttle-shedding.yaml --set backend.reject_cost=$$rc --out $(SERVER_OUT)/shedding-$$rc || exit 1; done
-	@for t in gradient2 envoy queueing shedding-0s shedding-5ms shedding-20ms; do \
+	@for t in gradient2 envoy queueing dagor shedding-0s shedding-5ms shedding-20ms; do \
 		sh $(SERVER_DOC)/tables.sh $(SERVER_OUT) $$t > $(SERVER_OUT)/$$t.md || exit 1; done
-	@for t in gradient2 envoy queueing shedding-0s shedding-5ms shedding-20ms; do \
+	@for t in gradient2 envoy queueing dagor shedding-0s shedding-5ms shedding-20ms; do \
 		awk -v table=$(SERVER_OUT)/$$t.md -v tag=$$t '$$0 == "<!-- " tag ":begin -->" { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 			$$0 == "<!-- " tag ":end -->" { skip = 0 } !skip { print }' $(SERVER_DOC).md > $(SERVER_DOC).md.tmp && mv $(SERVER_DOC).md.tmp $(SERVER_DOC).md; done
 	./$(BIN) run -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2-run

@@ -75,6 +75,20 @@ queueing)
 			"| $(sum "$D" "$p" .latency_p99_ms %.0f) | $(sum "$D" "$p" '(.shed // 0)' %.0f) |"
 	done
 	;;
+dagor)
+	D=$R/dagor
+	# grp NAME JQ: a figure of client group NAME's summary
+	grp() { echo ".groups[] | select(.name == \"$1\") | $2"; }
+	echo "| point | critical (priority 0) | mixed (0 or 3) | sheddable (3) | all | mean queueing delay (ms) | utilisation |"
+	echo "|---|---|---|---|---|---|---|"
+	for p in $(points "$D"); do
+		row="| $(label "$D" "$p")"
+		for g in critical mixed sheddable; do
+			row="$row | $(for r in $(runs "$D" "$p"); do jq -r "$(grp $g '.success_ratio * 100')" "$r/summary.json"; done | ci %.1f%%)"
+		done
+		echo "$row | $(sum "$D" "$p" '.success_ratio * 100' %.1f%%) | $(sum "$D" "$p" .mean_queue_wait_ms %.0f) | $(sum "$D" "$p" '.utilisation * 100' %.0f%%) |"
+	done
+	;;
 shedding-*)
 	D=$R/$2
 	echo "| point | success | offered requests dropped by the throttle | attempts refused by the server | attempts received (/s) | goodput (/s) | wasted worker time |"
