@@ -35,6 +35,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(validBase), "faults.1={kind: capacity, start: 3m, duration: 10s}")
 	f.Add([]byte(validBase), "backend.replicas=4\nbackend.outlier_detection={consecutive_errors: 2}\nbackend.health_check={interval: 1s}\nbackend.subset=2")
+	f.Add([]byte(validBase), "backend.concurrency_limit={kind: envoy, jitter: -1, window: true}")
+	f.Add([]byte(validBase), "backend.concurrency_limit={kind: gradient2, min: 0, initial: 500}\nclients.priority={levels: [1, 2]}")
+	f.Add([]byte(validBase), "backend.priority_shedding={user_levels: 0}\nclients.groups=[{name: a, share: 1, priority: {level: 8}}]")
 	f.Add([]byte(minimal), "clients.retry.backoff.jitter=ful")
 	f.Add([]byte(""), "")
 	f.Add([]byte(""), "name=x\nclients.arrival.rate=1/s")
