@@ -6,7 +6,6 @@ import (
 	"testing"
 )
 
-
 // k8sDefaults is the HPA's default behaviour (kubernetes/website
 // horizontal-pod-autoscale.md, "Default Behavior"): tolerance 0.1, no
 // scale-up window, 300 s scale-down window, 4 pods or 100% per 15 s.
