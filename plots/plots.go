@@ -462,6 +462,16 @@ func serverLoadChart(in Input) ([]byte, error) {
 		}
 		ps, ls = append(ps, lp), append(ls, ll)
 	}
+	if in.Series.Autoscaled {
+		rp, rl, err := replicasPanel(in)
+		if err != nil {
+			return nil, err
+		}
+		ps, ls = append(ps, rp), append(ls, rl)
+	}
+	if len(ps) == 1 {
+		return Render(p, l)
+	}
 	return RenderStack(ps, ls, vg.Length(len(ps))*Height)
 }
 

@@ -46,6 +46,7 @@ func (m *model) start() {
 		}
 	}
 	m.scheduleFaults(false)
+	m.startScalers()
 }
 
 func (m *model) firstArrival(c uint32) int64 {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math"
 	"sort"
 
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -101,7 +100,8 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 			}
 		}
 	case scenario.FaultCapacity:
-		b.capacityChanged(now, int(math.Round(float64(len(b.workers))*f.Fraction)))
+		b.capFault, b.capFrac = true, f.Fraction
+		b.capacityChanged(now, b.effLimit())
 	case scenario.FaultDisconnect:
 		m.disconnectFault(now, f)
 	case scenario.FaultSlowdown:
@@ -137,8 +137,9 @@ func (m *model) faultEnd(now int64, f scenario.Fault, b *pool) {
 	if f.Kind == scenario.FaultSlowdown {
 		b.slowOn = false
 	}
+	b.capFault = false
 	m.checkReconnected(now)
-	b.capacityChanged(now, len(b.workers))
+	b.capacityChanged(now, b.effLimit())
 	for b.busy < b.limit && (b.queue.n > 0 || b.overhead > 0) {
 		m.dispatch(b, now, b.takeWorker())
 	}

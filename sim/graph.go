@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
@@ -34,6 +35,8 @@ type route struct {
 // callers pick among them, and the latency of the calls made to it.
 type node struct {
 	first, n uint16
+	act      []uint16 // the pools callers pick among: all n, or an autoscaler's ready ones
+	as       *scaler  // its autoscaler (autoscale.go), or nil
 	lb       scenario.LBPolicy
 	rr       uint32  // round robin's next pick
 	tau      float64 // peak EWMA decay, ns
@@ -80,7 +83,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 	entry := sc.EntryIndex()
 	total := 0
 	for _, nd := range nodes {
-		total += max(1, nd.Replicas)
+		total += nd.Pools()
 	}
 	m.svcs = make([]pool, total)
 	m.nodes = make([]node, len(nodes))
@@ -90,13 +93,16 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		if i != entry {
 			ser = metrics.NewSeries(int64(sc.Metrics.Interval), sc.Intervals())
 		}
-		reps := max(1, nd.Replicas)
+		reps := nd.Pools()
 		g, err := newGuard(nd.Backend, reps, ser)
 		if err != nil {
 			return err
 		}
 		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: nd.LB, tau: float64(nd.EWMADecay), picks: make([]int64, reps), g: g}
 		m.guarded = m.guarded || (g != nil && g.od != nil)
+		for j := range reps {
+			m.nodes[i].act = append(m.nodes[i].act, uint16(k+j))
+		}
 		var calls []uint16
 		for _, c := range nd.Calls {
 			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()}, &m.src)
@@ -132,6 +138,11 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			}
 			k++
 		}
+		if nd.Autoscale != nil {
+			if err := m.initScaler(i, &m.nodes[i], nd.Autoscale, nd.Replicas, ser); err != nil {
+				return err
+			}
+		}
 	}
 	m.entry = uint16(entry)
 	m.be = &m.svcs[m.nodes[entry].first]
@@ -164,6 +175,10 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 		if cand = m.candidates(nd, ni, r); cand != nil {
 			n = len(cand)
 		}
+	}
+	if len(nd.act) < int(nd.n) { // an autoscaler holds replicas back (autoscale.go)
+		cand = m.ready(nd, cand)
+		n = len(cand)
 	}
 	draw := func(j uint64) int {
 		u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<38), drawIndex(r.ord, r.attempt)<<16|uint64(hop)<<8|j)
@@ -476,4 +491,27 @@ func (m *model) forward(b *pool, now int64, wk *worker) bool {
 		u -= rt.p
 	}
 	return false
+}
+
+// ready restricts the candidates of pick (cand, replica indices within
+// the node; nil: all) to the replicas an autoscaler has ready (nd.act,
+// pool indices). If none of cand is ready, every ready replica is.
+func (m *model) ready(nd *node, cand []uint16) []uint16 {
+	out := m.actBuf[:0]
+	if cand == nil {
+		for _, a := range nd.act {
+			out = append(out, a-nd.first)
+		}
+	} else {
+		for _, c := range cand {
+			if slices.Contains(nd.act, c+nd.first) {
+				out = append(out, c)
+			}
+		}
+		if len(out) == 0 {
+			return m.ready(nd, nil)
+		}
+	}
+	m.actBuf = out
+	return out
 }

@@ -169,6 +169,7 @@ func (m *model) closeRows(t int64) {
 // finish closes the measurement at time stop.
 func (m *model) finish(stop int64) {
 	m.closeRows(stop)
+	m.finishScalers(stop)
 	for i := range m.svcs {
 		b := &m.svcs[i]
 		b.queueChanged(stop)

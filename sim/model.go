@@ -48,9 +48,9 @@ type model struct {
 
 	// load-balancing guards (outlier.go): whether any service has outlier
 	// detection (results go to it), and pick's scratch space
-	guarded              bool
-	lbBuf, lbIn, permBuf []uint16
-	prio                 *prioState // client priorities, when a service sheds by priority (priority.go)
+	guarded                      bool
+	lbBuf, lbIn, permBuf, actBuf []uint16
+	prio                         *prioState // client priorities, when a service sheds by priority (priority.go)
 }
 
 // Event kinds.
@@ -73,6 +73,8 @@ const (
 	evHedge                           // ID slot, Aux token: send a hedged copy of the first attempt if it is still unanswered
 	evOutlierSweep                    // ID node: outlier detection's interval timer
 	evHealthCheck                     // ID node: active health checks of its replicas
+	evScaleTick                       // ID node: an autoscaler samples its metric (and, every period, decides)
+	evReplicaReady                    // ID pool, Aux generation<<1 | warm-up over: a new replica takes work (or its warm-up ends)
 )
 
 // Attempt outcomes as the client sees them.

@@ -21,6 +21,10 @@ type pool struct {
 	freeW    []uint32
 	busy     int
 	limit    int // workers available now
+	full     int // workers available outside faults (all, unless an autoscaler stopped or is warming the replica)
+	capFault bool
+	capFrac  float64 // a capacity fault in progress: limit is full × capFrac
+	draining bool    // scaled in: stops once it holds no work (autoscale.go)
 	queue    jobRing
 	qlimit   int
 	qtimeout int64
@@ -134,7 +138,7 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	for i := range b.freeW {
 		b.freeW[i] = uint32(be.Workers - 1 - i)
 	}
-	b.limit = be.Workers
+	b.limit, b.full = be.Workers, be.Workers
 	b.qlimit = be.Queue.Limit
 	b.queue.init(min(be.Queue.Limit, 1<<16))
 	b.qtimeout = int64(be.Queue.Timeout)
@@ -473,6 +477,9 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		}
 		if b.queue.n == 0 {
 			b.idle(w)
+			if b.draining {
+				m.drained(b, now)
+			}
 			return
 		}
 		b.queueChanged(now)
@@ -550,6 +557,18 @@ func (b *pool) idle(w uint32) {
 	b.workers[w].busy = false
 	b.busy--
 	b.freeW = append(b.freeW, w)
+}
+
+// effLimit is the workers b runs now: none in an outage, a share of its
+// full count in a capacity fault, else its full count.
+func (b *pool) effLimit() int {
+	switch {
+	case b.down:
+		return 0
+	case b.capFault:
+		return int(math.Round(float64(b.full) * b.capFrac))
+	}
+	return b.full
 }
 
 // queueChanged accounts the queue length up to now, before it changes.

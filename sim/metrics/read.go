@@ -87,7 +87,13 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 			LatencyP99:        num("latency_p99_ms") * 1e6,
 			OutNS:             ns("replicas_out", float64(s.Interval)),
 			LimitNS:           ns("concurrency_limit", float64(s.Interval)),
+			ReplicasNS:        ns("replicas_ready", float64(s.Interval)),
+			DesiredNS:         ns("replicas_desired", float64(s.Interval)),
+			ReplicasPeak:      cnt("replicas_peak"),
 		})
+		if _, ok := col["replicas_ready"]; ok && rec[col["replicas_ready"]] != "" {
+			s.Autoscaled = true
+		}
 	}
 	if s.Interval <= 0 {
 		return nil, fmt.Errorf("timeseries.csv: no rows")

@@ -58,12 +58,20 @@ type Row struct {
 
 	OutNS int64 // ∫ replicas out of rotation dt (outlier ejection, health checks)
 	LimitNS int64 // ∫ adaptive concurrency limit dt, summed over replicas (0: no limiter)
+	// With an autoscaler (Series.Autoscaled): ∫ replicas taking work dt,
+	// ∫ replicas the autoscaler wants (ready, provisioning) dt, and the
+	// most replicas taking work at any time in the interval.
+	ReplicasNS, DesiredNS int64
+	ReplicasPeak          int64
 }
 
 // Series is a run's rows, preallocated for the whole horizon.
 type Series struct {
 	Interval int64 // ns
 	Rows     []Row
+	// Autoscaled: the replica columns hold an autoscaler's counts (else
+	// they are written empty).
+	Autoscaled bool
 }
 
 // NewSeries allocates n rows of interval ns each.
@@ -150,4 +158,14 @@ func (s *Series) AddLimit(from, to int64, limit int64) {
 		return
 	}
 	s.Spread(from, to, func(r *Row, ns int64) { r.LimitNS += limit * ns })
+}
+
+// AddReplicas accounts ready replicas taking work and desired replicas
+// over [from, to).
+func (s *Series) AddReplicas(from, to int64, ready, desired int64) {
+	s.Spread(from, to, func(r *Row, ns int64) {
+		r.ReplicasNS += ready * ns
+		r.DesiredNS += desired * ns
+		r.ReplicasPeak = max(r.ReplicasPeak, ready)
+	})
 }

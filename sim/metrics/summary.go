@@ -99,6 +99,21 @@ type Summary struct {
 
 	Recovery    Recovery     `json:"recovery"`
 	Connections *ConnSummary `json:"connections"`
+	// Replicas, with an autoscaler on the entry service, is its replica
+	// counts; absent without one.
+	Replicas *ReplicaSummary `json:"replicas,omitempty"`
+}
+
+// ReplicaSummary is the replica counts of an autoscaled service.
+type ReplicaSummary struct {
+	// Peak is the most replicas taking work at once; Mean their time
+	// average over the run; ReplicaS the replica-seconds (the bill).
+	Peak     int64   `json:"peak"`
+	Mean     float64 `json:"mean"`
+	ReplicaS float64 `json:"replica_s"`
+	// PeakDesired is the highest interval mean of the replicas the
+	// autoscaler wanted (taking work or provisioning).
+	PeakDesired float64 `json:"peak_desired"`
 }
 
 // ConnSummary is the connection figures of a run with clients.connection.
@@ -208,6 +223,9 @@ func (s *Series) Totals() Row {
 		t.QueueAreaNS += r.QueueAreaNS
 		t.CapacityNS += r.CapacityNS
 		t.OutNS += r.OutNS
+		t.ReplicasNS += r.ReplicasNS
+		t.DesiredNS += r.DesiredNS
+		t.ReplicasPeak = max(t.ReplicasPeak, r.ReplicasPeak)
 	}
 	return t
 }
@@ -291,6 +309,14 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 	}
 	sum.Recovery = recovery(s, p)
 	overload(&sum, s, p)
+	if s.Autoscaled && len(s.Rows) > 0 {
+		rs := &ReplicaSummary{Peak: t.ReplicasPeak, ReplicaS: float64(t.ReplicasNS) / 1e9}
+		rs.Mean = float64(t.ReplicasNS) / float64(int64(len(s.Rows))*s.Interval)
+		for _, r := range s.Rows {
+			rs.PeakDesired = max(rs.PeakDesired, float64(r.DesiredNS)/float64(s.Interval))
+		}
+		sum.Replicas = rs
+	}
 	return sum
 }
 

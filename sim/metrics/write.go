@@ -19,6 +19,7 @@ var Columns = []string{
 	"latency_p50_ms", "latency_p99_ms",
 	"replicas_out",
 	"concurrency_limit",
+	"replicas_ready", "replicas_desired", "replicas_peak",
 }
 
 // FormatFloat is the one float format of every output file: the shortest
@@ -59,6 +60,11 @@ func WriteCSV(w io.Writer, s *Series, workers int) error {
 			FormatFloat(float64(r.OutNS)/iv),
 			FormatFloat(float64(r.LimitNS)/iv),
 		)
+		if s.Autoscaled {
+			cells = append(cells, FormatFloat(float64(r.ReplicasNS)/iv), FormatFloat(float64(r.DesiredNS)/iv), itoa(r.ReplicasPeak))
+		} else {
+			cells = append(cells, "", "", "")
+		}
 		for j, c := range cells {
 			if j > 0 {
 				bw.WriteByte(',')

@@ -490,6 +490,9 @@ type Backend struct {
 	// Subset, when > 0, is how many replicas each caller sees
 	// (deterministic subsetting, SRE book ch. 20); 0: all of them.
 	Subset int `yaml:"subset" json:"subset,omitempty"`
+	// Autoscale, when set, changes the number of replicas over time
+	// (autoscale.go); replicas is then the count at the start.
+	Autoscale *Autoscale `yaml:"autoscale" json:"autoscale,omitempty"`
 }
 
 // Connections limits and prices connection set-up.

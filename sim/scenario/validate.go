@@ -279,6 +279,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			{"connections", b.Connections != def.Connections},
 			{"replicas", b.Replicas != def.Replicas}, {"lb", b.LB != def.LB},
 			{"outlier_detection", b.OutlierDetection != nil}, {"health_check", b.HealthCheck != nil}, {"subset", b.Subset != 0},
+			{"replicas", b.Replicas != def.Replicas}, {"lb", b.LB != def.LB}, {"autoscale", b.Autoscale != nil},
 		} {
 			v.check(!f.changed, "backend."+f.name, "does not apply to backend.kind occ (one row, no capacity limit); remove it")
 		}
@@ -286,7 +287,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	if nodes := s.Nodes(); len(nodes) > 0 {
 		total := 0
 		for _, nd := range nodes {
-			total += max(1, nd.Replicas)
+			total += nd.Pools()
 		}
 		v.check(total <= MaxReplicas, "services", "%d replicas in all; at most %d", total, MaxReplicas)
 		for i, f := range s.Faults {
@@ -294,7 +295,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 				continue
 			}
 			if j := s.FaultService(f); j >= 0 {
-				n := max(1, nodes[j].Replicas)
+				n := nodes[j].Pools()
 				v.check(*f.Replica >= 0 && *f.Replica < n, fmt.Sprintf("faults.%d.replica", i), "must be in 0..%d (%s has %d replicas), got %d", n-1, nodes[j].Name, n, *f.Replica)
 			}
 		}
@@ -455,6 +456,7 @@ func (sv Service) Mixture() (*dist.Mixture, error) {
 func (v *validator) backend(p string, b Backend, s *Scenario) {
 	v.check(b.Replicas >= 1 && b.Replicas <= MaxReplicas, p+".replicas", "must be in 1..%d, got %d", MaxReplicas, b.Replicas)
 	v.check(b.Replicas == 1 || s.Clients.Connection == nil, p+".replicas", "more than one replica is not modelled with clients.connection yet")
+	v.autoscale(p, b, s)
 	v.check(b.EWMADecay > 0, p+".ewma_decay", "must be > 0, got %s", b.EWMADecay)
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, p+".workers", "must be in 1..10000000, got %d", b.Workers)
 	v.service(p+".service", b.Service)

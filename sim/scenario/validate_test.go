@@ -100,6 +100,39 @@ func TestValidationRules(t *testing.T) {
 			name: "dagor misspelt field", sets: []string{"backend.priority_shedding={queue_tim: 20ms}"},
 			path: "backend.priority_shedding.queue_tim", msg: []string{`did you mean "queue_time"`},
 		},
+		// Autoscaling.
+		{
+			name: "autoscale without max_replicas", sets: []string{"backend.autoscale={target: 0.7}"},
+			path: "backend.autoscale.max_replicas", msg: []string{"must be in 1..255", "got 0"},
+		},
+		{
+			name: "autoscale utilization target above 1", sets: []string{"backend.autoscale={target: 70, max_replicas: 10}"},
+			path: "backend.autoscale.target", msg: []string{"utilization needs a target in (0, 1]", "got 70"},
+		},
+		{
+			name: "autoscale queue_time with target", sets: []string{"backend.autoscale={metric: queue_time, target: 0.05, max_replicas: 10}"},
+			path: "backend.autoscale.target_queue_time", msg: []string{"queue_time needs a target_queue_time > 0"},
+		},
+		{
+			name: "autoscale start outside min..max", sets: []string{"backend.replicas=5", "backend.autoscale={target: 0.7, max_replicas: 4}"},
+			path: "backend.replicas", msg: []string{"must be in min_replicas..max_replicas (1..4), got 5"},
+		},
+		{
+			name: "autoscale period not a multiple of the sample interval", sets: []string{"backend.autoscale={target: 0.7, max_replicas: 4, period: 1500ms}"},
+			path: "backend.autoscale.period", msg: []string{"must be a positive multiple of sample_interval (1s), got 1500ms"},
+		},
+		{
+			name: "autoscale warm capacity 0", sets: []string{"backend.autoscale={target: 0.7, max_replicas: 4, warmup: 10s, warm_capacity: 0}"},
+			path: "backend.autoscale.warm_capacity", msg: []string{"must be in (0, 1]"},
+		},
+		{
+			name: "autoscale with connections", sets: []string{"backend.autoscale={target: 0.7, max_replicas: 4}", "clients.connection={}"},
+			path: "backend.autoscale", msg: []string{"not modelled with clients.connection yet"},
+		},
+		{
+			name: "autoscale pools over the limit", content: "name: g\nduration: 1m\nclients: {count: 10, arrival: {total_rate: 10/s}}\nservices:\n  - {name: a, workers: 1, replicas: 1, autoscale: {target: 0.5, max_replicas: 200}}\n  - {name: b, workers: 1, replicas: 100}\n",
+			path: "services", msg: []string{"300 replicas in all; at most 255"},
+		},
 		// Network, arrival once, the occ backend.
 		{
 			name: "negative network delay", sets: []string{"network.delay.mean=-1ms"},

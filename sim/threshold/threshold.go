@@ -79,6 +79,18 @@ var table = map[string]metric{
 		}
 		return float64(s.Connections.ConnectAttempts), true
 	}},
+	"replicas_peak": {"most replicas taking work at once (none without an autoscaler)", func(s *metrics.Summary) (float64, bool) {
+		if s.Replicas == nil {
+			return 0, false
+		}
+		return float64(s.Replicas.Peak), true
+	}},
+	"replicas_mean": {"time-mean of the replicas taking work (none without an autoscaler)", func(s *metrics.Summary) (float64, bool) {
+		if s.Replicas == nil {
+			return 0, false
+		}
+		return s.Replicas.Mean, true
+	}},
 	"peak_connect_rate_over_capacity": {"peak connect rate ÷ handshake capacity", conn(func(c *metrics.ConnSummary) *float64 { return c.PeakConnectRateOverCapacity })},
 	"wasted_handshake_fraction":       {"share of handshake work that connected nobody", conn(func(c *metrics.ConnSummary) *float64 { return c.WastedHandshakeFraction })},
 	"reconnected_99_s":                {"seconds from the fault's end until 99% of clients were connected", conn(func(c *metrics.ConnSummary) *float64 { return c.Reconnected99S })},
