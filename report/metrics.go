@@ -40,6 +40,19 @@ var Metrics = []Metric{
 		}
 		return s.Connections.ReconnectedAllS
 	}, "not reached"},
+	{"replicas_peak", "", "", func(s *metrics.Summary) *float64 {
+		if s.Replicas == nil {
+			return nil
+		}
+		x := float64(s.Replicas.Peak)
+		return &x
+	}, "no autoscaler"},
+	{"replicas_mean", "", "", func(s *metrics.Summary) *float64 {
+		if s.Replicas == nil {
+			return nil
+		}
+		return &s.Replicas.Mean
+	}, "no autoscaler"},
 }
 
 // MetricByName finds a metric of Metrics.
