@@ -440,3 +440,26 @@ experiment-server-side: build ## server-side overload control: limiter pathologi
 	cp $(SERVER_OUT)/shedding-0s/compare_success.png $(SERVER_DOC)/shedding-0s-success.png
 	cp $(SERVER_OUT)/shedding-20ms/compare_success.png $(SERVER_DOC)/shedding-20ms-success.png
 	@echo "updated $(SERVER_DOC).md and its figures"
+
+AS_DOC := docs/experiments/autoscaling
+AS_OUT := results/experiments/autoscaling
+
+.PHONY: experiment-autoscaling
+experiments: experiment-autoscaling
+experiment-autoscaling: build ## a retry storm meeting an HPA-style autoscaler: provisioning delay, stabilisation windows, overshoot (docs/experiments/autoscaling.md)
+	@mkdir -p $(AS_DOC)
+	./$(BIN) sweep -q scenarios/autoscale-storm.yaml --out $(AS_OUT)
+	./$(BIN) summarize $(AS_OUT) --columns "point,recovered,recovery (s),success,amplification,peak replicas,mean replicas" > $(AS_OUT)-table.md
+	./$(BIN) run -q scenarios/autoscale-storm.yaml --out $(AS_OUT)-runs/provisioning-30s
+	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale=null --out $(AS_OUT)-runs/no-autoscaler
+	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=0s --out $(AS_OUT)-runs/provisioning-0s
+	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=120s --out $(AS_OUT)-runs/provisioning-120s
+	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=300s --out $(AS_OUT)-runs/provisioning-300s
+	./$(BIN) compare $(addprefix $(AS_OUT)-runs/,no-autoscaler provisioning-0s provisioning-30s provisioning-120s provisioning-300s) \
+		--title "a retry storm, by the autoscaler's provisioning delay" --out $(AS_OUT)-compare
+	@cp $(AS_OUT)-compare/compare_goodput.png $(AS_DOC)/compare_goodput.png
+	@cp $(AS_OUT)-runs/provisioning-30s/server_load.png $(AS_DOC)/server_load.png
+	./$(BIN) run -q scenarios/autoscale-storm.yaml --set backend.autoscale.scale_down_window=0s --out $(AS_OUT)-runs/scale-down-window-0s
+	@cp $(AS_OUT)-runs/scale-down-window-0s/server_load.png $(AS_DOC)/server_load_scale_down_window_0s.png
+	$(call splice,$(AS_DOC).md,$(AS_OUT)-table.md,table)
+	@echo "updated $(AS_DOC).md"
