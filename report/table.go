@@ -124,6 +124,15 @@ var optionalColumns = []string{"backend received", "last success (s)", "fault lo
 // given, picks and orders the columns by header name.
 func SweepTable(pts []sweep.PointData, columns []string) (Table, error) {
 	header := []string{"point", "runs", "recovered", "recovery (s)", "peak load / capacity", "amplification", "wasted work", "success", "dropped locally"}
+	// The connection columns, when any point has connections (the others
+	// get "–" there, so that every row has every column).
+	anyConn := false
+	for _, pt := range pts {
+		anyConn = anyConn || len(pt.Runs) > 0 && pt.Runs[0].Doc.Summary.Connections != nil
+	}
+	if anyConn {
+		header = append(header, "connect attempts", "all reconnected (s)")
+	}
 	var rows [][]string
 	for _, pt := range pts {
 		cell := func(name string, scale float64, prec int, unit string) string {
@@ -143,14 +152,10 @@ func SweepTable(pts []sweep.PointData, columns []string) (Table, error) {
 			return strconv.FormatFloat(st.Mean, 'f', prec, 64) + unit + " ± " + strconv.FormatFloat(st.Hi-st.Mean, 'f', prec, 64)
 		}
 		recovered := recoveredCell(pt)
-		conn := len(pt.Runs) > 0 && pt.Runs[0].Doc.Summary.Connections != nil
 		row := []string{pt.Label, strconv.Itoa(len(pt.Runs)), recovered,
 			cell("recovery_time_s", 1, 1, ""), cell("peak_received_over_capacity", 1, 2, ""), cell("amplification", 1, 3, ""), cell("wasted_work_fraction", 100, 2, "%"),
 			cell("success_ratio", 100, 1, "%"), cell("local_drop_rate", 100, 1, "%")}
-		if conn {
-			if len(header) == 9 {
-				header = append(header, "connect attempts", "all reconnected (s)")
-			}
+		if anyConn {
 			row = append(row, cell("connect_attempts", 1, 0, ""), cell("reconnected_all_s", 1, 1, ""))
 		}
 		// Columns shown only when --columns asks for them.
