@@ -221,6 +221,9 @@ func (m *model) scaleTo(now int64, nd *node, want int) {
 		s.st[i] = rsDraining
 		b := &m.svcs[p]
 		b.draining = true
+		if m.cn.rep != nil && b.fleet {
+			m.closeConns(now, b) // its clients reconnect to the others, by their reconnect policy
+		}
 		m.drained(b, now)
 	}
 }

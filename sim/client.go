@@ -291,7 +291,11 @@ func (m *model) send(now int64, slot uint32) {
 	}
 	b := m.be
 	if nd := &m.nodes[ni]; nd.n > 1 {
-		b = m.pick(ni, r, 0)
+		if r.edge == 0 && m.cn.rep != nil {
+			b = &m.svcs[m.cn.rep[r.client]] // the replica its connection is with
+		} else {
+			b = m.pick(ni, r, 0)
+		}
 		r.rep1, r.rep = r.rep, uint8(b.idx)
 		nd.picks[b.idx-nd.first]++
 	} else if r.edge != 0 {

@@ -11,6 +11,7 @@ import (
 type conns struct {
 	on        bool
 	state     []uint8
+	rep       []uint16 // the replica (pool) each client's connection is with or goes to; nil with one replica (m.be)
 	fail      []uint16 // consecutive failed connection attempts
 	seq       []uint32 // changes on every connection state change: stale events
 	prev      []int64  // previous reconnect wait (decorrelated jitter only)
@@ -78,6 +79,9 @@ func (m *model) connect(now int64, c uint32) {
 	m.cn.state[c] = csConnecting
 	m.cn.seq[c]++
 	seq := m.cn.seq[c]
+	if m.cn.rep != nil {
+		m.cn.rep[c] = m.connTarget(c, seq)
+	}
 	m.mt.row(now).ConnectAttempts++
 	if m.net.on {
 		m.q.Schedule(m.after(now, m.connDelay(c, seq, 0)), evConnArrive, c, seq)
@@ -123,44 +127,46 @@ func (m *model) connAnswered(now int64, c, seq uint32, ok bool) {
 		return
 	}
 	done := now - m.connDelay(c, seq, 1) // the same draw as when it was sent
-	if !waiting || m.be.lastOutage > done {
+	b := m.cpool(c)
+	if !waiting || b.lastOutage > done {
 		// Given up, or an outage started while the answer travelled (it
 		// may be over by now): the outage closed the new connection, and
 		// the client tries again.
-		m.be.held--
-		m.be.ser.AddHandshakeWasted(done-m.be.connCost, done)
+		b.held--
+		b.ser.AddHandshakeWasted(done-b.connCost, done)
 		if waiting {
 			m.mt.row(now).ConnectsFailed++
 			m.connectFailed(now, c)
 		}
 		return
 	}
-	m.be.ser.AddHandshakeUseful(done-m.be.connCost, done)
+	b.ser.AddHandshakeUseful(done-b.connCost, done)
 	m.connected1(now, c)
 }
 
 // connectArrive is the backend receiving a handshake.
 func (m *model) connectArrive(now int64, c, seq uint32) {
 	row := m.mt.row(now)
-	if m.be.down {
-		if !m.be.blackhole {
+	b := m.cpool(c)
+	if b.down {
+		if !b.blackhole {
 			m.connRefused(now, c, seq)
 		}
 		return
 	}
 	row.ConnectsRcvd++
-	if m.be.connLimit > 0 && m.be.held >= m.be.connLimit {
+	if b.connLimit > 0 && b.held >= b.connLimit || b.draining {
 		m.refuseConnect(now, c, seq)
 		return
 	}
-	if m.be.busy < m.be.limit {
-		w := m.be.takeWorker()
-		m.handshakeOn(now, w, c, seq)
+	if b.busy < b.limit {
+		w := b.takeWorker()
+		m.handshakeOn(b, now, w, c, seq)
 		return
 	}
-	if m.be.queue.n < m.be.qlimit {
-		m.be.queueChanged(now)
-		m.be.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: m.be.connCost})
+	if b.queue.n < b.qlimit {
+		b.queueChanged(now)
+		b.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: b.connCost})
 		return
 	}
 	m.refuseConnect(now, c, seq)
@@ -171,47 +177,48 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 // the client times out.
 func (m *model) refuseConnect(now int64, c, seq uint32) {
 	row := m.mt.row(now)
-	if !m.chargeReject(m.be, now) {
+	if !m.chargeReject(m.cpool(c), now) {
 		row.ConnectsUnanswered++
 		return
 	}
 	m.connRefused(now, c, seq)
 }
 
-func (m *model) handshakeOn(now int64, w, c, seq uint32) {
-	wk := &m.be.workers[w]
+func (m *model) handshakeOn(b *pool, now int64, w, c, seq uint32) {
+	wk := &b.workers[w]
 	wk.start, wk.slot, wk.token, wk.kind = now, c, seq, wkHandshake
-	m.q.Schedule(m.after(now, m.be.connCost), evWorkerDone, w, wk.gen|uint32(m.be.idx)<<24)
+	m.q.Schedule(m.after(now, b.connCost), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
 // startHandshake gives a queued handshake to worker w; false when the job
 // was skipped (its client has given up and cancel_timed_out is set).
-func (m *model) startHandshake(now int64, w uint32, j job) bool {
+func (m *model) startHandshake(b *pool, now int64, w uint32, j job) bool {
 	c := j.slot &^ handshakeFlag
-	if m.be.cancel && !(m.cn.state[c] == csConnecting && m.cn.seq[c] == j.token) {
+	if b.cancel && !(m.cn.state[c] == csConnecting && m.cn.seq[c] == j.token) {
 		return false // skipped: its client gave up (already counted as a connect timeout)
 	}
-	m.handshakeOn(now, w, c, j.token)
+	m.handshakeOn(b, now, w, c, j.token)
 	return true
 }
 
 // handshakeDone is the backend finishing a handshake that started at start.
-func (m *model) handshakeDone(now int64, c, seq uint32, start int64) {
+func (m *model) handshakeDone(b *pool, now int64, c, seq uint32, start int64) {
 	if m.cn.state[c] != csConnecting || m.cn.seq[c] != seq {
-		m.be.ser.AddHandshakeWasted(start, now) // the client gave up: wasted
+		b.ser.AddHandshakeWasted(start, now) // the client gave up: wasted
 		return
 	}
-	if m.be.connLimit > 0 && m.be.held >= m.be.connLimit {
-		m.be.ser.AddHandshakeWasted(start, now)
+	if b.connLimit > 0 && b.held >= b.connLimit || b.draining {
+		// Full, or scaled in while the handshake waited: refused.
+		b.ser.AddHandshakeWasted(start, now)
 		m.connRefused(now, c, seq)
 		return
 	}
-	m.be.held++
+	b.held++
 	if m.net.on { // the client learns when the answer arrives (connAnswered)
 		m.q.Schedule(m.after(now, m.connDelay(c, seq, 1)), evConnOK, c, seq)
 		return
 	}
-	m.be.ser.AddHandshakeUseful(start, now)
+	b.ser.AddHandshakeUseful(start, now)
 	m.connected1(now, c)
 }
 
@@ -232,8 +239,8 @@ func (m *model) connected1(now int64, c uint32) {
 }
 
 // handshakeLost: an outage killed the handshake of client c.
-func (m *model) handshakeLost(now int64, c, seq uint32) {
-	if m.be.blackhole || m.cn.state[c] != csConnecting || m.cn.seq[c] != seq {
+func (m *model) handshakeLost(b *pool, now int64, c, seq uint32) {
+	if b.blackhole || m.cn.state[c] != csConnecting || m.cn.seq[c] != seq {
 		return // blackhole: the client times out
 	}
 	m.connRefused(now, c, seq)
@@ -276,7 +283,7 @@ func (m *model) reconnectDraws(c uint32) (u, uw float64) {
 // reconnect attempt.
 func (m *model) disconnect(now int64, c uint32) {
 	m.cn.connected--
-	m.be.held--
+	m.cpool(c).held--
 	m.cn.state[c] = csWaiting
 	m.cn.seq[c]++
 	m.cn.fail[c] = 0
@@ -309,5 +316,74 @@ func (m *model) checkReconnected(now int64) {
 	}
 	if m.cn.connected == len(m.cn.state) {
 		m.cn.reconnectedAll = now - m.cn.faultEnd
+	}
+}
+
+// initConnReplicas: with clients.connection and an entry service of
+// several replicas, each client's connection is with one replica, chosen
+// when it connects (connTarget); its requests go there, and an outage or a
+// scale-in of that replica closes it.
+func (m *model) initConnReplicas() {
+	if !m.cn.on || m.nodes[m.entry].n == 1 {
+		return
+	}
+	m.cn.rep = make([]uint16, len(m.cn.state))
+	for c := range m.cn.rep {
+		m.cn.rep[c] = m.be.idx
+	}
+}
+
+// cpool is the replica client c's connection is with, or is being set up
+// with.
+func (m *model) cpool(c uint32) *pool {
+	if m.cn.rep == nil {
+		return m.be
+	}
+	return &m.svcs[m.cn.rep[c]]
+}
+
+// connTarget is the replica that connection attempt seq of client c goes
+// to, among those taking work, by the entry service's balancing policy
+// applied to connections held (as an L4 balancer would): in turn (round
+// robin), the fewest (least outstanding), one at random (random), or the
+// fewer of two random picks (p2c, peak EWMA).
+func (m *model) connTarget(c, seq uint32) uint16 {
+	nd := &m.nodes[m.entry]
+	act := nd.act
+	n := len(act)
+	key := m.src.Key(rng.Route, uint64(c)|1<<37)
+	draw := func(j uint64) uint16 { return act[int(rng.Float64(key, uint64(seq)<<1|j)*float64(n))] }
+	switch nd.lb {
+	case scenario.LBRoundRobin:
+		j := nd.rr % uint32(n)
+		nd.rr++
+		return act[j]
+	case scenario.LBRandom:
+		return draw(0)
+	case scenario.LBLeastOutstanding:
+		start := int(nd.rr % uint32(n))
+		nd.rr++
+		best := act[start]
+		for j := 1; j < n; j++ {
+			if p := act[(start+j)%n]; m.svcs[p].held < m.svcs[best].held {
+				best = p
+			}
+		}
+		return best
+	}
+	a, b := draw(0), draw(1)
+	if m.svcs[b].held < m.svcs[a].held {
+		return b
+	}
+	return a
+}
+
+// closeConns closes every connection held with replica b (an outage, a
+// scale-in); without per-replica connections, every connection.
+func (m *model) closeConns(now int64, b *pool) {
+	for c := range m.cn.state {
+		if m.cn.state[c] == csConnected && (m.cn.rep == nil || m.cn.rep[c] == b.idx) {
+			m.disconnect(now, uint32(c))
+		}
 	}
 }

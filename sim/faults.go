@@ -69,7 +69,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 					b.ser.AddWasted(wk.start, now)
 				case wkHandshake:
 					b.ser.AddHandshakeWasted(wk.start, now)
-					m.handshakeLost(now, wk.slot, wk.token)
+					m.handshakeLost(b, now, wk.slot, wk.token)
 				}
 			}
 			wk.gen = (wk.gen + 1) & genMask
@@ -79,7 +79,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 		for b.queue.n > 0 {
 			j := b.queue.pop()
 			if j.slot&handshakeFlag != 0 {
-				m.handshakeLost(now, j.slot&^handshakeFlag, j.token)
+				m.handshakeLost(b, now, j.slot&^handshakeFlag, j.token)
 				continue
 			}
 			m.lost(b, now, j.slot, j.token, j.group)
@@ -92,12 +92,8 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 			b.freeW = append(b.freeW, uint32(i))
 		}
 		if m.cn.on {
-			// Every connection closes; clients notice at once.
-			for c := range m.cn.state {
-				if m.cn.state[c] == csConnected {
-					m.disconnect(now, uint32(c))
-				}
-			}
+			// Its connections close; clients notice at once.
+			m.closeConns(now, b)
 		}
 	case scenario.FaultCapacity:
 		b.capFault, b.capFrac = true, f.Fraction

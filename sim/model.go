@@ -121,6 +121,7 @@ func newModel(sc *scenario.Scenario, seed uint64) (*model, error) {
 	if err := m.initGraph(sc); err != nil {
 		return nil, err
 	}
+	m.initConnReplicas()
 	for i := range m.cl.pols {
 		m.cl.pols[i].propagate = sc.Clients.PropagateDeadline
 	}

@@ -407,7 +407,7 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 	case wkReject:
 		b.ser.AddWasted(wk.start, now)
 	case wkHandshake:
-		m.handshakeDone(now, wk.slot, wk.token, wk.start)
+		m.handshakeDone(b, now, wk.slot, wk.token, wk.start)
 	default:
 		if b.ewma {
 			b.observe(now, float64(now-wk.arrived), m.nodes[b.node].tau)
@@ -490,7 +490,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			j = b.queue.pop()
 		}
 		if j.slot&handshakeFlag != 0 {
-			if m.startHandshake(now, w, j) {
+			if m.startHandshake(b, now, w, j) {
 				return
 			}
 			continue

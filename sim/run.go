@@ -259,7 +259,7 @@ func (m *model) params() metrics.Params {
 	if m.cn.on {
 		p.Connections = true
 		if m.be.connCost > 0 {
-			p.ConnectCapacityRPS = float64(len(m.be.workers)) / (float64(m.be.connCost) / 1e9)
+			p.ConnectCapacityRPS = float64(m.sc.EntryBackend().TotalWorkers()) / (float64(m.be.connCost) / 1e9)
 		}
 		if m.cn.reconnected >= 0 {
 			s := float64(m.cn.reconnected) / 1e9

@@ -157,5 +157,4 @@ func (v *validator) autoscale(p string, b Backend, s *Scenario) {
 	v.check(a.Provisioning >= 0, p+".provisioning", "must be >= 0, got %s", a.Provisioning)
 	v.check(a.Warmup >= 0, p+".warmup", "must be >= 0, got %s", a.Warmup)
 	v.check(a.WarmCapacity > 0 && a.WarmCapacity <= 1, p+".warm_capacity", "must be in (0, 1] (the share of the workers a warming replica runs), got %g", a.WarmCapacity)
-	v.check(s.Clients.Connection == nil, p, "is not modelled with clients.connection yet (connections are not per replica)")
 }

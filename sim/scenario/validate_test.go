@@ -126,8 +126,8 @@ func TestValidationRules(t *testing.T) {
 			path: "backend.autoscale.warm_capacity", msg: []string{"must be in (0, 1]"},
 		},
 		{
-			name: "autoscale with connections", sets: []string{"backend.autoscale={target: 0.7, max_replicas: 4}", "clients.connection={}"},
-			path: "backend.autoscale", msg: []string{"not modelled with clients.connection yet"},
+			name: "replicas with connections and a network", sets: []string{"backend.replicas=2", "clients.connection={}", "network.delay.mean=1ms"},
+			path: "backend.replicas", msg: []string{"not modelled with a network: section yet"},
 		},
 		{
 			name: "autoscale pools over the limit", content: "name: g\nduration: 1m\nclients: {count: 10, arrival: {total_rate: 10/s}}\nservices:\n  - {name: a, workers: 1, replicas: 1, autoscale: {target: 0.5, max_replicas: 200}}\n  - {name: b, workers: 1, replicas: 100}\n",
