@@ -461,5 +461,8 @@ experiment-autoscaling: build ## a retry storm meeting an HPA-style autoscaler: 
 	@cp $(AS_OUT)-runs/provisioning-30s/server_load.png $(AS_DOC)/server_load.png
 	./$(BIN) run -q scenarios/autoscale-storm.yaml --set backend.autoscale.scale_down_window=0s --out $(AS_OUT)-runs/scale-down-window-0s
 	@cp $(AS_OUT)-runs/scale-down-window-0s/server_load.png $(AS_DOC)/server_load_scale_down_window_0s.png
+	./$(BIN) run -q scenarios/autoscale-storm.yaml --set 'clients.connection={connect_timeout: 3s, reconnect: {policy: immediate, delay: 1s, jitter_window: 10s}}' \
+		--set backend.connections.connect_cost=10ms --out $(AS_OUT)-runs/connections
+	@cp $(AS_OUT)-runs/connections/server_load.png $(AS_DOC)/server_load_connections.png
 	$(call splice,$(AS_DOC).md,$(AS_OUT)-table.md,table)
 	@echo "updated $(AS_DOC).md"
