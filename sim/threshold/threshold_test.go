@@ -100,6 +100,7 @@ func TestEveryNameHasAValue(t *testing.T) {
 		FaultLoadOverCapacity: fp(1), TimeAboveCapacityS: fp(1), RecoveryWastedFraction: fp(1),
 		Recovery:    metrics.Recovery{Applicable: true, Recovered: true, RecoveryTimeS: fp(1)},
 		Connections: &metrics.ConnSummary{PeakConnectRateOverCapacity: fp(1), WastedHandshakeFraction: fp(1), Reconnected99S: fp(1), ReconnectedAllS: fp(1)},
+		Replicas:    &metrics.ReplicaSummary{Peak: 1, Mean: 1},
 	}
 	for _, n := range Names() {
 		if _, ok := Value(n, s); !ok {
