@@ -464,5 +464,12 @@ experiment-autoscaling: build ## a retry storm meeting an HPA-style autoscaler: 
 	./$(BIN) run -q scenarios/autoscale-storm.yaml --set 'clients.connection={connect_timeout: 3s, reconnect: {policy: immediate, delay: 1s, jitter_window: 10s}}' \
 		--set backend.connections.connect_cost=10ms --out $(AS_OUT)-runs/connections
 	@cp $(AS_OUT)-runs/connections/server_load.png $(AS_DOC)/server_load_connections.png
+	./$(BIN) sweep -q scenarios/autoscale-scale-in.yaml --out $(AS_OUT)-scale-in
+	./$(BIN) summarize $(AS_OUT)-scale-in --columns "point,success,dropped locally,connect attempts,peak replicas,mean replicas" > $(AS_OUT)-scale-in-table.md
+	./$(BIN) run -q scenarios/autoscale-scale-in.yaml --out $(AS_OUT)-runs/scale-in-no-jitter
+	./$(BIN) run -q scenarios/autoscale-scale-in.yaml --set clients.connection.reconnect.jitter_window=60s --out $(AS_OUT)-runs/scale-in-jitter-60s
+	@cp $(AS_OUT)-runs/scale-in-no-jitter/server_load.png $(AS_DOC)/scale_in_no_jitter.png
+	@cp $(AS_OUT)-runs/scale-in-jitter-60s/server_load.png $(AS_DOC)/scale_in_jitter_60s.png
+	$(call splice,$(AS_DOC).md,$(AS_OUT)-scale-in-table.md,scale-in)
 	$(call splice,$(AS_DOC).md,$(AS_OUT)-table.md,table)
 	@echo "updated $(AS_DOC).md"

@@ -133,8 +133,8 @@ func RunInput(res *sim.Result) plots.Input {
 	}
 	if sc.Clients.Connection != nil {
 		in.Clients = sc.Clients.Count
-		if cc := sc.Backend.Connections.ConnectCost; cc > 0 {
-			in.ConnectCapacityRPS = float64(sc.Backend.Workers) / cc.Seconds()
+		if cc := sc.EntryBackend().Connections.ConnectCost; cc > 0 {
+			in.ConnectCapacityRPS = float64(sc.EntryBackend().TotalWorkers()) / cc.Seconds() // every replica's workers
 		}
 	}
 	if sc.EntryBackend().Service.Dist == scenario.ServiceConcurrency {

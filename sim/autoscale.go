@@ -95,6 +95,7 @@ func (m *model) initScaler(ni int, nd *node, a *scenario.Autoscale, replicas int
 		}
 		b.full, b.limit = 0, 0 // before any capacity is accounted
 	}
+	pol.Start(0, replicas)
 	nd.as = s
 	return nil
 }

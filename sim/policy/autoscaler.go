@@ -157,6 +157,14 @@ func (a *Autoscaler) Decide(now int64, current int, s Sample) int {
 	return d
 }
 
+// Start records replicas as a recommendation made at now: an
+// autoscaler that has been running with that count, so that its
+// scale-down window holds the count for a window's length instead of
+// following the first recommendation at once.
+func (a *Autoscaler) Start(now int64, replicas int) {
+	a.recs = append(a.recs, scaleRec{now, replicas})
+}
+
 // forget drops what no window or period can see any more.
 func (a *Autoscaler) forget(now int64) {
 	keep := max(a.cfg.UpWindow, a.cfg.DownWindow)

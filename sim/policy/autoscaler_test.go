@@ -129,6 +129,26 @@ func TestDecideStabilisation(t *testing.T) {
 	})
 }
 
+// Start makes the count at the start a recommendation: the scale-down
+// window holds it (here 300 s), where a fresh autoscaler would follow
+// the first low recommendation at once.
+func TestStartHoldsTheInitialCount(t *testing.T) {
+	a, _ := NewAutoscaler(k8sDefaults(0.5, 1, 100))
+	a.Start(0, 10)
+	for _, c := range []struct {
+		at   int64
+		want int
+	}{{15, 10}, {299, 10}, {300, 2}} {
+		if got := a.Decide(c.at*sec, 10, Sample{Ready: 10, Metric: 0.1, Valid: true}); got != c.want {
+			t.Errorf("t=%ds: got %d, want %d", c.at, got, c.want)
+		}
+	}
+	fresh, _ := NewAutoscaler(k8sDefaults(0.5, 1, 100))
+	if got := fresh.Decide(15*sec, 10, Sample{Ready: 10, Metric: 0.1, Valid: true}); got != 2 {
+		t.Errorf("without Start: got %d, want 2", got)
+	}
+}
+
 func TestNewAutoscalerErrors(t *testing.T) {
 	good := k8sDefaults(0.5, 1, 10)
 	for _, tt := range []struct {
