@@ -51,6 +51,9 @@ func ServicesLoad(name string, svcs []ServiceInput) ([]byte, error) {
 		}
 		ymax = niceMax(ymax)
 		title := fmt.Sprintf("%s (%d workers, %.0f/s capacity)", sv.Name, sv.Workers, sv.CapacityRPS)
+		if s.Autoscaled {
+			title = fmt.Sprintf("%s (autoscaled: %d workers, %.0f/s capacity at the start)", sv.Name, sv.Workers, sv.CapacityRPS)
+		}
 		if sv.Calls {
 			title = fmt.Sprintf("%s (%d workers; calls others)", sv.Name, sv.Workers)
 		}

@@ -201,3 +201,45 @@ func TestAutoscalerBoundsAndDeterminism(t *testing.T) {
 		t.Errorf("mean replicas %g, want in 3..8", m)
 	}
 }
+
+// A service of a graph scales too: a back end of 2 replicas behind a
+// front that calls it, at 300 req/s with a target of 50% (300 × 0.1 s =
+// 30 busy workers → 6 replicas at least), p2c balancing among the ready
+// ones. Its own rows get the replica columns; the fleet's summary (the
+// front, not autoscaled) has no replicas section.
+func TestAutoscaledGraphService(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`name: g
+duration: 200s
+clients:
+  count: 1000
+  arrival: {process: poisson, total_rate: 300/s}
+  timeout: 0s
+services:
+  - name: front
+    workers: 1000
+    service: {dist: constant, mean: 1ms}
+    calls: [{to: back}]
+  - name: back
+    workers: 10
+    replicas: 2
+    lb: p2c
+    service: {dist: exponential, mean: 100ms}
+    queue: {limit: 100000}
+    autoscale: {target: 0.5, max_replicas: 10, provisioning: 10s}
+`), "g.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, sc)
+	if res.Summary.Replicas != nil {
+		t.Errorf("the front is not autoscaled, yet the summary has %+v", res.Summary.Replicas)
+	}
+	back := res.Services[1].Series
+	if !back.Autoscaled || res.Services[0].Series.Autoscaled {
+		t.Fatalf("autoscaled series: front %v, back %v; want false, true", res.Services[0].Series.Autoscaled, back.Autoscaled)
+	}
+	last := back.Rows[len(back.Rows)-1]
+	if n := float64(last.ReplicasNS) / float64(back.Interval); n < 6 {
+		t.Errorf("back ends with %g replicas, want >= 6", n)
+	}
+}
