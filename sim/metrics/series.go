@@ -56,7 +56,7 @@ type Row struct {
 
 	LatencyP50, LatencyP99 float64 // ns, of requests completed in the interval; NaN when none
 
-	OutNS int64 // ∫ replicas out of rotation dt (outlier ejection, health checks)
+	OutNS   int64 // ∫ replicas out of rotation dt (outlier ejection, health checks)
 	LimitNS int64 // ∫ adaptive concurrency limit dt, summed over replicas (0: no limiter)
 	// With an autoscaler (Series.Autoscaled): ∫ replicas taking work dt,
 	// ∫ replicas the autoscaler wants (ready, provisioning) dt, and the
