@@ -119,6 +119,8 @@ func TestTuneAndMapBadInput(t *testing.T) {
 		{"map rare measure", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_sytem"}, 2, `did you mean "in_system"`},
 		{"map rare levels", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system=300,200"}, 2, "levels must increase"},
 		{"map rare level", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system=3x"}, 2, `level "3x" is not a number`},
+		{"map rare-at alone", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare-at", "65s"}, 2, "--rare-at needs --rare MEASURE"},
+		{"map rare-at unit", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system", "--rare-at", "65"}, 2, `expected a value in the range's unit "s"`},
 		{"map no recovery rule", []string{"map", small, "--set", "clients.arrival.profile=[]", "--load", "clients.arrival.total_rate=30/s..60/s/2", "--trigger", "clients.timeout=1s..2s", "--out", filepath.Join(t.TempDir(), "m")}, 1, "recovery rule does not apply"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,7 @@ type mapOptions struct {
 	rarePaths     int
 	rareFrom      time.Duration
 	rarePoints    int
+	rareAt        []string
 }
 
 func newMapCmd(e *env, runF func(context.Context, *env, *mapOptions) error) *cobra.Command {
@@ -83,7 +84,10 @@ probabilities (10^-2 to 10^-6) by multilevel splitting on a progress measure
 (in_system: requests queued or in service at the entry service;
 outstanding: the clients' unfinished requests; timed_out: timeouts per
 interval). A pilot chooses the levels (MEASURE=l1,l2,... gives them); a run
-is copied at a level by replaying it and re-seeding there. Writes rare.csv.`,
+is copied at a level by replaying it and re-seeding there. Writes rare.csv.
+The interval printed treats the stages as independent and is too narrow when
+copies share ancestors; on a retry storm, estimates from different seeds
+differ by a factor of 2 or more (docs/experiments/metastability-map.md).`,
 		Example: `  throttlesim map scenarios/metastable-duration.yaml --load clients.arrival.total_rate=300/s..700/s/9 \
       --trigger clients.arrival.profile.1.at=60.5s..80s
   throttlesim map scenarios/outage.yaml --load clients.arrival.total_rate=400/s..900/s/20 --trigger faults.0.duration=5s..5m --horizon 5m
@@ -118,6 +122,7 @@ is copied at a level by replaying it and re-seeding there. Writes rare.csv.`,
 	f.StringVar(&o.rare, "rare", "", "estimate small P(no recovery) below each boundary by splitting on this measure (in_system, outstanding, timed_out), optionally =l1,l2,... levels")
 	f.IntVar(&o.rarePaths, "rare-paths", 100, "paths per splitting stage")
 	f.IntVar(&o.rarePoints, "rare-points", 2, "grid probes without a collapse to estimate at, per load level, from the boundary down")
+	f.StringSliceVar(&o.rareAt, "rare-at", nil, "estimate at these trigger values (comma-separated, the trigger's unit) at every load level instead of at grid probes")
 	f.DurationVar(&o.rareFrom, "rare-from", 0, "count the splitting measure only from this virtual time on (the trigger's start)")
 	cmd.AddCommand(newMapMergeCmd(e))
 	return cmd
@@ -213,6 +218,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		Test:     explore.SPRT{Delta: o.delta, Alpha: o.alpha, MaxN: o.maxSeeds},
 		HorizonS: o.horizon.Seconds(), BaseSeed: seed, Jobs: o.jobs, Shard: shard, Shards: shards}
 	var rare *explore.RareConfig
+	var rareAt []float64
 	if o.rare != "" {
 		rc, err := parseRare(o.rare)
 		if err != nil {
@@ -220,6 +226,18 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		}
 		rc.Paths, rc.FromS, rc.HorizonS, rc.Seed, rc.Jobs = o.rarePaths, o.rareFrom.Seconds(), cfg.HorizonS, seed, o.jobs
 		rare = &rc
+		for _, a := range o.rareAt {
+			x, err := trig.Value(a)
+			if err != nil {
+				return usageError{fmt.Errorf("--rare-at: %w, e.g. %s", err, trig.Short(trig.Lo))}
+			}
+			if _, err := scenario.Parse(src.Data, src.File, append(slices.Clone(src.Sets), trig.Set(x))); err != nil {
+				return reportScenarioErr(e, err)
+			}
+			rareAt = append(rareAt, x)
+		}
+	} else if len(o.rareAt) > 0 {
+		return usageError{errors.New("--rare-at needs --rare MEASURE")}
 	}
 	out := o.out
 	if out == "" {
@@ -251,7 +269,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		parse := func(sets []string) (*scenario.Scenario, error) {
 			return scenario.Parse(src.Data, src.File, append(slices.Clone(src.Sets), sets...))
 		}
-		if err := explore.RareAtBoundary(ctx, parse, res, *rare, o.rarePoints); err != nil {
+		if err := explore.RareAtBoundary(ctx, parse, res, *rare, o.rarePoints, rareAt); err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 			}

@@ -78,6 +78,19 @@ func parseNum(s string) (float64, string, error) {
 	return x, m[2], nil
 }
 
+// Value reads one value of the range's field, in its unit (as --rare-at
+// gives them).
+func (r Range) Value(s string) (float64, error) {
+	x, u, err := parseNum(s)
+	if err != nil {
+		return 0, err
+	}
+	if u != r.Unit {
+		return 0, fmt.Errorf("%q: expected a value in the range's unit %q", s, r.Unit)
+	}
+	return x, nil
+}
+
 // Format writes x as a --set value: the number, then the unit.
 func (r Range) Format(x float64) string {
 	if r.Integer {

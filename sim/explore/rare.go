@@ -362,10 +362,11 @@ type RarePoint struct {
 // 1/seeds": at the grid probes without a collapse, from the largest
 // trigger down, at most points of them per level, stopping early once P
 // is below 10⁻⁶ or the splitting dies out. The estimates are appended to
-// m.Rare. parse returns the scenario with the given overrides (a fresh
-// copy on each call). An extinct splitting is recorded, not returned as an
-// error.
-func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Scenario, error), m *MapResult, c RareConfig, points int) error {
+// m.Rare. With triggers given (at), it estimates at those at every load
+// level instead, all of them. parse returns the scenario with the given
+// overrides (a fresh copy on each call). An extinct splitting is
+// recorded, not returned as an error.
+func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Scenario, error), m *MapResult, c RareConfig, points int, at []float64) error {
 	if c.P0 == 0 {
 		c.P0 = 0.2
 	}
@@ -377,7 +378,18 @@ func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Sc
 			}
 		}
 		slices.SortFunc(cands, func(a, b Probe) int { return cmp.Compare(b.Trigger, a.Trigger) })
-		for _, pr := range cands[:min(points, len(cands))] {
+		cands = cands[:min(points, len(cands))]
+		if len(at) > 0 {
+			cands = cands[:0]
+			for _, x := range at {
+				pr := Probe{Trigger: x}
+				if i := slices.IndexFunc(l.Probes, func(p Probe) bool { return p.Trigger == x }); i >= 0 {
+					pr = l.Probes[i] // what the map's seeds saw there
+				}
+				cands = append(cands, pr)
+			}
+		}
+		for _, pr := range cands {
 			sets := []string{m.Load.Set(l.Load), m.Trigger.Set(pr.Trigger)}
 			rp := RarePoint{Load: l.Load, Trigger: pr.Trigger, K: pr.K, N: pr.N}
 			res, err := Rare(ctx, func() (*scenario.Scenario, error) { return parse(sets) }, c)
@@ -393,7 +405,7 @@ func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Sc
 				rp.Lo, rp.Hi = res.P*math.Exp(-1.96*res.RelErr), min(1, res.P*math.Exp(1.96*res.RelErr))
 			}
 			m.Rare = append(m.Rare, rp)
-			if rp.Err != "" || res.P < 1e-6 {
+			if len(at) == 0 && (rp.Err != "" || res.P < 1e-6) {
 				break
 			}
 		}
