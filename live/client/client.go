@@ -1,0 +1,514 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/policy"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// Errors of requests the client dropped itself, for errors.Is. The error
+// returned wraps one of them.
+var (
+	// ErrThrottled: the adaptive throttle dropped the request.
+	ErrThrottled = errors.New("client: dropped by the adaptive throttle")
+	// ErrBreakerOpen: the circuit breaker refused the request.
+	ErrBreakerOpen = errors.New("client: refused by the open circuit breaker")
+	// ErrDeadline: the request's overall deadline (the policy's, or the
+	// context's) passed before an answer came. The error also matches
+	// context.DeadlineExceeded.
+	ErrDeadline = errors.New("client: request deadline exceeded")
+)
+
+// Config configures a Transport.
+type Config struct {
+	// Policies are the fields of a scenario's `clients` section (or of
+	// one of its groups): timeout, deadline, throttle, retry, breaker,
+	// rate_limiter. Hedging is not supported.
+	Policies scenario.Policies
+	// Clients is the number of independent policy instances (simulated
+	// clients) the Transport holds; WithClient picks one. Default 1.
+	Clients int
+	// Base sends the attempts; default http.DefaultTransport.
+	Base http.RoundTripper
+	// Seed seeds the random draws of the throttle, the backoff jitter and
+	// the breaker.
+	Seed uint64
+	// RetryNonIdempotent allows retrying POST, PATCH and other
+	// non-idempotent methods (bodies must still be replayable).
+	RetryNonIdempotent bool
+	// Observe, when set, is called (synchronously, from the request's
+	// goroutine) with every event of every request, for metrics.
+	Observe func(Event)
+	// Now, when set, replaces the monotonic wall clock (tests). It returns
+	// the time elapsed since the Transport was made and must not go
+	// backwards.
+	Now func() time.Duration
+}
+
+// EventKind is what happened to a request, in the simulator's metric
+// names (metrics.Row).
+type EventKind uint8
+
+// Event kinds.
+const (
+	Offered          EventKind = iota // a request entered RoundTrip
+	Attempt                           // an attempt was sent
+	Retry                             // an attempt after the first began (sent or dropped)
+	Paced                             // the rate limiter delayed an attempt by Wait
+	Succeeded                         // the request ended with an "ok" response after Latency
+	Failed                            // the request ended in failure after its last attempt
+	DeadlineExceeded                  // of Failed: its deadline passed
+	BudgetRefused                     // of Failed: the retry budget refused its retry
+	DroppedThrottle                   // the throttle dropped it
+	DroppedBreaker                    // the breaker refused it
+	TimedOut                          // an attempt outlived the per-attempt timeout
+)
+
+// Event is one event of one request.
+type Event struct {
+	Kind    EventKind
+	Client  int
+	Outcome sim.Outcome   // Attempt events: the attempt's outcome, once known (see AttemptDone)
+	Wait    time.Duration // Paced
+	Latency time.Duration // Succeeded: from RoundTrip's start to the response headers
+}
+
+// Transport is an http.RoundTripper that runs a policy stack.
+type Transport struct {
+	base     http.RoundTripper
+	st       *sim.Stack
+	src      rng.Source
+	observe  func(Event)
+	now      func() time.Duration
+	anyVerb  bool
+	attemptT time.Duration
+	overallT time.Duration
+
+	mu    sync.Mutex
+	draws []uint64 // per client: random draws taken, the counter of its streams
+}
+
+// New builds a Transport from the policy fields of a scenario, with the
+// simulator's builder.
+func New(cfg Config) (*Transport, error) {
+	n := cfg.Clients
+	if n == 0 {
+		n = 1
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("client: Clients must be >= 1, got %d", cfg.Clients)
+	}
+	if cfg.Policies.Hedge != nil {
+		return nil, errors.New("client: hedge: hedging is not supported by the live client")
+	}
+	src := rng.New(cfg.Seed)
+	st, err := sim.BuildStack(scenario.GroupSpec{Name: "live", Count: n, Policies: cfg.Policies}, src)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	t := &Transport{
+		base: cfg.Base, st: st, src: src, observe: cfg.Observe, now: cfg.Now,
+		anyVerb: cfg.RetryNonIdempotent, attemptT: time.Duration(st.Timeout), overallT: time.Duration(st.Deadline),
+		draws: make([]uint64, n),
+	}
+	if t.base == nil {
+		t.base = http.DefaultTransport
+	}
+	if t.now == nil {
+		start := time.Now()
+		t.now = func() time.Duration { return time.Since(start) }
+	}
+	return t, nil
+}
+
+type clientKey struct{}
+
+// WithClient returns a context whose requests use policy instance i of
+// the Transport (0 <= i < Config.Clients).
+func WithClient(ctx context.Context, i int) context.Context {
+	return context.WithValue(ctx, clientKey{}, i)
+}
+
+// Stack is the policy stack the Transport runs (for inspection: reading
+// it is not safe while requests are in flight).
+func (t *Transport) Stack() *sim.Stack { return t.st }
+
+func (t *Transport) emit(e Event) {
+	if t.observe != nil {
+		t.observe(e)
+	}
+}
+
+// draw is client c's next uniform draw for purpose p. Called with mu held.
+func (t *Transport) draw(p rng.Purpose, c int) float64 {
+	t.draws[c]++
+	return rng.Float64(t.src.Key(p, uint64(c)), t.draws[c])
+}
+
+// replayable reports whether req may be sent more than once.
+func (t *Transport) replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	if t.anyVerb {
+		return true
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	_, a := req.Header["Idempotency-Key"]
+	_, b := req.Header["X-Idempotency-Key"]
+	return a || b
+}
+
+// request is the state of one RoundTrip, as sim's request slot.
+type request struct {
+	c         int
+	start     time.Duration
+	attempt   int
+	bo        int   // backoffs since the start or the last pushback reset
+	prevSleep int64 // last backoff (decorrelated jitter)
+	charge    int32 // what the budget charged for the latest retry
+	bgen      uint32
+}
+
+// RoundTrip sends req through the policy stack.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	c := 0
+	if v, ok := ctx.Value(clientKey{}).(int); ok {
+		c = v
+	}
+	if c < 0 || c >= len(t.draws) {
+		return nil, fmt.Errorf("client: client %d out of range [0, %d)", c, len(t.draws))
+	}
+	st := t.st
+	r := request{c: c}
+	t.mu.Lock()
+	now := t.now()
+	r.start = now
+	if st.Budget != nil {
+		st.Budget.OnRequest(c/st.BudgetGroup, int64(now))
+	}
+	t.mu.Unlock()
+	t.emit(Event{Kind: Offered, Client: c})
+
+	cancel := context.CancelFunc(func() {})
+	if t.overallT > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.overallT)
+	}
+	maxAtt := st.MaxAttempts
+	if !t.replayable(req) {
+		maxAtt = 1
+	}
+	for {
+		resp, out, err, over := t.try(ctx, req, &r)
+		if over { // dropped before sending, or out of time
+			cancel()
+			return nil, err
+		}
+		if out == sim.OutcomeOK {
+			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			return resp, nil
+		}
+		if !st.RetryOn.Has(out) || r.attempt >= maxAtt {
+			t.emit(Event{Kind: Failed, Client: c})
+			return finish(resp, err, cancel)
+		}
+		d, ok := t.backoff(&r, out, resp)
+		if !ok {
+			t.emit(Event{Kind: Failed, Client: c})
+			t.emit(Event{Kind: BudgetRefused, Client: c})
+			return finish(resp, err, cancel)
+		}
+		if dl, has := ctx.Deadline(); has && time.Now().Add(d).After(dl) {
+			// The retry would start after the deadline: give up now.
+			t.emit(Event{Kind: Failed, Client: c})
+			t.emit(Event{Kind: DeadlineExceeded, Client: c})
+			return finish(resp, err, cancel)
+		}
+		discard(resp)
+		if err := sleep(ctx, d); err != nil {
+			cancel()
+			return nil, t.ctxErr(ctx, c, err)
+		}
+	}
+}
+
+// finish returns a request's last answer (response or error) as it came.
+func finish(resp *http.Response, err error, cancel context.CancelFunc) (*http.Response, error) {
+	if resp != nil {
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+	cancel()
+	return nil, err
+}
+
+// try sends the next attempt of r through the gates. It returns the
+// attempt's response or error and its outcome; over means the request is
+// over, with err saying why (dropped, or out of time).
+func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (resp *http.Response, out sim.Outcome, err error, over bool) {
+	st := t.st
+	c := r.c
+	r.attempt++
+	if r.attempt > 1 {
+		t.emit(Event{Kind: Retry, Client: c})
+	}
+	t.mu.Lock()
+	now := int64(t.now())
+	if st.Throttle != nil {
+		t.draws[c]++
+		if !st.Throttle.Allow(now, c/st.ThrottleGroup, uint64(c), t.draws[c]) {
+			t.mu.Unlock()
+			t.emit(Event{Kind: DroppedThrottle, Client: c})
+			return nil, 0, ErrThrottled, true
+		}
+	}
+	if st.Breaker != nil {
+		b := c / st.BreakerGroup
+		if !st.Breaker.Allow(b, now) {
+			t.mu.Unlock()
+			t.emit(Event{Kind: DroppedBreaker, Client: c})
+			return nil, 0, ErrBreakerOpen, true
+		}
+		r.bgen = st.Breaker.Generation(b)
+	}
+	var wait int64
+	if st.Limiter != nil {
+		wait = st.Limiter.Acquire(c, now)
+	}
+	t.mu.Unlock()
+	if wait > 0 {
+		t.emit(Event{Kind: Paced, Client: c, Wait: time.Duration(wait)})
+		if err := sleep(ctx, time.Duration(wait)); err != nil {
+			t.result(r, sim.OutcomeTimeout) // the breaker admitted a call that is given up
+			return nil, 0, t.ctxErr(ctx, c, err), true
+		}
+	}
+
+	actx, acancel := ctx, context.CancelFunc(func() {})
+	if t.attemptT > 0 {
+		actx, acancel = context.WithTimeout(ctx, t.attemptT)
+	}
+	areq := req.Clone(actx)
+	if r.attempt > 1 && req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			acancel()
+			t.result(r, sim.OutcomeError)
+			t.emit(Event{Kind: Failed, Client: c})
+			return nil, 0, fmt.Errorf("client: replaying the body: %w", err), true
+		}
+		areq.Body = body
+	}
+	t.emit(Event{Kind: Attempt, Client: c})
+	resp, err = t.base.RoundTrip(areq)
+	if err != nil {
+		acancel()
+		if ctx.Err() != nil { // the whole request is out of time (or cancelled)
+			t.emit(Event{Kind: TimedOut, Client: c})
+			t.result(r, sim.OutcomeTimeout)
+			return nil, 0, t.ctxErr(ctx, c, err), true
+		}
+		out = classifyErr(err)
+		if out == sim.OutcomeTimeout {
+			t.emit(Event{Kind: TimedOut, Client: c})
+		}
+		t.result(r, out)
+		return nil, out, err, false
+	}
+	out = classify(resp.StatusCode)
+	t.result(r, out)
+	if out == sim.OutcomeOK {
+		t.emit(Event{Kind: Succeeded, Client: c, Latency: t.now() - r.start})
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: acancel}
+	return resp, out, nil, false
+}
+
+// result gives the policies the outcome of r's current attempt, as the
+// simulator's model.outcome and breakerResult do.
+func (t *Transport) result(r *request, out sim.Outcome) {
+	st := t.st
+	c := r.c
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := int64(t.now())
+	if st.Throttle != nil && st.ThrottleAccepts.Has(out) {
+		st.Throttle.Accept(now, c/st.ThrottleGroup)
+	}
+	if st.Limiter != nil {
+		st.Limiter.Update(c, now, st.LimiterThrottles.Has(out))
+	}
+	if st.Budget != nil && (out == sim.OutcomeOK || st.RetryOn.Has(out)) {
+		st.Budget.OnResult(c/st.BudgetGroup, now, out == sim.OutcomeOK, r.charge)
+	}
+	if st.Breaker != nil {
+		b, failure := c/st.BreakerGroup, st.BreakerFailures.Has(out)
+		u := t.draw(rng.Breaker, c)
+		if st.StaleDrop {
+			st.Breaker.RecordGen(b, r.bgen, now, failure, u)
+		} else {
+			st.Breaker.Record(b, now, failure, u)
+		}
+	}
+}
+
+// backoff is the delay before r's next attempt after an attempt with
+// outcome out (and response resp, if any), as the simulator computes it;
+// ok is false when the retry budget refuses the retry.
+func (t *Transport) backoff(r *request, out sim.Outcome, resp *http.Response) (d time.Duration, ok bool) {
+	st := t.st
+	c := r.c
+	ra := int64(-1)
+	if resp != nil {
+		ra = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := int64(t.now())
+	if st.Budget != nil {
+		cause := policy.CauseError
+		switch out {
+		case sim.OutcomeTimeout:
+			cause = policy.CauseTimeout
+		case sim.OutcomeRejected:
+			cause = policy.CauseThrottle
+		}
+		charge, ok := st.Budget.AllowRetry(c/st.BudgetGroup, now, cause)
+		if !ok {
+			return 0, false
+		}
+		r.charge = charge
+	}
+	var ns int64
+	if st.HonorRetryAfter && st.ExactRetryAfter && ra > 0 {
+		ns, r.bo, r.prevSleep = ra, 0, 0
+	} else {
+		u := t.draw(rng.Backoff, c)
+		ns = st.Backoff.DelayAfter(r.bo+1, r.prevSleep, u, out == sim.OutcomeRejected)
+		r.bo++
+		r.prevSleep = ns
+		ra = max(ra, 0)
+		switch {
+		case st.HonorRetryAfter && st.ClampRetryAfter:
+			ns = policy.ClampRetryAfter(ns, ra, policy.AWS2026RetryAfterExtra)
+		case st.HonorRetryAfter:
+			ns = policy.HonorRetryAfter(ns, ra)
+		}
+	}
+	return time.Duration(ns), true
+}
+
+// ctxErr is the error of a request whose context ended: ErrDeadline (and
+// context.DeadlineExceeded) when its deadline passed, the context's error
+// otherwise. Either way the request failed.
+func (t *Transport) ctxErr(ctx context.Context, c int, err error) error {
+	t.emit(Event{Kind: Failed, Client: c})
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.emit(Event{Kind: DeadlineExceeded, Client: c})
+		return deadlineError{err}
+	}
+	return err
+}
+
+type deadlineError struct{ err error }
+
+func (e deadlineError) Error() string { return ErrDeadline.Error() + ": " + e.err.Error() }
+func (e deadlineError) Is(target error) bool {
+	return target == ErrDeadline || target == context.DeadlineExceeded
+}
+func (e deadlineError) Unwrap() error { return e.err }
+
+// classify is the outcome of an HTTP status.
+func classify(code int) sim.Outcome {
+	switch {
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return sim.OutcomeRejected
+	case code >= 500:
+		return sim.OutcomeError
+	}
+	return sim.OutcomeOK
+}
+
+// classifyErr is the outcome of a transport error.
+func classifyErr(err error) sim.Outcome {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return sim.OutcomeTimeout
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return sim.OutcomeUnavailable
+	}
+	return sim.OutcomeError
+}
+
+// retryAfter parses a Retry-After value, seconds or an HTTP date, as
+// nanoseconds from now; -1 when absent or malformed, 0 for a past date.
+func retryAfter(v string, now time.Time) int64 {
+	if v == "" {
+		return -1
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s < 0 {
+			return -1
+		}
+		return min(s, 1<<33) * 1e9 // capped at ~272 years
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(int64(at.Sub(now)), 0)
+	}
+	return -1
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// discard drains a little of a response that will not be returned, so
+// that its connection can be reused, and closes it.
+func discard(resp *http.Response) {
+	if resp == nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+	_ = resp.Body.Close()
+}
+
+// cancelBody releases a context when the body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}

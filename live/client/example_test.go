@@ -1,0 +1,104 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+
+	"github.com/throttlesim/throttlesim/live/client"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// A scenario's clients section, as a simulation reads it, configures the
+// real client.
+func Example() {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) < 3 { // overloaded twice, then fine
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "hello")
+	}))
+	defer srv.Close()
+
+	sc, err := scenario.Parse([]byte(`
+name: example
+clients:
+  count: 1
+  arrival: {total_rate: 1/s}
+  timeout: 1s
+  retry:
+    max_attempts: 3
+    backoff: {base: 1ms, cap: 10ms, multiplier: 2, jitter: full}
+    retry_on: [rejected, timeout, unavailable]
+    honor_retry_after: true
+`), "example.yaml", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	tr, err := client.New(client.Config{Policies: sc.Clients.ResolvedGroups()[0].Policies, Base: base})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	fmt.Println(resp.Status, "after", calls.Load(), "attempts")
+	// Output: 200 OK after 3 attempts
+}
+
+// A request the client drops itself returns an error errors.Is can test.
+func ExampleErrBreakerOpen() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	sc, err := scenario.Parse([]byte(`
+name: example
+clients:
+  count: 1
+  arrival: {total_rate: 1/s}
+  breaker: {trip: consecutive, consecutive_failures: 2, open_duration: 1m}
+`), "example.yaml", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	tr, err := client.New(client.Config{Policies: sc.Clients.ResolvedGroups()[0].Policies, Base: base})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	hc := &http.Client{Transport: tr}
+	for i := 1; i <= 3; i++ {
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL, nil)
+		resp, err := hc.Do(req)
+		switch {
+		case errors.Is(err, client.ErrBreakerOpen):
+			fmt.Println(i, "refused locally")
+		case err != nil:
+			fmt.Println(i, err)
+		default:
+			resp.Body.Close()
+			fmt.Println(i, resp.StatusCode)
+		}
+	}
+	// Output:
+	// 1 500
+	// 2 500
+	// 3 refused locally
+}
