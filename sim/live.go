@@ -6,10 +6,11 @@ import (
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
-// This file exports the request-policy stack that buildStack builds, for
-// code outside the simulator that runs the same policies against the wall
-// clock (live/client). It adds no second way to build a stack: BuildStack
-// calls buildStack and copies its fields out.
+// This file exports, for live mode (live/client, live/server, live), the
+// request-policy stack that buildStack builds, the backend's service-time
+// sampler and the clients' arrival times: code outside the simulator runs
+// the same policies, draws and arrivals against the wall clock. It adds no
+// second implementation: each export calls the simulator's own code.
 
 // Outcome is an attempt's outcome as a client sees it, in the order and
 // with the names the scenario's outcome lists use (retry_on,
@@ -98,4 +99,56 @@ func BuildStack(g scenario.GroupSpec, src rng.Source) (*Stack, error) {
 		Limiter: p.limiter, LimiterThrottles: OutcomeSet(p.limiterMask),
 		Hedge: p.hedge != nil,
 	}, nil
+}
+
+// ServiceTime draws service times from a backend's distribution with the
+// simulator's own sampler, for a live server (live/server).
+type ServiceTime struct{ s sampler }
+
+// NewServiceTime is the sampler of sv, which must be valid (scenario.Load
+// validates).
+func NewServiceTime(sv scenario.Service) *ServiceTime {
+	return &ServiceTime{s: newSampler(sv)}
+}
+
+// Sample is draw n of the random stream key as a service time, in
+// nanoseconds.
+func (t *ServiceTime) Sample(key, n uint64) int64 { return t.s.sample(key, n) }
+
+// Arrivals gives the arrival times of a scenario's application requests
+// exactly as a simulation with the same seed draws them (startup, arrival
+// process, load profile), for a live run that wants the simulation's
+// arrivals (common random numbers between the two).
+type Arrivals struct{ m *model }
+
+// NewArrivals builds the arrival process of sc (valid) with seed.
+func NewArrivals(sc *scenario.Scenario, seed uint64) (*Arrivals, error) {
+	m, err := newModel(sc, seed)
+	if err != nil {
+		return nil, err
+	}
+	return &Arrivals{m: m}, nil
+}
+
+// First is client c's first arrival at or after its start: its time in ns
+// and its ordinal (the number of arrivals its startup skipped), as the
+// simulation's start schedules it. at >= the scenario's duration: none.
+func (a *Arrivals) First(c int) (at int64, n uint32) {
+	m := a.m
+	start := m.startTime(uint32(c))
+	t := m.firstArrival(uint32(c))
+	if m.cl.once || m.cl.atStart {
+		t = start
+	}
+	for t < start {
+		n++
+		t = m.nextArrival(uint32(c), n, t)
+	}
+	return t, n
+}
+
+// Next is the time of client c's arrival n+1, after its arrival n at t
+// (math.MaxInt64: none).
+func (a *Arrivals) Next(c int, n uint32, t int64) int64 {
+	return a.m.nextArrival(uint32(c), n+1, t)
 }

@@ -1,0 +1,598 @@
+// Package server is a real HTTP server that is a scenario's backend: a
+// pool of workers of the scenario's size that spend the scenario's service
+// times as real time, a bounded FIFO queue with its timeout, rejections
+// that cost worker time (reject_cost) and carry Retry-After, the accept
+// backlog, and the scenario's faults on their schedule, with Prometheus
+// metrics. `throttlesim serve` runs it; `throttlesim live` runs it in
+// process against the live client (live/client).
+//
+// Its decisions are the simulator's (sim/pool.go), in the same order: an
+// arrival is admitted when a worker is free or the queue has room;
+// otherwise its rejection is charged to a free worker, or to the accept
+// backlog, or, when the backlog is full, the arrival is held unanswered
+// (as a kernel drops connections beyond its listen backlog). A worker
+// takes pending rejection work before the head of the queue, and rejects a
+// queued request that waited longer than the queue timeout.
+//
+// What HTTP cannot say as the simulator does: an overload rejection is a
+// 503 whose Retry-After is whole seconds (rounded up); "do not retry"
+// (dont_retry) sends no Retry-After; an outage in "refuse" mode aborts the
+// connection (the client sees a reset or EOF: unavailable) and in
+// "blackhole" mode holds the request until the client gives up. Service
+// graphs, replicas, connections, LIFO, CoDel, the rate limit and
+// disconnect faults are not supported and are refused with an error.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// Options tune a Server.
+type Options struct {
+	// Seed names the random draws (service times, errors); default the
+	// scenario's.
+	Seed *uint64
+	// Series, when set, receives the backend's counters and worker-time
+	// integrals per interval, with times measured from Start.
+	Series *metrics.Series
+	// NoSchedule leaves out the scenario's faults (they can still be
+	// started through StartFault or the admin endpoint).
+	NoSchedule bool
+}
+
+// job is an admitted request waiting for its answer.
+type job struct {
+	at    int64 // when it was admitted
+	svc   int64 // its service time
+	ctx   context.Context
+	done  chan int // buffered: the HTTP status of its answer
+	outCh chan struct{}
+}
+
+// Server is a live capacity-limited backend.
+type Server struct {
+	be      scenario.Backend
+	faults  []scenario.Fault
+	svc     *sim.ServiceTime
+	src     rng.Source
+	ser     *metrics.Series
+	sched   bool
+	workers int
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	start     time.Time
+	started   bool
+	stopped   bool
+	limit     int // workers available now
+	busy      int // workers serving or rejecting
+	serving   int // of busy: serving a request
+	queue     []*job
+	overhead  int // rejection work waiting for a worker
+	draws     uint64
+	down      bool
+	blackhole bool
+	outCh     chan struct{} // closed when an outage starts
+	slow      float64       // slowdown factor in progress (0: none)
+	slowTime  *sim.ServiceTime
+	lastQ     int64
+	lastCap   int64
+	waitSum   float64 // ns waited in the queue by the requests served
+	waitN     int64
+	timers    []*time.Timer
+	closed    chan struct{}
+	wg        sync.WaitGroup
+
+	reg    *prometheus.Registry
+	count  *prometheus.CounterVec
+	worker *prometheus.CounterVec
+	mux    *http.ServeMux
+}
+
+// New builds the server of sc's backend. It does not start: call Start.
+func New(sc *scenario.Scenario, opt Options) (*Server, error) {
+	if err := supported(sc); err != nil {
+		return nil, err
+	}
+	seed := sc.Seed
+	if opt.Seed != nil {
+		seed = *opt.Seed
+	}
+	be := sc.Backend
+	s := &Server{
+		be: be, faults: sc.Faults, svc: sim.NewServiceTime(be.Service), src: rng.New(seed),
+		ser: opt.Series, sched: !opt.NoSchedule, workers: be.Workers,
+		limit: be.Workers, outCh: make(chan struct{}), closed: make(chan struct{}),
+	}
+	s.cond = sync.NewCond(&s.mu)
+	s.metrics()
+	return s, nil
+}
+
+// supported refuses what the live server does not implement.
+func supported(sc *scenario.Scenario) error {
+	be := sc.Backend
+	var why string
+	switch {
+	case sc.IsGraph():
+		why = "services: service graphs"
+	case be.Kind != "" && be.Kind != scenario.BackendPool:
+		why = fmt.Sprintf("backend.kind: %s", be.Kind)
+	case be.Replicas > 1:
+		why = "backend.replicas > 1"
+	case be.Queue.Discipline != "" && be.Queue.Discipline != scenario.QueueFIFO:
+		why = fmt.Sprintf("backend.queue.discipline: %s", be.Queue.Discipline)
+	case be.RateLimit != nil:
+		why = "backend.rate_limit"
+	case sc.Clients.Connection != nil:
+		why = "clients.connection"
+	}
+	if why == "" {
+		for i, f := range sc.Faults {
+			if err := supportedFault(f); err != nil {
+				return fmt.Errorf("server: faults[%d]: %w", i, err)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("server: %s is not supported by the live server", why)
+}
+
+func supportedFault(f scenario.Fault) error {
+	switch f.Kind {
+	case scenario.FaultOutage, scenario.FaultCapacity, scenario.FaultSlowdown:
+	default:
+		return fmt.Errorf("kind %q is not supported by the live server (outage, capacity, slowdown)", f.Kind)
+	}
+	if f.Service != "" || f.Replica != nil {
+		return errors.New("service and replica are not supported by the live server")
+	}
+	return nil
+}
+
+func (s *Server) metrics() {
+	s.reg = prometheus.NewRegistry()
+	s.count = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "throttlesim_server_requests_total",
+		Help: "Requests by what the backend did: received, accepted, rejected (queue full), queue_timeout, unanswered (backlog full), refused_outage, lost_outage, served, error, cancelled.",
+	}, []string{"result"})
+	s.worker = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "throttlesim_server_worker_seconds_total",
+		Help: "Worker time: useful (an answer a client waited for) or wasted (rejections, abandoned or lost work).",
+	}, []string{"kind"})
+	gauge := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return f()
+		})
+	}
+	s.reg.MustRegister(s.count, s.worker,
+		gauge("throttlesim_server_queue_length", "Requests waiting in the queue.", func() float64 { return float64(len(s.queue)) }),
+		gauge("throttlesim_server_busy_workers", "Workers busy (serving or rejecting).", func() float64 { return float64(s.busy) }),
+		gauge("throttlesim_server_workers_available", "Workers available now (capacity faults lower it).", func() float64 { return float64(s.limit) }),
+		gauge("throttlesim_server_down", "1 during an outage.", func() float64 { return b2f(s.down) }),
+	)
+	s.mux = http.NewServeMux()
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("POST /admin/faults", s.adminFault)
+	s.mux.HandleFunc("/", s.work)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Handler serves the work (every path but these), GET /metrics and POST
+// /admin/faults (a JSON fault, e.g. {"kind":"outage","duration":"30s"},
+// started now).
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Registry is the server's Prometheus registry.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// Start starts the workers and the fault schedule; time 0 of the series
+// and of the faults is now.
+func (s *Server) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return
+	}
+	s.started = true
+	s.start = time.Now()
+	for i := range s.workers {
+		s.wg.Add(1)
+		go s.runWorker(i)
+	}
+	if s.sched {
+		for _, f := range s.faults {
+			s.timers = append(s.timers,
+				time.AfterFunc(time.Duration(f.Start), func() { s.faultStart(f) }),
+				time.AfterFunc(time.Duration(f.End()), func() { s.faultEnd(f) }))
+		}
+	}
+}
+
+// Close stops the workers and the fault schedule and releases every held
+// request; it waits for the workers to exit. The series is complete after
+// Close.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	s.stopped = true
+	for _, t := range s.timers {
+		t.Stop()
+	}
+	now := s.now()
+	s.queueChanged(now)
+	s.capacityChanged(now, s.limit)
+	close(s.closed)
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// QueueWait is the total time, in ns, that the requests taken into
+// service waited in the queue, and their number.
+func (s *Server) QueueWait() (sum float64, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waitSum, s.waitN
+}
+
+// now is the time since Start, in ns. Called with mu held.
+func (s *Server) now() int64 { return int64(time.Since(s.start)) }
+
+// row is the series row at now, or nil without a series.
+func (s *Server) row(now int64) *metrics.Row {
+	if s.ser == nil {
+		return nil
+	}
+	return &s.ser.Rows[s.ser.Index(now)]
+}
+
+// note counts one request result in the metrics and, through field, in
+// the series row at now.
+func (s *Server) note(now int64, result string, field func(*metrics.Row) *int64) {
+	s.count.WithLabelValues(result).Inc()
+	if r := s.row(now); r != nil && field != nil {
+		*field(r)++
+	}
+}
+
+func (s *Server) useful(from, to int64) {
+	s.worker.WithLabelValues("useful").Add(float64(to-from) / 1e9)
+	if s.ser != nil {
+		s.ser.AddUseful(from, to)
+	}
+}
+
+func (s *Server) wasted(from, to int64) {
+	s.worker.WithLabelValues("wasted").Add(float64(to-from) / 1e9)
+	if s.ser != nil {
+		s.ser.AddWasted(from, to)
+	}
+}
+
+func (s *Server) queueChanged(now int64) {
+	if s.ser != nil {
+		s.ser.AddQueueArea(s.lastQ, now, int64(len(s.queue)))
+	}
+	s.lastQ = now
+}
+
+func (s *Server) capacityChanged(now int64, limit int) {
+	if s.ser != nil {
+		s.ser.AddCapacity(s.lastCap, now, int64(s.limit))
+	}
+	s.lastCap = now
+	s.limit = limit
+}
+
+// work is an arrival: admitted, rejected, held or refused.
+func (s *Server) work(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if !s.started || s.stopped {
+		s.mu.Unlock()
+		http.Error(w, "server not running", http.StatusServiceUnavailable)
+		return
+	}
+	now := s.now()
+	if s.down {
+		s.note(now, "refused_outage", func(r *metrics.Row) *int64 { return &r.FailedOutage })
+		bh := s.blackhole
+		s.mu.Unlock()
+		s.fail(r, bh)
+		return
+	}
+	s.note(now, "received", func(r *metrics.Row) *int64 { return &r.Received })
+	if len(s.queue) < max(s.limit-s.busy, 0)+s.be.Queue.Limit {
+		s.note(now, "accepted", func(r *metrics.Row) *int64 { return &r.Accepted })
+		s.draws++
+		j := &job{at: now, svc: s.svc.Sample(s.src.Key(rng.Service, 0), s.draws), ctx: r.Context(), done: make(chan int, 1), outCh: s.outCh}
+		s.queueChanged(now)
+		s.queue = append(s.queue, j)
+		s.cond.Signal()
+		s.mu.Unlock()
+		select {
+		case code := <-j.done:
+			s.answer(w, code)
+		case <-j.outCh: // an outage destroyed it
+			s.mu.Lock()
+			bh := s.blackhole
+			s.mu.Unlock()
+			s.fail(r, bh)
+		case <-r.Context().Done():
+		case <-s.closed:
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
+	if !s.chargeReject() {
+		s.note(now, "unanswered", func(r *metrics.Row) *int64 { return &r.Unanswered })
+		s.mu.Unlock()
+		s.fail(r, true)
+		return
+	}
+	s.note(now, "rejected", func(r *metrics.Row) *int64 { return &r.Rejected })
+	s.mu.Unlock()
+	s.answer(w, http.StatusServiceUnavailable)
+}
+
+// chargeReject puts one rejection's work on the workers (a free one, or
+// the accept backlog); false when the backlog is full. Called with mu held.
+func (s *Server) chargeReject() bool {
+	if s.be.RejectCost == 0 {
+		return true
+	}
+	// Rejection work beyond what the free workers take at once waits in
+	// the backlog.
+	if s.overhead-max(s.limit-s.busy, 0) >= s.be.AcceptBacklog {
+		return false
+	}
+	s.overhead++
+	s.cond.Signal()
+	return true
+}
+
+// answer writes an answer: 200, a 500 error, or a 503 rejection with the
+// backend's Retry-After.
+func (s *Server) answer(w http.ResponseWriter, code int) {
+	if code == http.StatusServiceUnavailable && s.be.RetryAfter > 0 && !s.be.DontRetry {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(s.be.RetryAfter.Seconds())), 10))
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, http.StatusText(code))
+}
+
+// fail answers nothing: with blackhole it holds the request until the
+// client leaves or the server closes; otherwise it aborts the connection.
+func (s *Server) fail(r *http.Request, blackhole bool) {
+	if blackhole {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.closed:
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// runWorker is worker i: rejection work first, then the head of the
+// queue, while i is below the workers available.
+func (s *Server) runWorker(i int) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		for !s.stopped && (i >= s.limit || s.overhead == 0 && len(s.queue) == 0) {
+			s.cond.Wait()
+		}
+		if s.stopped {
+			return
+		}
+		if s.overhead > 0 {
+			s.overhead--
+			s.reject()
+			continue
+		}
+		now := s.now()
+		s.queueChanged(now)
+		j := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		if qt := int64(s.be.Queue.Timeout); qt > 0 && now-j.at > qt {
+			s.note(now, "queue_timeout", func(r *metrics.Row) *int64 { return &r.QueueTimeouts })
+			j.done <- http.StatusServiceUnavailable
+			if s.be.RejectCost > 0 {
+				s.reject()
+			}
+			continue
+		}
+		if s.be.CancelTimedOut && j.ctx.Err() != nil {
+			s.note(now, "cancelled", func(r *metrics.Row) *int64 { return &r.Cancelled })
+			continue
+		}
+		svc := j.svc
+		if s.be.Service.PerConcurrent > 0 && s.be.Service.Dist == scenario.ServiceConcurrency {
+			svc += int64(s.be.Service.PerConcurrent) * int64(s.busy)
+		}
+		if s.slow > 0 {
+			svc = int64(math.Min(math.Round(float64(svc)*s.slow), 1<<62))
+		} else if s.slowTime != nil {
+			s.draws++
+			svc = s.slowTime.Sample(s.src.Key(rng.Service, 0), s.draws)
+		}
+		s.waitSum += float64(now - j.at)
+		s.waitN++
+		s.busy++
+		s.serving++
+		start, out := now, j.outCh
+		s.mu.Unlock()
+		ok := s.spend(svc, out)
+		s.mu.Lock()
+		s.busy--
+		s.serving--
+		now = s.now()
+		if !ok { // an outage destroyed it (counted then), or the server closed
+			s.wasted(start, now)
+			continue
+		}
+		s.note(now, "served", func(r *metrics.Row) *int64 { return &r.Served })
+		if j.ctx.Err() != nil { // nobody waits for the answer any more
+			s.wasted(start, now)
+			continue
+		}
+		s.draws++
+		if er := s.be.ErrorRate; er > 0 && rng.Float64(s.src.Key(rng.Service, 1), s.draws) < er {
+			s.note(now, "error", func(r *metrics.Row) *int64 { return &r.Errors })
+			s.wasted(start, now)
+			j.done <- http.StatusInternalServerError
+			continue
+		}
+		s.useful(start, now)
+		j.done <- http.StatusOK
+	}
+}
+
+// reject spends one rejection's work. Called with mu held; returns with it.
+func (s *Server) reject() {
+	s.busy++
+	start, out := s.now(), s.outCh
+	s.mu.Unlock()
+	s.spend(int64(s.be.RejectCost), out)
+	s.mu.Lock()
+	s.busy--
+	s.wasted(start, s.now())
+}
+
+// spend spends d of real time; false if an outage (out) or Close came
+// first.
+func (s *Server) spend(d int64, out chan struct{}) bool {
+	t := time.NewTimer(time.Duration(d))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-out:
+	case <-s.closed:
+	}
+	return false
+}
+
+// StartFault starts fault f now, for f.Duration (Start is ignored).
+func (s *Server) StartFault(f scenario.Fault) error {
+	if err := supportedFault(f); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	switch {
+	case f.Duration <= 0:
+		return fmt.Errorf("server: fault duration must be > 0, got %s", f.Duration)
+	case f.Kind == scenario.FaultCapacity && !(f.Fraction >= 0 && f.Fraction <= 1):
+		return fmt.Errorf("server: capacity fault fraction must be in [0, 1], got %g", f.Fraction)
+	case f.Kind == scenario.FaultSlowdown && f.ServiceTime == nil && !(f.Factor > 0):
+		return fmt.Errorf("server: slowdown fault needs factor > 0 or service_time, got factor %g", f.Factor)
+	}
+	s.mu.Lock()
+	if !s.started || s.stopped {
+		s.mu.Unlock()
+		return errors.New("server: not running")
+	}
+	s.timers = append(s.timers, time.AfterFunc(time.Duration(f.Duration), func() { s.faultEnd(f) }))
+	s.mu.Unlock()
+	s.faultStart(f)
+	return nil
+}
+
+func (s *Server) faultStart(f scenario.Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	now := s.now()
+	switch f.Kind {
+	case scenario.FaultOutage:
+		s.down, s.blackhole = true, f.Mode == scenario.OutageBlackhole
+		s.capacityChanged(now, 0)
+		// The server dies: work in service and in the queue is lost.
+		lost := s.serving + len(s.queue)
+		for range lost {
+			s.note(now, "lost_outage", func(r *metrics.Row) *int64 { return &r.LostOutage })
+		}
+		s.queueChanged(now)
+		clear(s.queue)
+		s.queue = s.queue[:0]
+		s.overhead = 0
+		close(s.outCh)
+		s.outCh = make(chan struct{})
+	case scenario.FaultCapacity:
+		s.capacityChanged(now, int(math.Round(float64(s.workers)*f.Fraction)))
+	case scenario.FaultSlowdown:
+		s.slow, s.slowTime = f.Factor, nil
+		if f.ServiceTime != nil {
+			s.slow, s.slowTime = 0, sim.NewServiceTime(*f.ServiceTime)
+		}
+	}
+}
+
+func (s *Server) faultEnd(f scenario.Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	switch f.Kind {
+	case scenario.FaultOutage:
+		s.down, s.blackhole = false, false
+	case scenario.FaultSlowdown:
+		s.slow, s.slowTime = 0, nil
+	}
+	s.capacityChanged(s.now(), s.workers)
+	s.cond.Broadcast()
+}
+
+// adminFault starts the fault in the request body now.
+func (s *Server) adminFault(w http.ResponseWriter, r *http.Request) {
+	var f scenario.Fault
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		http.Error(w, "admin: a fault as JSON, e.g. {\"kind\":\"outage\",\"duration\":\"30s\",\"mode\":\"refuse\"}: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if f.Kind == scenario.FaultOutage && f.Mode == "" {
+		f.Mode = scenario.OutageRefuse
+	}
+	if err := s.StartFault(f); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_ = json.NewEncoder(w).Encode(f)
+}
