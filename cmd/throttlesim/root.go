@@ -113,7 +113,7 @@ scenario fields after --set and --vary): throttlesim completion --help.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	// Flags every command takes.
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
-	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newContentionCmd(e), newMergeCmd(e), newSummarizeCmd(e), newMapCmd(e, nil), newTuneCmd(e, nil), newBenchCmd(e), newVersionCmd(e))
+	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newContentionCmd(e), newMergeCmd(e), newSummarizeCmd(e), newMapCmd(e, nil), newTuneCmd(e, nil), newBenchCmd(e), newServeCmd(e, nil), newLiveCmd(e, nil), newVersionCmd(e))
 	// `throttlesim completion bash|zsh|fish|powershell` is listed in
 	// --help; completion knows every scenario field after --set and --vary.
 	root.CompletionOptions.HiddenDefaultCmd = false

@@ -80,7 +80,6 @@ const (
 type Event struct {
 	Kind    EventKind
 	Client  int
-	Outcome sim.Outcome   // Attempt events: the attempt's outcome, once known (see AttemptDone)
 	Wait    time.Duration // Paced
 	Latency time.Duration // Succeeded: from RoundTrip's start to the response headers
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlesim/throttlesim/live"
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/resultdir"
+)
+
+type liveOptions struct {
+	file     string
+	target   string
+	seed     uint64
+	seedSet  bool
+	out      string
+	sets     []string
+	quiet    bool
+	noCharts bool
+	force    bool
+}
+
+// newLiveCmd builds `throttlesim live`; runF replaces the run function in
+// tests (nil: the real one).
+func newLiveCmd(e *env, runF func(context.Context, *env, *liveOptions) error) *cobra.Command {
+	o := &liveOptions{}
+	if runF == nil {
+		runF = runLive
+	}
+	cmd := &cobra.Command{
+		Use:   "live FILE",
+		Short: "Run the scenario for real: clients sending HTTP requests to a live backend",
+		Long: `Live runs the scenario in FILE in real time: each client is a goroutine
+that sends HTTP GETs through the live client library (the simulator's own
+policy stacks, on the wall clock) at the arrival times a simulation with
+the same seed draws. They go to the scenario's backend, served in process
+on a loopback port (as ` + "`throttlesim serve`" + ` serves it), or to --target, any
+URL (then the backend's columns of the results stay 0: only the clients
+are measured).
+
+It writes the same results folder as run (timeseries.csv, summary.json,
+the charts, report.html), so compare and summarize read live and
+simulated runs alike, plus live.json: the target, how late arrivals
+started (schedule lag p50, p99, max), the peak goroutines and heap.
+
+A run takes the scenario's duration in wall time. Loads above 20,000
+clients or 3,000 attempts/s (peak rate × max attempts) are refused, as
+more than one machine drives honestly; --force runs them anyway (check
+the schedule lag). Ctrl-C stops it: the partial result goes to
+<folder>.incomplete/ with status "incomplete", exit code 130.`,
+		Example: `  throttlesim live scenarios/live-outage.yaml
+  throttlesim live scenarios/live-outage.yaml --set clients.throttle=null --out results/live-none
+  throttlesim live scenarios/live-outage.yaml --target http://staging.internal:8080/api/ping`,
+		Args: argsExactly(1, "one scenario FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.file = args[0]
+			o.seedSet = cmd.Flags().Changed("seed")
+			o.quiet = e.quiet
+			return runF(cmd.Context(), e, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.target, "target", "", "URL to send the requests to (default: the scenario's backend, served in process)")
+	f.Uint64Var(&o.seed, "seed", 0, "master seed (default: the scenario's seed)")
+	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>-live)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
+	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts")
+	f.BoolVar(&o.force, "force", false, "run loads above the limits anyway")
+	cmd.MarkFlagDirname("out")
+	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
+	return cmd
+}
+
+func runLive(ctx context.Context, e *env, o *liveOptions) error {
+	if o.target != "" {
+		u, err := url.Parse(o.target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageError{fmt.Errorf("--target %q: expected an http:// or https:// URL", o.target)}
+		}
+	}
+	sc, err := loadScenario(e, o.file, o.sets)
+	if err != nil {
+		return err
+	}
+	if o.seedSet {
+		sc.Seed = o.seed
+	}
+	if err := live.Check(sc, o.force); err != nil {
+		return err
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join("results", sc.Name+"-live")
+	}
+	out = filepath.Clean(out)
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	if !o.quiet {
+		fmt.Fprintf(e.stderr, "live: running %s for %s of wall time (Ctrl-C stops it, keeping what ran)\n", sc.Name, sc.Duration)
+	}
+	res, info, runErr := live.Run(ctx, sc, live.Options{Target: o.target, Force: o.force})
+	if runErr != nil && !errors.Is(runErr, sim.ErrInterrupted) {
+		return runErr
+	}
+	if runErr != nil {
+		out += ".incomplete"
+	}
+	files, err := resultFiles(res, !o.noCharts, nil)
+	if err != nil {
+		return writeError(out, err)
+	}
+	js, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	// live.json before summary.json, which stays last (the folder's manifest).
+	files = append(files[:len(files)-1], resultdir.File{Name: "live.json", Data: append(js, '\n')}, files[len(files)-1])
+	if err := resultdir.Write(out, files); err != nil {
+		return writeError(out, err)
+	}
+	if runErr != nil {
+		fmt.Fprintf(e.stderr, "throttlesim: interrupted; the partial result (status \"incomplete\") is in %s\n", out)
+		return reportedError{exitInterrupted}
+	}
+	if !o.quiet {
+		printLiveSummary(e, res, info, out)
+	}
+	return nil
+}
+
+// printLiveSummary prints run's summary with a header about the live run
+// instead of the simulator's event counts.
+func printLiveSummary(e *env, res *sim.Result, info *live.Info, out string) {
+	var b bytes.Buffer
+	printSummary(&b, res, time.Duration(info.WallS*float64(time.Second)), out, nil)
+	_, rest, _ := strings.Cut(b.String(), "\n")
+	sc := res.Scenario
+	fmt.Fprintf(e.stdout, "%s LIVE (seed %d): %s clients for %s against %s; %s arrivals\n",
+		sc.Name, sc.Seed, group(int64(sc.Clients.Count)), sc.Duration, info.Target, group(info.Arrivals))
+	fmt.Fprintf(e.stdout, "  %-22s p50 %.2f ms   p99 %.2f ms   max %.1f ms   %s started > 10 ms late   peak %d goroutines, %.0f MB heap\n",
+		"schedule lag", info.ScheduleLagP50MS, info.ScheduleLagP99MS, info.ScheduleLagMaxMS, group(info.LateArrivals), info.PeakGoroutine, info.PeakHeapMB)
+	fmt.Fprint(e.stdout, rest)
+}

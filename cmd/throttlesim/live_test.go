@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlesim/throttlesim/sim"
+)
+
+// liveScenario takes 2 s of wall time: 20 clients at 50 req/s against a
+// 200 req/s backend.
+const liveScenario = `name: live-tiny
+duration: 2s
+metrics: {interval: 500ms}
+clients:
+  count: 20
+  arrival: {total_rate: 50/s}
+  timeout: 1s
+  retry: {max_attempts: 2}
+backend:
+  workers: 2
+  service: {dist: constant, mean: 10ms}
+  queue: {limit: 20}
+`
+
+// live writes run's results folder plus live.json, and summarize reads it.
+func TestLiveCommand(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", liveScenario)
+	out := filepath.Join(dir, "out")
+	r := runCLI(t, "live", file, "--out", out, "--no-charts")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"live-tiny LIVE (seed", "schedule lag", "application requests"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	doc, err := sim.ReadSummary(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Run.Status != "complete" || doc.Summary.Offered < 50 || doc.Summary.Succeeded < doc.Summary.Offered-5 {
+		t.Errorf("status %s, offered %d, succeeded %d", doc.Run.Status, doc.Summary.Offered, doc.Summary.Succeeded)
+	}
+	var info struct {
+		InProcess bool  `json:"in_process"`
+		Arrivals  int64 `json:"arrivals"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(out, "live.json")), &info); err != nil || !info.InProcess || info.Arrivals != doc.Summary.Offered {
+		t.Errorf("live.json: %+v, %v", info, err)
+	}
+	if r := runCLI(t, "summarize", out); r.code != 0 {
+		t.Errorf("summarize: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+func TestLiveRefuses(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", liveScenario)
+	r := runCLI(t, "live", file, "--set", "clients.arrival.total_rate=5000/s", "--out", filepath.Join(dir, "x"))
+	if r.code != exitError || !strings.Contains(r.stderr, "attempts/s") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("exit %d, stderr %q: want the load refused, naming --force", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("a refused run wrote results")
+	}
+	if r := runCLI(t, "live", file, "--target", "ftp://x"); r.code != exitUsage {
+		t.Errorf("--target ftp://x: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
+// serve answers requests and /metrics until its context ends, then exits
+// cleanly.
+func TestServeCommand(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", liveScenario)
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	e := &env{stdout: io.Discard, stderr: io.Discard}
+	go func() {
+		done <- runServe(ctx, e, &serveOptions{file: file, listen: "127.0.0.1:0", ready: func(a string) { addr <- a }})
+	}()
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case err := <-done:
+		t.Fatal(err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not start")
+	}
+	tr := &http.Transport{}
+	hc := &http.Client{Transport: tr}
+	for _, path := range []string{"/", "/metrics"} {
+		resp, err := hc.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || path == "/metrics" && !strings.Contains(string(body), `throttlesim_server_requests_total{result="served"} 1`) {
+			t.Errorf("GET %s: %d\n%s", path, resp.StatusCode, body)
+		}
+	}
+	tr.CloseIdleConnections()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve ended with %v", err)
+	}
+}

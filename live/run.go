@@ -1,0 +1,406 @@
+// Package live runs a scenario for real: its clients are goroutines that
+// send HTTP requests through the live client (live/client, the
+// simulator's policy stacks on the wall clock) at the arrival times a
+// simulation with the same seed would draw, against the scenario's
+// backend served in process on loopback (live/server) or against any URL.
+// It measures what `throttlesim run` measures, into the same metrics rows,
+// so the results folder of a live run reads like a simulated one; and it
+// measures itself: how late each arrival started (the schedule lag), the
+// goroutines and the heap.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/throttlesim/throttlesim/live/client"
+	"github.com/throttlesim/throttlesim/live/server"
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// What one machine drives honestly by default (Options.Force lifts them):
+// beyond them the schedule lag, not the policies, shapes the results. On
+// the 2-core machine of docs/experiments/sim-vs-live.md, 2,100 attempts/s
+// ran with a p99 lag of a few ms.
+const (
+	MaxClients     = 20_000
+	MaxAttemptRate = 3_000 // peak offered rate × max attempts, per second
+)
+
+// Options tune a live run.
+type Options struct {
+	// Target is the URL requests go to; empty: the scenario's backend,
+	// served in process on a loopback port.
+	Target string
+	// Seed overrides the scenario's seed.
+	Seed *uint64
+	// Force runs loads above MaxClients and MaxAttemptRate.
+	Force bool
+	// Progress, when set, is called about twice a second with the time
+	// elapsed and the duration, in ns.
+	Progress func(now, end int64)
+}
+
+// Info is what a live run measured about itself (live.json).
+type Info struct {
+	Target    string `json:"target"`
+	InProcess bool   `json:"in_process"`
+	// Arrivals is the application requests started; the schedule lag is
+	// how late each started after its scheduled time.
+	Arrivals         int64   `json:"arrivals"`
+	ScheduleLagP50MS float64 `json:"schedule_lag_p50_ms"`
+	ScheduleLagP99MS float64 `json:"schedule_lag_p99_ms"`
+	ScheduleLagMaxMS float64 `json:"schedule_lag_max_ms"`
+	// LateArrivals started more than 10 ms late.
+	LateArrivals  int64   `json:"late_arrivals"`
+	PeakGoroutine int     `json:"peak_goroutines"`
+	PeakHeapMB    float64 `json:"peak_heap_mb"`
+	CPUs          int     `json:"cpus"`
+	WallS         float64 `json:"wall_s"`
+}
+
+// Check refuses a scenario live mode cannot run, and loads above the
+// limits unless force.
+func Check(sc *scenario.Scenario, force bool) error {
+	switch {
+	case sc.IsGraph():
+		return errors.New("live: services: service graphs are not supported live")
+	case sc.Clients.Connection != nil:
+		return errors.New("live: clients.connection is not supported live")
+	case sc.Backend.Kind == scenario.BackendOCC:
+		return errors.New("live: backend.kind occ is not supported live")
+	}
+	if force {
+		return nil
+	}
+	if n := sc.Clients.Count; n > MaxClients {
+		return fmt.Errorf("live: %d clients is more than this machine drives honestly (%d); use --force to try anyway", n, MaxClients)
+	}
+	peak := 1.0
+	for _, st := range sc.Clients.Arrival.Profile {
+		peak = max(peak, st.Multiplier)
+	}
+	att := 1
+	for _, g := range sc.Clients.ResolvedGroups() {
+		if r := g.Policies.Retry; r != nil {
+			att = max(att, r.MaxAttempts)
+		}
+	}
+	rate := sc.PerClientRate() * float64(sc.Clients.Count) * peak
+	if rate*float64(att) > MaxAttemptRate {
+		return fmt.Errorf("live: %.0f requests/s (peak) × up to %d attempts is up to %.0f attempts/s, more than this machine drives honestly (%d/s); lower clients.arrival or use --force to try anyway",
+			rate, att, rate*float64(att), MaxAttemptRate)
+	}
+	return nil
+}
+
+// recorder turns the live client's events into metrics rows.
+type recorder struct {
+	mu      sync.Mutex
+	start   time.Time
+	end     int64
+	ser     *metrics.Series
+	hist    []metrics.Histogram // per row: latencies of the requests that succeeded in it
+	all     metrics.Histogram
+	lag     metrics.Histogram
+	lagMax  int64
+	late    int64
+	latSum  float64
+	latN    int64
+	arr     int64
+	stopped bool
+}
+
+func (r *recorder) observe(e client.Event) {
+	now := int64(time.Since(r.start))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || now >= r.end {
+		return // after the horizon, as a simulation stops counting
+	}
+	i := r.ser.Index(now)
+	row := &r.ser.Rows[i]
+	switch e.Kind {
+	case client.Offered:
+		row.Offered++
+	case client.Attempt:
+		row.Attempts++
+	case client.Retry:
+		row.Retries++
+	case client.Paced:
+		row.Paced++
+		row.PacedWaitNS += int64(e.Wait)
+	case client.Succeeded:
+		row.Succeeded++
+		lat := int64(e.Latency)
+		r.hist[i].Add(lat)
+		r.all.Add(lat)
+		r.latSum += float64(lat)
+		r.latN++
+	case client.Failed:
+		row.Failed++
+	case client.DeadlineExceeded:
+		row.DeadlineExceeded++
+	case client.BudgetRefused:
+		row.BudgetRefused++
+	case client.DroppedThrottle:
+		row.DropThrottle++
+	case client.DroppedBreaker:
+		row.DropBreaker++
+	case client.TimedOut:
+		row.TimedOut++
+	}
+}
+
+func (r *recorder) arrival(lag int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	r.arr++
+	r.lag.Add(max(lag, 0))
+	r.lagMax = max(r.lagMax, lag)
+	if lag > 10e6 {
+		r.late++
+	}
+}
+
+// Run runs sc live until its duration has passed or ctx ends. An ended
+// context gives the partial result (Complete false) and an error wrapping
+// sim.ErrInterrupted, as sim.Run does.
+func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, *Info, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := Check(sc, opt.Force); err != nil {
+		return nil, nil, err
+	}
+	rs := *sc
+	if opt.Seed != nil {
+		rs.Seed = *opt.Seed
+	}
+	end := int64(rs.Duration)
+	interval := int64(rs.Metrics.Interval)
+	rows := int((end + interval - 1) / interval)
+	rec := &recorder{end: end, ser: metrics.NewSeries(interval, rows), hist: make([]metrics.Histogram, rows)}
+	info := &Info{Target: opt.Target, CPUs: runtime.GOMAXPROCS(0)}
+
+	arr, err := sim.NewArrivals(&rs, rs.Seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	base := &http.Transport{
+		Proxy: nil, MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: 30 * time.Second,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	}
+	defer base.CloseIdleConnections()
+	type grp struct {
+		tr    *client.Transport
+		start int
+	}
+	var groups []grp
+	owner := make([]uint16, rs.Clients.Count)
+	for gi, g := range rs.Clients.ResolvedGroups() {
+		tr, err := client.New(client.Config{Policies: g.Policies, Clients: g.Count, Base: base, Seed: rs.Seed, Observe: rec.observe})
+		if err != nil {
+			return nil, nil, fmt.Errorf("live: group %q: %w", g.Name, err)
+		}
+		groups = append(groups, grp{tr, g.Start})
+		for c := g.Start; c < g.Start+g.Count; c++ {
+			owner[c] = uint16(gi)
+		}
+	}
+
+	var srv *server.Server
+	var srvSer *metrics.Series
+	var hs *http.Server
+	target := opt.Target
+	if target == "" {
+		srvSer = metrics.NewSeries(interval, rows)
+		seed := rs.Seed
+		if srv, err = server.New(&rs, server.Options{Seed: &seed, Series: srvSer}); err != nil {
+			return nil, nil, err
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, fmt.Errorf("live: %w", err)
+		}
+		hs = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go hs.Serve(ln)
+		target = "http://" + ln.Addr().String() + "/"
+		info.Target, info.InProcess = target, true
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reqs, clients sync.WaitGroup
+	stop := make(chan struct{})
+	if srv != nil {
+		srv.Start()
+	}
+	rec.start = time.Now()
+	start := rec.start
+	for c := range rs.Clients.Count {
+		g := groups[owner[c]]
+		local := c - g.start
+		clients.Go(func() {
+			t, n := arr.First(c)
+			tm := time.NewTimer(time.Hour)
+			defer tm.Stop()
+			cctx := client.WithClient(runCtx, local)
+			for t < end {
+				tm.Reset(time.Until(start.Add(time.Duration(t))))
+				select {
+				case <-tm.C:
+				case <-stop:
+					return
+				}
+				rec.arrival(int64(time.Since(start)) - t)
+				reqs.Go(func() {
+					req, err := http.NewRequestWithContext(cctx, http.MethodGet, target, nil)
+					if err != nil {
+						return
+					}
+					resp, err := g.tr.RoundTrip(req)
+					if err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				})
+				t = arr.Next(c, n, t)
+				n++
+			}
+		})
+	}
+
+	// Wait for the horizon or the context, reporting progress and
+	// sampling goroutines and heap.
+	horizon := time.NewTimer(time.Duration(end))
+	defer horizon.Stop()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	var ms runtime.MemStats
+	interrupted := false
+wait:
+	for {
+		select {
+		case <-horizon.C:
+			break wait
+		case <-ctx.Done():
+			interrupted = true
+			break wait
+		case <-tick.C:
+			info.PeakGoroutine = max(info.PeakGoroutine, runtime.NumGoroutine())
+			runtime.ReadMemStats(&ms)
+			info.PeakHeapMB = max(info.PeakHeapMB, float64(ms.HeapAlloc)/(1<<20))
+			if opt.Progress != nil {
+				opt.Progress(int64(time.Since(start)), end)
+			}
+		}
+	}
+	stoppedAt := min(int64(time.Since(start)), end)
+	rec.mu.Lock()
+	rec.stopped = true
+	rec.mu.Unlock()
+	close(stop)
+	if srv != nil {
+		srv.Close() // releases held requests; its series ends here
+	}
+	cancel() // requests still in flight are abandoned, uncounted
+	clients.Wait()
+	reqs.Wait()
+	if hs != nil {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = hs.Shutdown(sctx)
+		scancel()
+	}
+	info.WallS = time.Since(start).Seconds()
+
+	ser := rec.ser
+	if interrupted {
+		ser.Rows = ser.Rows[:ser.Index(max(stoppedAt-1, 0))+1]
+	}
+	for i := range ser.Rows {
+		r := &ser.Rows[i]
+		r.LatencyP50, r.LatencyP99 = math.NaN(), math.NaN()
+		if v, ok := rec.hist[i].Quantile(0.5); ok {
+			r.LatencyP50 = v
+		}
+		if v, ok := rec.hist[i].Quantile(0.99); ok {
+			r.LatencyP99 = v
+		}
+		if srvSer != nil {
+			mergeServer(r, &srvSer.Rows[i])
+		}
+	}
+	var waitSum float64
+	var waitN int64
+	if srv != nil {
+		waitSum, waitN = srv.QueueWait()
+	}
+	res := &sim.Result{
+		Scenario: &rs, Series: ser, Arrivals: uint64(rec.arr),
+		Complete: !interrupted, StoppedAt: stoppedAt, MeanLatencyS: math.NaN(),
+	}
+	res.Summary = metrics.Summarise(ser, params(&rs), &rec.all, waitSum, waitN)
+	if rec.latN > 0 {
+		res.MeanLatencyS = rec.latSum / float64(rec.latN) / 1e9
+	}
+	info.Arrivals = rec.arr
+	if v, ok := rec.lag.Quantile(0.5); ok {
+		info.ScheduleLagP50MS = v / 1e6
+	}
+	if v, ok := rec.lag.Quantile(0.99); ok {
+		info.ScheduleLagP99MS = v / 1e6
+	}
+	info.ScheduleLagMaxMS = float64(rec.lagMax) / 1e6
+	info.LateArrivals = rec.late
+	if interrupted {
+		return res, info, fmt.Errorf("%w at %.3fs of %.3fs", sim.ErrInterrupted, float64(stoppedAt)/1e9, float64(end)/1e9)
+	}
+	return res, info, nil
+}
+
+// mergeServer copies the backend's counts and worker-time integrals of a
+// row into the client-side row.
+func mergeServer(r, s *metrics.Row) {
+	r.Received, r.Accepted, r.Rejected, r.Unanswered = s.Received, s.Accepted, s.Rejected, s.Unanswered
+	r.QueueTimeouts, r.FailedOutage, r.LostOutage = s.QueueTimeouts, s.FailedOutage, s.LostOutage
+	r.Served, r.Errors, r.Cancelled = s.Served, s.Errors, s.Cancelled
+	r.UsefulNS, r.WastedNS, r.QueueAreaNS, r.CapacityNS = s.UsefulNS, s.WastedNS, s.QueueAreaNS, s.CapacityNS
+}
+
+// params are the summary's parameters, as a simulation of sc sets them
+// (sim's model.params for a one-backend scenario without connections).
+func params(sc *scenario.Scenario) metrics.Params {
+	p := metrics.Params{
+		Workers:         int64(sc.EntryBackend().TotalWorkers()),
+		CapacityRPS:     sc.Capacity(),
+		RecoveryWindow:  int64(sc.Metrics.RecoveryWindow),
+		Baseline:        int64(sc.Metrics.Baseline),
+		RecoverFraction: sc.Metrics.RecoverFraction,
+		StayFraction:    sc.Metrics.StayFraction,
+	}
+	if start, end, ok := sim.SpikeWindow(sc); ok && len(sc.Faults) == 0 {
+		p.Faults = append(p.Faults, metrics.Window{Start: start, End: end})
+	}
+	for _, f := range sc.Faults {
+		w := metrics.Window{Start: int64(f.Start), End: int64(f.End())}
+		p.Faults = append(p.Faults, w)
+		if f.Kind == scenario.FaultOutage {
+			p.Outages = append(p.Outages, w)
+		}
+	}
+	return p
+}
