@@ -62,12 +62,22 @@ type Info struct {
 	ScheduleLagP99MS float64 `json:"schedule_lag_p99_ms"`
 	ScheduleLagMaxMS float64 `json:"schedule_lag_max_ms"`
 	// LateArrivals started more than 10 ms late.
-	LateArrivals  int64   `json:"late_arrivals"`
+	LateArrivals int64 `json:"late_arrivals"`
+	// ScheduleOK is ScheduleKept(p99, max): false means the machine, not
+	// the policies, shaped the run.
+	ScheduleOK    bool    `json:"schedule_ok"`
 	PeakGoroutine int     `json:"peak_goroutines"`
 	PeakHeapMB    float64 `json:"peak_heap_mb"`
 	CPUs          int     `json:"cpus"`
 	WallS         float64 `json:"wall_s"`
 }
+
+// ScheduleKept reports whether a live run kept its schedule well enough
+// to stand for the scenario: a p99 lag of at most 50 ms (5% of the usual
+// 1 s attempt timeout) and no stall of a second or more (a stall as long
+// as a timeout turns every request in flight into a timeout, which no
+// policy caused).
+func ScheduleKept(p99MS, maxMS float64) bool { return p99MS <= 50 && maxMS < 1000 }
 
 // Check refuses a scenario live mode cannot run, and loads above the
 // limits unless force.
@@ -229,7 +239,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 	if target == "" {
 		srvSer = metrics.NewSeries(interval, rows)
 		seed := rs.Seed
-		if srv, err = server.New(&rs, server.Options{Seed: &seed, Series: srvSer}); err != nil {
+		if srv, err = server.New(&rs, server.Options{Seed: &seed, Series: srvSer, End: end}); err != nil {
 			return nil, nil, err
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -366,6 +376,7 @@ wait:
 	}
 	info.ScheduleLagMaxMS = float64(rec.lagMax) / 1e6
 	info.LateArrivals = rec.late
+	info.ScheduleOK = ScheduleKept(info.ScheduleLagP99MS, info.ScheduleLagMaxMS)
 	if interrupted {
 		return res, info, fmt.Errorf("%w at %.3fs of %.3fs", sim.ErrInterrupted, float64(stoppedAt)/1e9, float64(end)/1e9)
 	}

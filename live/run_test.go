@@ -69,6 +69,14 @@ func TestRunMatchesSimArrivals(t *testing.T) {
 	if !res.Complete || len(res.Series.Rows) != 4 || !info.InProcess || info.Arrivals != s.Offered {
 		t.Errorf("complete %v, %d rows, in process %v, arrivals %d (offered %d)", res.Complete, len(res.Series.Rows), info.InProcess, info.Arrivals, s.Offered)
 	}
+	// The backend's capacity integral is its 5 workers over each 500 ms
+	// row, the last one included (the shutdown after the horizon is not
+	// counted).
+	for i, r := range res.Series.Rows {
+		if r.CapacityNS != 5*500e6 {
+			t.Errorf("row %d: capacity %d worker-ns, want %d", i, r.CapacityNS, int64(5*500e6))
+		}
+	}
 	// 10 ms of constant service: the median latency is 10 ms plus the
 	// loopback and the scheduler.
 	if p50 := *s.LatencyP50MS; p50 < 10 || p50 > 60 {

@@ -129,6 +129,10 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 	if err := resultdir.Write(out, files); err != nil {
 		return writeError(out, err)
 	}
+	if !info.ScheduleOK {
+		fmt.Fprintf(e.stderr, "throttlesim: warning: this machine did not keep the schedule (arrival lag p99 %.1f ms, max %.0f ms): the results show the machine as much as the policies\n",
+			info.ScheduleLagP99MS, info.ScheduleLagMaxMS)
+	}
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "throttlesim: interrupted; the partial result (status \"incomplete\") is in %s\n", out)
 		return reportedError{exitInterrupted}

@@ -118,3 +118,24 @@ func TestServeCommand(t *testing.T) {
 		t.Errorf("serve ended with %v", err)
 	}
 }
+
+// An interrupted live run keeps what ran, marked incomplete, beside the
+// folder it would have replaced, and exits 130.
+func TestLiveInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", liveScenario)
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	r := runCLICtx(t, ctx, false, "live", file, "--out", out, "--no-charts", "--set", "duration=30s")
+	if r.code != exitInterrupted || !strings.Contains(r.stderr, "incomplete") {
+		t.Fatalf("exit %d, stderr %q; want 130 and the partial result named", r.code, r.stderr)
+	}
+	doc, err := sim.ReadSummary(out + ".incomplete")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Run.Status != "incomplete" || doc.Run.StoppedAtS > 2 || doc.Summary.Offered == 0 {
+		t.Errorf("status %s, stopped at %.1f s, offered %d", doc.Run.Status, doc.Run.StoppedAtS, doc.Summary.Offered)
+	}
+}

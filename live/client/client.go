@@ -49,7 +49,8 @@ type Config struct {
 	// non-idempotent methods (bodies must still be replayable).
 	RetryNonIdempotent bool
 	// Observe, when set, is called (synchronously, from the request's
-	// goroutine) with every event of every request, for metrics.
+	// goroutine) with every event of every request, for metrics; it must
+	// be safe for concurrent use.
 	Observe func(Event)
 	// Now, when set, replaces the monotonic wall clock (tests). It returns
 	// the time elapsed since the Transport was made and must not go

@@ -54,6 +54,10 @@ type Options struct {
 	// NoSchedule leaves out the scenario's faults (they can still be
 	// started through StartFault or the admin endpoint).
 	NoSchedule bool
+	// End, when > 0, is the horizon of Series: time after it (the
+	// shutdown) is not accounted, so the last row holds no more than its
+	// interval of worker time and capacity.
+	End int64
 }
 
 // job is an admitted request waiting for its answer.
@@ -72,6 +76,7 @@ type Server struct {
 	svc     *sim.ServiceTime
 	src     rng.Source
 	ser     *metrics.Series
+	end     int64
 	sched   bool
 	workers int
 
@@ -117,7 +122,7 @@ func New(sc *scenario.Scenario, opt Options) (*Server, error) {
 	be := sc.Backend
 	s := &Server{
 		be: be, faults: sc.Faults, svc: sim.NewServiceTime(be.Service), src: rng.New(seed),
-		ser: opt.Series, sched: !opt.NoSchedule, workers: be.Workers,
+		ser: opt.Series, end: opt.End, sched: !opt.NoSchedule, workers: be.Workers,
 		limit: be.Workers, outCh: make(chan struct{}), closed: make(chan struct{}),
 	}
 	s.cond = sync.NewCond(&s.mu)
@@ -283,30 +288,38 @@ func (s *Server) note(now int64, result string, field func(*metrics.Row) *int64)
 	}
 }
 
+// clamp is t, or the series' horizon if t is after it.
+func (s *Server) clamp(t int64) int64 {
+	if s.end > 0 {
+		return min(t, s.end)
+	}
+	return t
+}
+
 func (s *Server) useful(from, to int64) {
 	s.worker.WithLabelValues("useful").Add(float64(to-from) / 1e9)
-	if s.ser != nil {
-		s.ser.AddUseful(from, to)
+	if s.ser != nil && s.clamp(from) < s.clamp(to) {
+		s.ser.AddUseful(from, s.clamp(to))
 	}
 }
 
 func (s *Server) wasted(from, to int64) {
 	s.worker.WithLabelValues("wasted").Add(float64(to-from) / 1e9)
-	if s.ser != nil {
-		s.ser.AddWasted(from, to)
+	if s.ser != nil && s.clamp(from) < s.clamp(to) {
+		s.ser.AddWasted(from, s.clamp(to))
 	}
 }
 
 func (s *Server) queueChanged(now int64) {
 	if s.ser != nil {
-		s.ser.AddQueueArea(s.lastQ, now, int64(len(s.queue)))
+		s.ser.AddQueueArea(s.clamp(s.lastQ), s.clamp(now), int64(len(s.queue)))
 	}
 	s.lastQ = now
 }
 
 func (s *Server) capacityChanged(now int64, limit int) {
 	if s.ser != nil {
-		s.ser.AddCapacity(s.lastCap, now, int64(s.limit))
+		s.ser.AddCapacity(s.clamp(s.lastCap), s.clamp(now), int64(s.limit))
 	}
 	s.lastCap = now
 	s.limit = limit
