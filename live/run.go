@@ -367,7 +367,7 @@ wait:
 	if rec.latN > 0 {
 		res.MeanLatencyS = rec.latSum / float64(rec.latN) / 1e9
 	}
-	info.Arrivals = rec.arr
+	info.Arrivals = ser.Totals().Offered // counted as the rows count them (an arrival at the horizon may start and not be counted)
 	if v, ok := rec.lag.Quantile(0.5); ok {
 		info.ScheduleLagP50MS = v / 1e6
 	}
