@@ -102,3 +102,49 @@ clients:
 	// 2 500
 	// 3 refused locally
 }
+
+// One Transport can stand for a fleet: each request names its client, and
+// each client has its own policy instances (here, its own breaker).
+func ExampleWithClient() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("fail") != "" {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	sc, err := scenario.Parse([]byte(`
+name: example
+clients:
+  count: 2
+  arrival: {total_rate: 1/s}
+  breaker: {trip: consecutive, consecutive_failures: 1, open_duration: 1m}
+`), "example.yaml", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	tr, err := client.New(client.Config{Policies: sc.Clients.ResolvedGroups()[0].Policies, Clients: 2, Base: base})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	get := func(c int, query string) {
+		req, _ := http.NewRequestWithContext(client.WithClient(context.Background(), c), "GET", srv.URL+query, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			fmt.Printf("client %d: %v\n", c, err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Printf("client %d: %d\n", c, resp.StatusCode)
+	}
+	get(0, "?fail=1") // opens client 0's breaker
+	get(0, "")
+	get(1, "") // client 1's breaker is closed
+	// Output:
+	// client 0: 500
+	// client 0: client: refused by the open circuit breaker
+	// client 1: 200
+}
