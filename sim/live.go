@@ -84,7 +84,7 @@ type Stack struct {
 // scenario.Clients.ResolvedGroups) with the simulator's own builder; src
 // names the throttle's random draws (Throttle.Allow's stream and counter).
 func BuildStack(g scenario.GroupSpec, src rng.Source) (*Stack, error) {
-	p, err := buildStack(g, src)
+	p, err := buildStack(g, &src) // its own copy: a live stack never branches
 	if err != nil {
 		return nil, err
 	}
