@@ -89,11 +89,15 @@ exponential backoff and jitter, Retry-After and pushback, retry budgets,
 circuit breakers, the AWS adaptive rate limiter, deadlines, reconnect and
 startup jitter, hedged requests — against a capacity-limited backend with
 outages, a graph of services that call services (services:, each with its
-own capacity, replicas behind a load balancer, faults and per-call
-policies), or one row under optimistic concurrency, with or without
-network delay. It writes a time series, a summary and charts of server
-load, local drops, recovery time and connections (and per service, for a
-graph); sweeps compare policies over seeds with confidence intervals.
+own capacity, replicas behind a load balancer with outlier ejection,
+server-side queue disciplines, rate limits, adaptive concurrency limits,
+priority shedding and autoscaling, faults and per-call policies), or one
+row under optimistic concurrency, with or without network delay. It
+writes a time series, a summary and charts of server load, local drops,
+recovery time and connections (and per service, for a graph); sweeps
+compare policies over seeds with confidence intervals, map finds where a
+system tips into a metastable failure, tune picks policy parameters, and
+serve and live run the same policies against a real HTTP server.
 
 Documentation: docs/README.md in the source tree; start with docs/tutorial.md,
 your first scenario in ten minutes. Shell completion (commands, flags, and
