@@ -53,6 +53,7 @@ func TestFirstHourMessages(t *testing.T) {
 // --quiet is a flag of every command: merge and compare take it too, and
 // print nothing.
 func TestQuietEverywhere(t *testing.T) {
+	skipShort(t, "whole runs of the CLI, no goroutines of their own")
 	dir := t.TempDir()
 	file := writeFile(t, dir, "s.yaml", tinyScenario+"sweep:\n  vary: [{path: clients.throttle.k, values: [1.5, 2]}]\n  seeds: 1\n")
 	shard := filepath.Join(dir, "shard")
@@ -73,6 +74,7 @@ func TestQuietEverywhere(t *testing.T) {
 // results/<name>-sweep; others keep the suffix (so that a sweep never
 // replaces the run of the same scenario).
 func TestSweepFolderName(t *testing.T) {
+	skipShort(t, "whole runs of the CLI, no goroutines of their own")
 	dir := t.TempDir()
 	wd, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {

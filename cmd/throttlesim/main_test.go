@@ -604,3 +604,13 @@ backend:
 		t.Errorf("partial summary.json run.status: got %q, want \"incomplete\"", doc.Run.Status)
 	}
 }
+
+// skipShort skips a slow test under -short, which make test-race uses:
+// tests that exercise no goroutines of the CLI's own gain nothing from the
+// race detector's tenfold slowdown, and make test runs them in full.
+func skipShort(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + why)
+	}
+}

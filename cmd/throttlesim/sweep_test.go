@@ -90,6 +90,7 @@ func TestSweepUsageErrors(t *testing.T) {
 }
 
 func TestCompareRuns(t *testing.T) {
+	skipShort(t, "whole runs of the CLI, no goroutines of their own")
 	dir := t.TempDir()
 	file := writeFile(t, dir, "s.yaml", tinyScenario)
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")

@@ -14,6 +14,7 @@ import (
 // the backend does not recover and 18.0% of requests succeed; with the
 // SRE retry budget it recovers in one recovery window (10 s).
 func TestTutorialScenario(t *testing.T) {
+	skipShort(t, "whole runs of the CLI, no goroutines of their own")
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "tutorial.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -238,6 +238,12 @@ func TestUnsupported(t *testing.T) {
 // one; the first few services, before the correction has learnt the
 // lateness, are inside the 3%.
 func TestServiceTimeIsTheDraw(t *testing.T) {
+	if testing.Short() {
+		// make test-race runs -short: the race detector's slowdown between
+		// a timer firing and the work being counted is not timer lateness,
+		// and the correction rightly does not learn it (10.5 ms measured).
+		t.Skip("wall-clock accuracy: checked by make test, not under -short")
+	}
 	ser := metrics.NewSeries(1e9, 10)
 	s, hs, hc := start(t, "backend:\n  workers: 4\n  service: {dist: constant, mean: 10ms}\n  queue: {limit: 1000}\n", ser)
 	burst(hc, hs.URL, 200, 0)
