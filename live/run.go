@@ -377,6 +377,8 @@ wait:
 	info.ScheduleLagMaxMS = float64(rec.lagMax) / 1e6
 	info.LateArrivals = rec.late
 	info.ScheduleOK = ScheduleKept(info.ScheduleLagP99MS, info.ScheduleLagMaxMS)
+	res.Live = &sim.LiveSchedule{ScheduleLagP50MS: info.ScheduleLagP50MS, ScheduleLagP99MS: info.ScheduleLagP99MS,
+		ScheduleLagMaxMS: info.ScheduleLagMaxMS, ScheduleOK: info.ScheduleOK}
 	if interrupted {
 		return res, info, fmt.Errorf("%w at %.3fs of %.3fs", sim.ErrInterrupted, float64(stoppedAt)/1e9, float64(end)/1e9)
 	}

@@ -51,6 +51,19 @@ type SummaryDoc struct {
 	// Services is each service's figures in a service graph; absent
 	// otherwise.
 	Services []ServiceSummary `json:"services,omitempty"`
+	// Live is how well a live run (throttlesim live) kept its schedule;
+	// absent for simulated runs.
+	Live *LiveSchedule `json:"live,omitempty"`
+}
+
+// LiveSchedule is how late a live run's arrivals started against the
+// times the simulation draws (live.json has more: goroutines, heap).
+type LiveSchedule struct {
+	ScheduleLagP50MS float64 `json:"schedule_lag_p50_ms"`
+	ScheduleLagP99MS float64 `json:"schedule_lag_p99_ms"`
+	ScheduleLagMaxMS float64 `json:"schedule_lag_max_ms"`
+	// ScheduleOK false: the machine, not the policies, shaped the run.
+	ScheduleOK bool `json:"schedule_ok"`
 }
 
 // Build identifies the binary; the CLI fills it from its link-time flags.
@@ -79,6 +92,7 @@ func (r *Result) Doc(b Build) SummaryDoc {
 		Summary:  r.Summary,
 		Groups:   r.groupSummaries(),
 		Services: r.serviceSummaries(),
+		Live:     r.Live,
 	}
 }
 

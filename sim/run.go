@@ -53,6 +53,8 @@ type TraceEvent struct {
 
 // Result is the outcome of one run.
 type Result struct {
+	// Live is set by live runs (throttlesim live), nil for simulations.
+	Live        *LiveSchedule
 	Scenario    *scenario.Scenario // as resolved, seed included
 	Series      *metrics.Series
 	Summary     metrics.Summary

@@ -51,6 +51,10 @@ func TestLiveCommand(t *testing.T) {
 	if doc.Run.Status != "complete" || doc.Summary.Offered < 50 || doc.Summary.Succeeded < doc.Summary.Offered-5 {
 		t.Errorf("status %s, offered %d, succeeded %d", doc.Run.Status, doc.Summary.Offered, doc.Summary.Succeeded)
 	}
+	// The schedule lag is in summary.json too, as live.json has it.
+	if doc.Live == nil || doc.Live.ScheduleLagMaxMS < doc.Live.ScheduleLagP99MS || doc.Live.ScheduleLagP99MS < doc.Live.ScheduleLagP50MS {
+		t.Errorf("summary.json live: %+v", doc.Live)
+	}
 	var info struct {
 		InProcess bool  `json:"in_process"`
 		Arrivals  int64 `json:"arrivals"`
