@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/rng"
@@ -133,24 +132,16 @@ func pilot(start func() *simPath, n int, p0 float64, seed uint64, jobs int) ([]f
 		}
 		paths := make([]*simPath, n)
 		tr := make([]trail, n)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, jobs)
-		for i := range n {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				var p *simPath
-				if k == 0 {
-					p = start()
-				} else {
-					p = entrances[i%len(entrances)].Clone().(*simPath)
-				}
-				tr[i] = p.record(rng.Mix(rng.Mix(seed) ^ rng.Mix(uint64(k)<<32|uint64(i))))
-				paths[i] = p
-			}()
-		}
-		wg.Wait()
+		stage(n, jobs, func(i int) {
+			var p *simPath
+			if k == 0 {
+				p = start()
+			} else {
+				p = entrances[i%len(entrances)].Clone().(*simPath)
+			}
+			tr[i] = p.record(stageKey(seed, k, i))
+			paths[i] = p
+		})
 		total += n
 		collapsed := 0
 		maxes := make([]float64, 0, n)
@@ -225,27 +216,32 @@ func (t trail) first(l float64) (uint64, bool) {
 // key, recording its measure.
 func (p *simPath) record(key uint64) trail {
 	var tr trail
-	p.branch(key)
-	sc, err := p.parse()
-	if err != nil {
-		p.err = err
-		return tr
-	}
-	sc.Seed = p.seed
-	sc.Sweep = nil
-	res, err := sim.Run(p.ctx, sc, sim.Options{Branches: p.branches, Watch: func(st sim.WatchState) bool {
+	res, err := p.run(key, func(st sim.WatchState) bool {
 		if st.Events >= p.at && st.Now >= p.from {
 			tr.events = append(tr.events, st.Events)
 			tr.values = append(tr.values, p.meas(st))
 		}
 		return false
-	}})
+	})
 	if err != nil {
 		p.err = err
 		return tr
 	}
 	tr.noRecovery, p.err = p.verdict(res)
 	return tr
+}
+
+// run runs the path's next stretch with the streams of key (branch) and
+// the watch given (nil: to the end).
+func (p *simPath) run(key uint64, watch func(sim.WatchState) bool) (*sim.Result, error) {
+	p.branch(key)
+	sc, err := p.parse()
+	if err != nil {
+		return nil, err
+	}
+	sc.Seed = p.seed
+	sc.Sweep = nil
+	return sim.Run(p.ctx, sc, sim.Options{Branches: p.branches, Watch: watch})
 }
 
 // branch starts the path's next stretch with the streams of key: a fresh
@@ -294,18 +290,10 @@ func (p *simPath) Advance(level float64, key uint64) bool {
 	if p.err != nil {
 		return false
 	}
-	p.branch(key)
-	sc, err := p.parse()
-	if err != nil {
-		p.err = err
-		return false
-	}
-	sc.Seed = p.seed
-	sc.Sweep = nil
 	final := math.IsInf(level, 1)
-	opt := sim.Options{Branches: p.branches}
+	var watch func(sim.WatchState) bool
 	if !final {
-		opt.Watch = func(st sim.WatchState) bool {
+		watch = func(st sim.WatchState) bool {
 			if st.Events < p.at || st.Now < p.from || p.meas(st) < level {
 				return false
 			}
@@ -313,7 +301,7 @@ func (p *simPath) Advance(level float64, key uint64) bool {
 			return true
 		}
 	}
-	res, err := sim.Run(p.ctx, sc, opt)
+	res, err := p.run(key, watch)
 	if err != nil {
 		p.err = err
 		return false

@@ -72,25 +72,16 @@ func splitting(start func() Path, levels []float64, n int, seed uint64, jobs int
 	for k, l := range levels {
 		paths := make([]Path, n)
 		ok := make([]bool, n)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, jobs)
-		for i := range n {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				var p Path
-				if k == 0 {
-					p = start()
-				} else {
-					p = entrances[i%len(entrances)].Clone()
-				}
-				key := rng.Mix(rng.Mix(seed) ^ rng.Mix(uint64(k)<<32|uint64(i)))
-				ok[i] = p.Advance(l, key)
-				paths[i] = p
-			}()
-		}
-		wg.Wait()
+		stage(n, jobs, func(i int) {
+			var p Path
+			if k == 0 {
+				p = start()
+			} else {
+				p = entrances[i%len(entrances)].Clone()
+			}
+			ok[i] = p.Advance(l, stageKey(seed, k, i))
+			paths[i] = p
+		})
 		res.Paths += n
 		if err := pathErr(paths); err != nil {
 			return res, err
@@ -112,4 +103,25 @@ func splitting(start func() Path, levels []float64, n int, seed uint64, jobs int
 	}
 	res.RelErr = math.Sqrt(v)
 	return res, nil
+}
+
+// stage runs path(i) for i in [0, n) on at most jobs goroutines and waits
+// for all of them.
+func stage(n, jobs int, path func(i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, jobs)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			path(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// stageKey names the random streams of path i at stage k.
+func stageKey(seed uint64, k, i int) uint64 {
+	return rng.Mix(rng.Mix(seed) ^ rng.Mix(uint64(k)<<32|uint64(i)))
 }
