@@ -331,9 +331,7 @@ wait:
 	clients.Wait()
 	reqs.Wait()
 	if hs != nil {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = hs.Shutdown(sctx)
-		scancel()
+		shutdown(hs, base)
 	}
 	info.WallS = time.Since(start).Seconds()
 
@@ -383,6 +381,32 @@ wait:
 		return res, info, fmt.Errorf("%w at %.3fs of %.3fs", sim.ErrInterrupted, float64(stoppedAt)/1e9, float64(end)/1e9)
 	}
 	return res, info, nil
+}
+
+// shutdown stops the in-process server once the clients are done. The
+// client transport's idle connections are closed while it waits: a dial
+// that a cancelled request started still completes and parks its
+// connection in the idle pool, and http.Server.Shutdown counts such a
+// connection (no request read yet) as active for 5 s; closing it from
+// the client side lets Shutdown return at once.
+func shutdown(hs *http.Server, base *http.Transport) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		_ = hs.Shutdown(ctx)
+		close(done)
+	}()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		base.CloseIdleConnections()
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // mergeServer copies the backend's counts and worker-time integrals of a

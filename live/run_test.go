@@ -78,8 +78,12 @@ func TestRunMatchesSimArrivals(t *testing.T) {
 		}
 	}
 	// 10 ms of constant service: the median latency is 10 ms plus the
-	// loopback and the scheduler.
-	if p50 := *s.LatencyP50MS; p50 < 10 || p50 > 60 {
+	// loopback and the scheduler. It can come out a little below 10 ms:
+	// the server sets its timers early by the lateness it has seen (so
+	// that services average their draw), which on a loaded machine
+	// varies from one timer to the next, and the histogram reports a
+	// bucket's midpoint (±0.13 ms here). CI once measured 9.8 ms.
+	if p50 := *s.LatencyP50MS; p50 < 9 || p50 > 60 {
 		t.Errorf("latency p50 %.1f ms, want 10 ms + a little", p50)
 	}
 }

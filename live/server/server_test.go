@@ -115,12 +115,16 @@ func TestAdmission(t *testing.T) {
 }
 
 // A request that waited in the queue longer than the queue timeout is
-// rejected when it reaches a worker.
+// rejected when it reaches a worker. Of three near-simultaneous requests
+// one is served and the two that queued behind it time out; without the
+// timeout the queue of five would let all three be served. Which of the
+// three arrives first is up to the scheduler (CI once saw the second
+// request overtake the first), so the test counts codes, not positions.
 func TestQueueTimeout(t *testing.T) {
 	_, hs, hc := start(t, "backend:\n  workers: 1\n  service: {dist: constant, mean: 150ms}\n  queue: {limit: 5, timeout: 50ms}\n", nil)
 	codes, _ := burst(hc, hs.URL, 3, 5*time.Millisecond)
-	if codes[0] != 200 || codes[1] != 503 || codes[2] != 503 {
-		t.Errorf("codes %v, want [200 503 503]", codes)
+	if got := tally(codes); got[200] != 1 || got[503] != 2 {
+		t.Errorf("codes %v, want one 200 and two 503", codes)
 	}
 }
 
