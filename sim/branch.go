@@ -12,13 +12,15 @@ import (
 // paths from the states where they passed a level this way.
 //
 // The state at a branch point is the state at the end of a metrics
-// interval, as a Watch saw it: After is the WatchState.Events of that call.
+// interval (or at a watch point of Options.WatchEvery), as a Watch saw it:
+// After is the WatchState.Events of that call.
 type Branch struct {
 	After uint64 // events handled before the branch point
 	Salt  uint64 // the new streams are those of seed Mix(seed ^ Mix(Salt))
 }
 
-// WatchState is what a Watch sees at the end of each metrics interval.
+// WatchState is what a Watch sees at the end of each metrics interval (or
+// at each watch point of Options.WatchEvery).
 type WatchState struct {
 	Now    int64  // the virtual time (ns) of the event that closed the interval
 	Events uint64 // events handled so far; a Branch at this point has After = Events
@@ -28,31 +30,50 @@ type WatchState struct {
 	// Outstanding is the number of application requests the clients have
 	// not finished yet (waiting for an answer, backing off or paced).
 	Outstanding int
-	Row         *metrics.Row // the interval just closed
+	Row         *metrics.Row // the last interval closed
 }
 
-// hooks are the optional per-interval calls of Options.Watch and
-// Options.Branches; nil in ordinary runs, so they cost one nil check per
-// interval.
+// hooks are the optional calls of Options.Watch and Options.Branches at
+// interval ends or, with Options.WatchEvery, at watch events; nil in
+// ordinary runs, so they cost one nil check per interval.
 type hooks struct {
 	watch    func(WatchState) bool
 	branches []Branch
 	seed     uint64
+	every    int64 // Options.WatchEvery
 	stopped  bool
 }
 
 // atInterval runs at each interval's end, before the event that closed it
-// is handled: it applies a branch that falls here and asks the watch
-// whether to stop.
+// is handled: it applies a branch that falls here and, without
+// WatchEvery, asks the watch whether to stop.
 func (m *model) atInterval(now int64) bool {
+	return m.atPoint(now, m.hooks.every == 0)
+}
+
+// atWatch handles a watch event of Options.WatchEvery and schedules the
+// next one.
+func (m *model) atWatch(now int64) bool {
+	if m.atPoint(now, true) {
+		return true
+	}
+	if next := now + m.hooks.every; next < m.end {
+		m.q.Schedule(next, evWatch, 0, 0)
+	}
+	return false
+}
+
+// atPoint applies a branch that falls at this point (the current event
+// counted, not handled yet) and, if watch, asks the watch whether to stop.
+func (m *model) atPoint(now int64, watch bool) bool {
 	h := m.hooks
-	handled := m.mt.events - 1 // the closing event is counted but not handled yet
+	handled := m.mt.events - 1 // the current event is counted but not handled yet
 	for len(h.branches) > 0 && h.branches[0].After <= handled {
 		h.seed = rng.Mix(h.seed ^ rng.Mix(h.branches[0].Salt))
 		m.src = rng.New(h.seed)
 		h.branches = h.branches[1:]
 	}
-	if h.watch == nil {
+	if !watch || h.watch == nil {
 		return false
 	}
 	st := WatchState{Now: now, Events: handled, Outstanding: m.cl.outstanding()}

@@ -2,7 +2,10 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 // TestBranchCopiesTheRun checks what splitting relies on: a run replayed
@@ -12,17 +15,39 @@ import (
 func TestBranchCopiesTheRun(t *testing.T) {
 	sc := loadScenario(t, "metastable.yaml")
 	ctx := context.Background()
+	plain, err := Run(ctx, sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At interval ends (1 s), and at watch points every 250 ms: the
+	// branch falls 70 s in, in the spike of metastable.yaml, where the
+	// state is busy.
+	for _, tt := range []struct {
+		every int64
+		k     int
+	}{{0, 70}, {250e6, 280}} {
+		t.Run(fmt.Sprintf("every=%d", tt.every), func(t *testing.T) { branchCopies(t, sc, plain, tt.every, tt.k) })
+	}
+	if _, err := Run(ctx, sc, Options{Branches: []Branch{{After: 9}, {After: 3}}}); err == nil {
+		t.Fatal("branches out of order were accepted")
+	}
+}
+
+// branchCopies checks a copy of the run made at the k-th watch point.
+func branchCopies(t *testing.T, sc *scenario.Scenario, plain *Result, every int64, k int) {
+	ctx := context.Background()
 	type point struct {
+		now         int64
 		events      uint64
 		inSystem    int
 		outstanding int
 	}
-	// run returns the states seen at every interval, stopping after the
+	// run returns the states seen at every watch point, stopping after the
 	// stop-th one (0: never), and the result.
 	run := func(br []Branch, stop int) ([]point, *Result) {
 		var pts []point
-		res, err := Run(ctx, sc, Options{Branches: br, Watch: func(s WatchState) bool {
-			pts = append(pts, point{s.Events, s.InSystem, s.Outstanding})
+		res, err := Run(ctx, sc, Options{Branches: br, WatchEvery: every, Watch: func(s WatchState) bool {
+			pts = append(pts, point{s.Now, s.Events, s.InSystem, s.Outstanding})
 			return stop > 0 && len(pts) == stop
 		}})
 		if err != nil {
@@ -30,17 +55,28 @@ func TestBranchCopiesTheRun(t *testing.T) {
 		}
 		return pts, res
 	}
-	plain, err := Run(ctx, sc, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	all, watched := run(nil, 0)
-	if watched.Fingerprint != plain.Fingerprint || !watched.Complete || watched.Watched {
-		t.Fatalf("a watch that never stops changed the run: fingerprint %x, want %x", watched.Fingerprint, plain.Fingerprint)
+	if !watched.Complete || watched.Watched || watched.Arrivals != plain.Arrivals || watched.ArrivalHash != plain.ArrivalHash ||
+		fmt.Sprintf("%+v", watched.Series.Totals()) != fmt.Sprintf("%+v", plain.Series.Totals()) {
+		t.Fatalf("a watch that never stops changed the run: complete %v, totals %+v, want %+v", watched.Complete, watched.Series.Totals(), plain.Series.Totals())
 	}
-	const k = 70 // in the spike of metastable.yaml, where the state is busy
+	if every == 0 && watched.Fingerprint != plain.Fingerprint {
+		t.Fatalf("a watch at interval ends changed the trajectory: fingerprint %x, want %x", watched.Fingerprint, plain.Fingerprint)
+	}
+	if every > 0 {
+		// Watch events are events (and enter the fingerprint): one per
+		// watch point, at multiples of every.
+		if got, want := watched.Events-plain.Events, uint64(len(all)); got != want {
+			t.Fatalf("%d more events with watch points, want one per point (%d)", got, want)
+		}
+		for i, p := range all {
+			if p.now != int64(i+1)*every {
+				t.Fatalf("watch point %d at %d ns, want %d", i, p.now, int64(i+1)*every)
+			}
+		}
+	}
 	if len(all) <= k+10 {
-		t.Fatalf("only %d intervals", len(all))
+		t.Fatalf("only %d watch points", len(all))
 	}
 	parent, pres := run(nil, k)
 	br := []Branch{{After: all[k-1].events, Salt: 42}}
@@ -50,11 +86,11 @@ func TestBranchCopiesTheRun(t *testing.T) {
 	}
 	for i := range parent {
 		if parent[i] != child[i] {
-			t.Fatalf("interval %d: parent %+v, copy %+v before the branch", i, parent[i], child[i])
+			t.Fatalf("point %d: parent %+v, copy %+v before the branch", i, parent[i], child[i])
 		}
 	}
 	whole, wres := run(br, 0)
-	if wres.Fingerprint == plain.Fingerprint {
+	if wres.Fingerprint == watched.Fingerprint {
 		t.Fatal("the branch changed nothing after the branch point")
 	}
 	diverged := false
@@ -71,8 +107,5 @@ func TestBranchCopiesTheRun(t *testing.T) {
 	}
 	if other.Fingerprint == wres.Fingerprint {
 		t.Fatal("two salts gave the same run")
-	}
-	if _, err := Run(ctx, sc, Options{Branches: []Branch{{After: 9}, {After: 3}}}); err == nil {
-		t.Fatal("branches out of order were accepted")
 	}
 }

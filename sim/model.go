@@ -75,6 +75,7 @@ const (
 	evHealthCheck                     // ID node: active health checks of its replicas
 	evScaleTick                       // ID node: an autoscaler samples its metric (and, every period, decides)
 	evReplicaReady                    // ID pool, Aux generation<<1 | warm-up over: a new replica takes work (or its warm-up ends)
+	evWatch                           // a watch point of Options.WatchEvery (branch.go); never in ordinary runs
 )
 
 // Attempt outcomes as the client sees them.

@@ -30,6 +30,12 @@ type Options struct {
 	// the state of the run; returning true stops the run there (Result:
 	// Complete false, Watched true, StoppedAt the time of the call).
 	Watch func(WatchState) bool
+	// WatchEvery, when above 0, calls Watch every WatchEvery ns of virtual
+	// time (at WatchEvery, 2·WatchEvery, ...) instead of at interval ends,
+	// so that branch points can be finer than the metrics interval. A
+	// watch point is an event of its own: Events counts it, so a copy
+	// (Branches) must be run with the same WatchEvery as its parent.
+	WatchEvery int64
 	// Branches re-seed the run's random streams at the given points, in
 	// order of After (see Branch): a copy of a run from the state it had
 	// there, with new randomness.
@@ -112,9 +118,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		if !slices.IsSortedFunc(opt.Branches, func(a, b Branch) int { return cmp.Compare(a.After, b.After) }) {
 			return nil, errors.New("sim: Options.Branches must be in order of After")
 		}
-		m.hooks = &hooks{watch: opt.Watch, branches: opt.Branches, seed: rs.Seed}
+		m.hooks = &hooks{watch: opt.Watch, branches: opt.Branches, seed: rs.Seed, every: opt.WatchEvery}
 	}
 	m.start()
+	if m.hooks != nil && m.hooks.every > 0 {
+		m.q.Schedule(m.hooks.every, evWatch, 0, 0)
+	}
 	if opt.Started != nil {
 		opt.Started()
 	}
