@@ -12,7 +12,7 @@ var eventNames = [...]string{
 	evDeadline: "deadline", evSend: "send", evArrive: "arrive", evAnswer: "answer",
 	evConnArrive: "connect-arrive", evConnOK: "connect-ok", evConnRefused: "connect-refused",
 	evHedge: "hedge", evOutlierSweep: "outlier-sweep", evHealthCheck: "health-check",
-	evScaleTick: "scale-tick", evReplicaReady: "replica-ready", evWatch: "watch",
+	evScaleTick: "scale-tick", evReplicaReady: "replica-ready", evWatch: "watch", evTiltMark: "tilt-mark",
 }
 
 // checkEvery is how many events pass between two looks at the context and
@@ -97,6 +97,8 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			m.onScaleTick(e.At, e.ID)
 		case evReplicaReady:
 			m.onReplicaReady(e.At, e.ID, e.Aux)
+		case evTiltMark:
+			m.tiltMark(e.Aux)
 		case evWatch:
 			if m.atWatch(e.At) {
 				return e.At, nil

@@ -33,11 +33,12 @@ type model struct {
 	mt  meter
 
 	// the service graph (graph.go): one pool without services
-	nodes      []node // the services
-	entry      uint16 // the node the clients call
-	now        int64  // the time of the event being handled
-	hooks      *hooks // Options.Watch and Options.Branches (branch.go); nil in ordinary runs
-	svcs       []pool // every replica of every service
+	nodes      []node     // the services
+	entry      uint16     // the node the clients call
+	now        int64      // the time of the event being handled
+	hooks      *hooks     // Options.Watch and Options.Branches (branch.go); nil in ordinary runs
+	tilt       *tiltState // Options.Tilt (tilt.go); nil in ordinary runs
+	svcs       []pool     // every replica of every service
 	edges      []edge
 	frames     []frame
 	freeFrames []uint32
@@ -76,6 +77,7 @@ const (
 	evScaleTick                       // ID node: an autoscaler samples its metric (and, every period, decides)
 	evReplicaReady                    // ID pool, Aux generation<<1 | warm-up over: a new replica takes work (or its warm-up ends)
 	evWatch                           // a watch point of Options.WatchEvery (branch.go); never in ordinary runs
+	evTiltMark                        // Aux 0: the arrival tilt's window starts, 1: it ends (tilt.go); never in ordinary runs
 )
 
 // Attempt outcomes as the client sees them.

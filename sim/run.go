@@ -40,6 +40,10 @@ type Options struct {
 	// order of After (see Branch): a copy of a run from the state it had
 	// there, with new randomness.
 	Branches []Branch
+	// Tilt, when set, multiplies the Poisson arrival rate on a window and
+	// reports the likelihood ratio in Result.Tilt (importance sampling;
+	// see ArrivalTilt). It changes the run's law, as Branches do.
+	Tilt *ArrivalTilt
 
 	// tails, in tests, tracks each replica's time at each number of
 	// requests queued or in service (Result.tails), from tailsFrom on.
@@ -88,6 +92,9 @@ type Result struct {
 	Complete  bool
 	StoppedAt int64
 	Watched   bool // stopped by Options.Watch
+	// Tilt is the arrival tilt's report (Options.Tilt), nil without one
+	// or when the run stopped before the window's end.
+	Tilt *TiltReport
 }
 
 // ErrInterrupted is returned (wrapped) with a partial Result when the
@@ -120,6 +127,15 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		}
 		m.hooks = &hooks{watch: opt.Watch, branches: opt.Branches, seed: rs.Seed, every: opt.WatchEvery}
 	}
+	if opt.Tilt != nil {
+		if err := m.initTilt(*opt.Tilt); err != nil {
+			return nil, err
+		}
+		m.q.Schedule(m.tilt.From, evTiltMark, 0, 0)
+		if m.tilt.Until < m.end {
+			m.q.Schedule(m.tilt.Until, evTiltMark, 0, 1)
+		}
+	}
 	m.start()
 	if m.hooks != nil && m.hooks.every > 0 {
 		m.q.Schedule(m.hooks.every, evWatch, 0, 0)
@@ -139,6 +155,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		Complete:    err == nil && (m.hooks == nil || !m.hooks.stopped),
 		StoppedAt:   stopped,
 		Watched:     m.hooks != nil && m.hooks.stopped,
+	}
+	if m.tilt != nil {
+		res.Tilt = m.tiltReport(stopped)
 	}
 	var waitSum float64
 	var waitN int64
