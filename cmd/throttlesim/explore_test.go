@@ -17,9 +17,10 @@ var mapArgs = []string{"testdata/map-small.yaml", "--load", "clients.arrival.tot
 func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole")
-	// A little splitting below each boundary, to check it is written and
-	// merged like the rest (its statistics are tested in sim/explore).
-	rare := []string{"--rare", "in_system", "--rare-paths", "6", "--rare-points", "1", "--rare-from", "60s"}
+	// A little importance sampling below each boundary (a fixed factor,
+	// no pilot), to check it is written and merged like the rest (its
+	// statistics are tested in sim/explore).
+	rare := []string{"--rare", "in_system", "--rare-paths", "6", "--rare-points", "1", "--rare-from", "60s", "--rare-until", "64s", "--rare-factor", "1.5"}
 	if r := runCLI(t, append(append([]string{"map", "--out", whole, "-j", "2"}, rare...), mapArgs...)...); r.code != 0 {
 		t.Fatalf("map: exit %d\n%s", r.code, r.stderr)
 	}
@@ -58,6 +59,17 @@ func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
 		t.Fatalf("map merge: exit %d\n%s", r.code, r.stderr)
 	}
 	sameTree(t, "merged map vs unsharded", testfs.Tree(t, whole), testfs.Tree(t, merged))
+	if c := string(readFile(t, filepath.Join(whole, "rare.csv"))); !strings.Contains(c, ",tilt,1.5,") {
+		t.Errorf("rare.csv has no tilt row at factor 1.5:\n%s", c)
+	}
+	// The same with splitting.
+	split := filepath.Join(dir, "split")
+	if r := runCLI(t, append([]string{"map", "--out", split, "-j", "2", "--rare", "in_system", "--rare-method", "split", "--rare-paths", "6", "--rare-points", "1", "--rare-from", "60s"}, mapArgs...)...); r.code != 0 {
+		t.Fatalf("map --rare-method split: exit %d\n%s", r.code, r.stderr)
+	}
+	if c := string(readFile(t, filepath.Join(split, "rare.csv"))); !strings.Contains(c, ",split,") {
+		t.Errorf("rare.csv has no split row:\n%s", c)
+	}
 	if r := runCLI(t, "map", "merge", "--out", filepath.Join(dir, "m2"), shards[0]); r.code != 1 || !strings.Contains(r.stderr, "in none of the shards") {
 		t.Errorf("merge without a shard: exit %d, %s", r.code, r.stderr)
 	}
@@ -119,8 +131,12 @@ func TestTuneAndMapBadInput(t *testing.T) {
 		{"map rare measure", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_sytem"}, 2, `did you mean "in_system"`},
 		{"map rare levels", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system=300,200"}, 2, "levels must increase"},
 		{"map rare level", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system=3x"}, 2, `level "3x" is not a number`},
+		{"map rare-until missing", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system", "--rare-from", "60s"}, 2, "needs --rare-until after --rare-from"},
+		{"map rare method", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system", "--rare-method", "splitting"}, 2, `--rare-method "splitting": want tilt or split`},
+		{"map rare tilt levels", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system=200,300", "--rare-until", "70s"}, 2, "levels are for --rare-method split"},
+		{"map rare-until alone", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare-until", "70s"}, 2, "--rare-until needs --rare MEASURE"},
 		{"map rare-at alone", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare-at", "65s"}, 2, "--rare-at needs --rare MEASURE"},
-		{"map rare-at unit", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system", "--rare-at", "65"}, 2, `expected a value in the range's unit "s"`},
+		{"map rare-at unit", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80s", "--rare", "in_system", "--rare-method", "split", "--rare-at", "65"}, 2, `expected a value in the range's unit "s"`},
 		{"map no recovery rule", []string{"map", small, "--set", "clients.arrival.profile=[]", "--load", "clients.arrival.total_rate=30/s..60/s/2", "--trigger", "clients.timeout=1s..2s", "--out", filepath.Join(t.TempDir(), "m")}, 1, "recovery rule does not apply"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,7 +51,8 @@ func (m *MapResult) BoundaryCSV() []byte {
 
 // RareCSV is rare.csv: one row per splitting estimate.
 func (m *MapResult) RareCSV() []byte {
-	rows := [][]string{{"load", "trigger", "map_seeds", "map_no_recovery", "p_no_recovery", "rel_err", "ci_lo", "ci_hi", "levels", "stages", "paths", "pilot_paths", "error"}}
+	rows := [][]string{{"load", "trigger", "map_seeds", "map_no_recovery", "p_no_recovery", "rel_err", "ci_lo", "ci_hi", "levels", "stages", "paths", "pilot_paths", "error",
+		"method", "tilt_factor", "collapsed", "ess"}}
 	for _, r := range m.Rare {
 		var lv, st []string
 		for _, x := range r.Result.Levels {
@@ -60,12 +61,19 @@ func (m *MapResult) RareCSV() []byte {
 		for _, x := range r.Result.Stage {
 			st = append(st, num(x))
 		}
-		p := num(r.Result.P)
+		p := num(r.P)
 		if r.Err != "" {
 			p = ""
 		}
-		rows = append(rows, []string{m.Load.Format(r.Load), m.Trigger.Format(r.Trigger), strconv.Itoa(r.N), strconv.Itoa(r.K), p, num(r.Result.RelErr),
-			num(r.Lo), num(r.Hi), strings.Join(lv, " "), strings.Join(st, " "), strconv.Itoa(r.Result.Paths), strconv.Itoa(r.Result.PilotPaths), r.Err})
+		method, relErr, paths, pilot := "split", num(r.Result.RelErr), r.Result.Paths, r.Result.PilotPaths
+		factor, collapsed, ess := "", "", ""
+		if t := r.Tilt; t != nil {
+			method, relErr, paths, pilot = "tilt", num(t.RelErr), t.Paths, t.PilotPaths
+			factor, collapsed, ess = num(t.Factor), strconv.Itoa(t.Collapsed), num(t.ESS)
+		}
+		rows = append(rows, []string{m.Load.Format(r.Load), m.Trigger.Format(r.Trigger), strconv.Itoa(r.N), strconv.Itoa(r.K), p, relErr,
+			num(r.Lo), num(r.Hi), strings.Join(lv, " "), strings.Join(st, " "), strconv.Itoa(paths), strconv.Itoa(pilot), r.Err,
+			method, factor, collapsed, ess})
 	}
 	return writeCSV(rows)
 }

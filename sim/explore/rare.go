@@ -41,8 +41,15 @@ func MeasureNames() []string {
 }
 
 // RareConfig estimates a small P(no recovery) at one point of a map by
-// multilevel splitting on a progress measure.
+// multilevel splitting on a progress measure (Method "split": Rare) or by
+// importance sampling of the arrivals (Method "tilt", the default in
+// RareAtBoundary: Tilt, with Measure as the pilot's score, FromS to
+// UntilS as the tilt's window and Paths as the estimate's runs).
 type RareConfig struct {
+	Method string
+	// UntilS ends the tilt's window; Factor fixes the tilt (0: chosen by
+	// cross-entropy). Tilt only.
+	UntilS, Factor float64
 	// Measure names the progress measure (Measures); Levels are its
 	// increasing levels, or nil to choose them by a pilot (below). The
 	// last stage of the splitting is "does not recover" (the recovery
@@ -59,8 +66,9 @@ type RareConfig struct {
 	// the trigger's start, so the warm-up does not count as progress.
 	FromS    float64
 	HorizonS float64
-	// Paths per stage (default 100), Seed names the paths' streams, Jobs
-	// the simulations run in parallel.
+	// Paths per stage (default 100; with Method "tilt", runs of the
+	// estimate, default 1,000), Seed names the paths' streams, Jobs the
+	// simulations run in parallel.
 	Paths int
 	Seed  uint64
 	Jobs  int
@@ -335,14 +343,19 @@ type RarePoint struct {
 	// K of N: what the map's seeds saw there.
 	K int `json:"map_no_recovery"`
 	N int `json:"map_seeds"`
+	// Method is "split" (Result) or "tilt" (Tilt).
+	Method string      `json:"method"`
+	Tilt   *TiltResult `json:"tilt,omitempty"`
 	// P, RelErr, Lo, Hi: the estimate, its relative standard error and
 	// an approximate 95% interval P·exp(∓1.96·RelErr) (the log of a
 	// product of stage fractions is close to normal); Err says why there
 	// is no estimate (extinct: too rare for the effort).
 	Result SplittingResult `json:"splitting"`
-	Lo     float64         `json:"ci_lo"`
-	Hi     float64         `json:"ci_hi"`
-	Err    string          `json:"error,omitempty"`
+	// P is the estimate of either method.
+	P   float64 `json:"p_no_recovery"`
+	Lo  float64 `json:"ci_lo"`
+	Hi  float64 `json:"ci_hi"`
+	Err string  `json:"error,omitempty"`
 }
 
 // RareAtBoundary estimates P(no recovery) by splitting (Rare) below each
@@ -357,6 +370,12 @@ type RarePoint struct {
 func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Scenario, error), m *MapResult, c RareConfig, points int, at []float64) error {
 	if c.P0 == 0 {
 		c.P0 = 0.2
+	}
+	if c.Method == "" {
+		c.Method = "tilt"
+	}
+	if c.Method != "tilt" && c.Method != "split" {
+		return configErr("unknown rare-event method %q (want tilt or split)", c.Method)
 	}
 	for _, l := range m.Levels {
 		var cands []Probe
@@ -379,24 +398,52 @@ func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Sc
 		}
 		for _, pr := range cands {
 			sets := []string{m.Load.Set(l.Load), m.Trigger.Set(pr.Trigger)}
-			rp := RarePoint{Load: l.Load, Trigger: pr.Trigger, K: pr.K, N: pr.N}
-			res, err := Rare(ctx, func() (*scenario.Scenario, error) { return parse(sets) }, c)
-			rp.Result = res
-			switch {
-			case errors.Is(err, ErrExtinct):
-				rp.Err = "extinct: no path reached a level (P too small for this many paths)"
-			case errors.Is(err, ErrTooRare):
-				rp.Err = fmt.Sprintf("too rare: below about %.0e, or the measure does not lead to collapse", math.Pow(c.P0, maxStages))
-			case err != nil:
+			rp := RarePoint{Load: l.Load, Trigger: pr.Trigger, K: pr.K, N: pr.N, Method: c.Method}
+			pf := func() (*scenario.Scenario, error) { return parse(sets) }
+			if err := rarePoint(ctx, pf, c, &rp); err != nil {
 				return err
-			default:
-				rp.Lo, rp.Hi = res.P*math.Exp(-1.96*res.RelErr), min(1, res.P*math.Exp(1.96*res.RelErr))
 			}
 			m.Rare = append(m.Rare, rp)
-			if len(at) == 0 && (rp.Err != "" || res.P < 1e-6) {
+			if len(at) == 0 && (rp.Err != "" || rp.P < 1e-6) {
 				break
 			}
 		}
+	}
+	return nil
+}
+
+// rarePoint estimates one point with c's method into rp; an estimate that
+// fails for want of effort is recorded in rp.Err, not returned.
+func rarePoint(ctx context.Context, parse func() (*scenario.Scenario, error), c RareConfig, rp *RarePoint) error {
+	if c.Method == "tilt" {
+		res, err := Tilt(ctx, parse, TiltConfig{Measure: c.Measure, FromS: c.FromS, UntilS: c.UntilS, Factor: c.Factor,
+			HorizonS: c.HorizonS, Paths: c.Paths, Seed: c.Seed, Jobs: c.Jobs})
+		rp.Tilt = &res
+		switch {
+		case errors.Is(err, ErrNoCollapse):
+			rp.Err = fmt.Sprintf("no collapse in %d runs at factor %.4g (P too small for this many runs)", res.Paths, res.Factor)
+		case errors.Is(err, ErrTiltStuck):
+			rp.Err = "cross-entropy pilot stuck: " + strings.TrimPrefix(err.Error(), ErrTiltStuck.Error()+": ")
+		case err != nil:
+			return err
+		default:
+			rp.P = res.P
+			rp.Lo, rp.Hi = max(0, res.P-1.96*res.SE), min(1, res.P+1.96*res.SE)
+		}
+		return nil
+	}
+	res, err := Rare(ctx, parse, c)
+	rp.Result = res
+	switch {
+	case errors.Is(err, ErrExtinct):
+		rp.Err = "extinct: no path reached a level (P too small for this many paths)"
+	case errors.Is(err, ErrTooRare):
+		rp.Err = fmt.Sprintf("too rare: below about %.0e, or the measure does not lead to collapse", math.Pow(c.P0, maxStages))
+	case err != nil:
+		return err
+	default:
+		rp.P = res.P
+		rp.Lo, rp.Hi = res.P*math.Exp(-1.96*res.RelErr), min(1, res.P*math.Exp(1.96*res.RelErr))
 	}
 	return nil
 }

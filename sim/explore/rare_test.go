@@ -23,9 +23,9 @@ func rareSource(t testing.TB, at string) (Source, func() (*scenario.Scenario, er
 	return src, func() (*scenario.Scenario, error) { return scenario.Parse(src.Data, src.File, src.Sets) }
 }
 
-// TestRareMatchesBruteForce checks splitting on the simulator (copies by
-// replay and branch, levels from the pilot, "no recovery" as the last
-// stage) against plain Monte Carlo where both are affordable: a 1.8 s
+// TestRareMatchesBruteForce checks splitting (copies by replay and
+// branch, levels from the pilot, "no recovery" as the last stage) and
+// importance sampling on the simulator against plain Monte Carlo where both are affordable: a 1.8 s
 // spike, P(no recovery) ≈ 7%. The tolerance is 3 standard errors of the
 // log ratio, from both estimates' relative errors (splitting's own
 // estimate, brute force's sqrt((1−p)/(np))); the splitting's relative
@@ -65,6 +65,20 @@ func TestRareMatchesBruteForce(t *testing.T) {
 	}
 	if len(res.Levels) == 0 {
 		t.Error("the pilot chose no level: nothing was split")
+	}
+	// Importance sampling of the arrivals against the same brute force:
+	// 300 runs at the factor the cross-entropy pilot picks, the window
+	// from the spike's start to 200 ms after it. Tolerance: 3 standard
+	// errors of the difference (both estimates are means of independent
+	// runs, close to normal at P ≈ 0.1).
+	ts, err := Tilt(ctx, parse, TiltConfig{Measure: "in_system", FromS: 30, UntilS: 32, Paths: 300, PilotPaths: 100, Seed: 3, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := math.Sqrt(ts.SE*ts.SE + bf*(1-bf)/n)
+	t.Logf("importance sampling %.4f ± %.4f at factor %.3f (%d of %d collapsed, ESS %.0f; %d pilot runs)", ts.P, ts.SE, ts.Factor, ts.Collapsed, ts.Paths, ts.ESS, ts.PilotPaths)
+	if d := math.Abs(ts.P - bf); d > 3*sd {
+		t.Errorf("importance sampling %.4f vs brute force %.4f: %.1f standard errors apart", ts.P, bf, d/sd)
 	}
 }
 

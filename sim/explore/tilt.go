@@ -1,0 +1,282 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rng"
+	"github.com/throttlesim/throttlesim/sim/scenario"
+)
+
+// TiltConfig estimates a small P(no recovery) by importance sampling: the
+// runs draw their arrivals at f times the scenario's rate on a window
+// around the trigger (sim.ArrivalTilt), and each collapse counts with the
+// likelihood ratio of its arrivals, which makes the mean exact for any f.
+// f is chosen by the cross-entropy method (Rubinstein and Kroese 2004,
+// "The Cross-Entropy Method"; de Boer et al. 2005, "A Tutorial on the
+// Cross-Entropy Method", Ann. Oper. Res. 134): pilot rounds raise f until a
+// fraction Rho of the runs collapse, each time to the f that best explains
+// the arrivals of the runs that came closest (their weighted maximum
+// likelihood rate), and the estimate comes from fresh runs at that f.
+//
+// Why not splitting alone: on a retry storm triggered by a spike the
+// collapse is decided by how many arrivals the spike brings in a second
+// or two; level splitting on the queue passes its levels early in the
+// spike, when a high queue says little, and dies out below P ≈ 10⁻³
+// (docs/experiments/metastability-map.md measures both).
+type TiltConfig struct {
+	// Measure names the score the pilot ranks runs by (Measures): its
+	// largest value at an interval end from FromS on.
+	Measure string
+	// The tilt's window, typically from the trigger's start to a few
+	// seconds after its end: the arrivals that decide the collapse.
+	FromS, UntilS float64
+	// Factor is f; 0 chooses it by cross-entropy.
+	Factor   float64
+	HorizonS float64
+	// Paths are the runs of the estimate (default 1,000); PilotPaths the
+	// runs of each cross-entropy round (default 200); Rho the fraction of
+	// them that must collapse to stop (default 0.1).
+	Paths, PilotPaths int
+	Rho               float64
+	Seed              uint64
+	Jobs              int
+}
+
+// TiltResult is an importance-sampling estimate of P(no recovery).
+type TiltResult struct {
+	// P is the mean of 1{no recovery}·LR over the runs; SE its standard
+	// error (the runs are independent); RelErr = SE/P.
+	P, SE, RelErr float64
+	Factor        float64
+	// Collapsed: runs of the estimate that did not recover; ESS the
+	// effective sample size of their weights, (Σw)²/Σw².
+	Collapsed int
+	ESS       float64
+	Paths     int
+	// Pilot is the cross-entropy rounds: the factor each used and the
+	// fraction of its runs that collapsed. PilotPaths counts their runs.
+	Pilot      []TiltRound `json:"pilot,omitempty"`
+	PilotPaths int
+}
+
+// TiltRound is one cross-entropy round.
+type TiltRound struct {
+	Factor    float64 `json:"factor"`
+	Collapsed float64 `json:"collapsed"`
+	// Elite: the score a run needed to count among the closest (nil when
+	// the collapses were enough on their own).
+	Elite *float64 `json:"elite,omitempty"`
+}
+
+// ErrNoCollapse says no run of the estimate collapsed: P is 0 as far as
+// these runs can tell, which says only that it is small.
+var ErrNoCollapse = errors.New("explore: importance sampling: no run collapsed")
+
+// ErrTiltStuck says the cross-entropy pilot stopped making progress.
+var ErrTiltStuck = errors.New("explore: cross-entropy pilot: no progress towards collapse")
+
+// tiltSample is what one tilted run gives the estimator.
+type tiltSample struct {
+	event    bool    // did not recover
+	score    float64 // how close it came (the measure's maximum)
+	n, lam   float64 // arrivals in the window, and expected without the tilt
+	logLR    float64
+	runError error
+}
+
+// Tilt estimates P(no recovery) of the scenario that parse returns (a
+// fresh copy on every call: runs go in parallel).
+func Tilt(ctx context.Context, parse func() (*scenario.Scenario, error), c TiltConfig) (TiltResult, error) {
+	meas, ok := Measures[c.Measure]
+	if !ok {
+		return TiltResult{}, configErr("%w %q (have %s)", ErrUnknownMeasure, c.Measure, strings.Join(MeasureNames(), ", "))
+	}
+	if !(c.UntilS > c.FromS) || c.FromS < 0 {
+		return TiltResult{}, configErr("the tilt's window needs 0 <= from < until, got from %gs, until %gs", c.FromS, c.UntilS)
+	}
+	from, until := int64(math.Round(c.FromS*1e9)), int64(math.Round(c.UntilS*1e9))
+	sample := func(f float64, key uint64) tiltSample {
+		sc, err := parse()
+		if err != nil {
+			return tiltSample{runError: err}
+		}
+		sc.Seed = rng.Mix(key)
+		sc.Sweep = nil
+		score := math.Inf(-1)
+		res, err := sim.Run(ctx, sc, sim.Options{
+			Tilt: &sim.ArrivalTilt{From: from, Until: until, Factor: f},
+			Watch: func(st sim.WatchState) bool {
+				if st.Now >= from {
+					score = max(score, meas(st))
+				}
+				return false
+			},
+		})
+		if err != nil {
+			return tiltSample{runError: err}
+		}
+		if res.Tilt == nil {
+			return tiltSample{runError: fmt.Errorf("explore: the run stopped before the tilt's window ended (%.3fs)", c.UntilS)}
+		}
+		mc := MapConfig{HorizonS: c.HorizonS}
+		nr, err := mc.noRecovery(NewFigures(&res.Summary, res.Scenario.Duration.Seconds()))
+		return tiltSample{event: nr, score: score, n: float64(res.Tilt.Arrivals), lam: res.Tilt.Expected, logLR: res.Tilt.LogLR, runError: err}
+	}
+	return tiltEstimate(sample, c)
+}
+
+// tiltEstimate is Tilt on any sampler: sample(f, key) is one independent
+// run with factor f and streams key.
+func tiltEstimate(sample func(f float64, key uint64) tiltSample, c TiltConfig) (TiltResult, error) {
+	if c.Paths == 0 {
+		c.Paths = 1000
+	}
+	if c.PilotPaths == 0 {
+		c.PilotPaths = 200
+	}
+	if c.Rho == 0 {
+		c.Rho = 0.1
+	}
+	switch {
+	case c.Paths < 2 || c.PilotPaths < 10:
+		return TiltResult{}, configErr("importance sampling needs at least 2 runs and 10 per pilot round, got %d and %d", c.Paths, c.PilotPaths)
+	case !(c.Rho > 0 && c.Rho < 1):
+		return TiltResult{}, configErr("the elite fraction must be in (0, 1), got %g", c.Rho)
+	case c.Factor < 0 || math.IsNaN(c.Factor) || math.IsInf(c.Factor, 0):
+		return TiltResult{}, configErr("the tilt factor must be 0 (chosen by cross-entropy) or above, got %g", c.Factor)
+	}
+	jobs := max(c.Jobs, 1)
+	run := func(f float64, n int, seed uint64, round int) ([]tiltSample, error) {
+		out := make([]tiltSample, n)
+		stage(n, jobs, func(i int) { out[i] = sample(f, stageKey(seed, round, i)) })
+		for _, s := range out {
+			if s.runError != nil {
+				return nil, s.runError
+			}
+		}
+		return out, nil
+	}
+	var res TiltResult
+	f := c.Factor
+	if f == 0 {
+		var err error
+		if f, err = crossEntropy(run, c, &res); err != nil {
+			return res, err
+		}
+	}
+	res.Factor = f
+	xs, err := run(f, c.Paths, rng.Mix(c.Seed), 0)
+	if err != nil {
+		return res, err
+	}
+	res.Paths = len(xs)
+	var sum, sum2 float64
+	for _, s := range xs {
+		if s.event {
+			w := math.Exp(s.logLR)
+			sum += w
+			sum2 += w * w
+			res.Collapsed++
+		}
+	}
+	n := float64(len(xs))
+	res.P = sum / n
+	res.SE = math.Sqrt(max(sum2/n-res.P*res.P, 0) / (n - 1))
+	if res.Collapsed == 0 {
+		return res, fmt.Errorf("%w (%d runs at factor %.4g)", ErrNoCollapse, len(xs), f)
+	}
+	res.RelErr = res.SE / res.P
+	res.ESS = sum * sum / sum2
+	return res, nil
+}
+
+// crossEntropy chooses the factor: rounds of PilotPaths runs, each moving
+// f to the weighted maximum-likelihood rate of its elite runs (the
+// collapses once there are Rho·PilotPaths of them, else the top Rho by
+// score), until the collapses are that many. When the elite score does
+// not rise, the next round's elite is half as large (down to 2 runs), the
+// modified cross-entropy method's remedy (Homem-de-Mello and Rubinstein
+// 2002); after 2 rounds in a row without a rise (a score that hardly
+// depends on the window's arrivals), f is raised by a quarter per round
+// instead, until the collapses are common. Any f gives an unbiased
+// estimate; the pilot only looks for one with a small variance. It gives
+// up after 12 rounds.
+func crossEntropy(run func(f float64, n int, seed uint64, round int) ([]tiltSample, error), c TiltConfig, res *TiltResult) (float64, error) {
+	const rounds = 12
+	f := 1.0
+	seed := rng.Mix(c.Seed ^ 0x2545f4914f6cdd1d)
+	best, flat := math.Inf(-1), 0
+	rho := c.Rho
+	for r := range rounds {
+		xs, err := run(f, c.PilotPaths, seed, r+1)
+		res.PilotPaths += len(xs)
+		if err != nil {
+			return 0, err
+		}
+		var events int
+		scores := make([]float64, len(xs))
+		for i, s := range xs {
+			if s.event {
+				events++
+			}
+			scores[i] = s.score
+		}
+		need := int(math.Ceil(c.Rho * float64(len(xs))))
+		top := max(2, int(math.Ceil(rho*float64(len(xs)))))
+		round := TiltRound{Factor: f, Collapsed: float64(events) / float64(len(xs))}
+		var elite []tiltSample
+		if events >= need {
+			for _, s := range xs {
+				if s.event {
+					elite = append(elite, s)
+				}
+			}
+		} else {
+			slices.Sort(scores)
+			cut := scores[len(scores)-min(top, len(scores))]
+			round.Elite = &cut
+			if cut > best {
+				best, flat = cut, 0
+			} else {
+				flat++
+				rho /= 2
+			}
+			for _, s := range xs {
+				if s.event || s.score >= cut {
+					elite = append(elite, s)
+				}
+			}
+		}
+		res.Pilot = append(res.Pilot, round)
+		// Weighted MLE of the factor: Σ w·N / Σ w·Λ, w the likelihood
+		// ratios (scaled by the largest, which cancels).
+		lmax := math.Inf(-1)
+		for _, s := range elite {
+			lmax = max(lmax, s.logLR)
+		}
+		var num, den float64
+		for _, s := range elite {
+			w := math.Exp(s.logLR - lmax)
+			num += w * s.n
+			den += w * s.lam
+		}
+		if !(den > 0) {
+			return 0, fmt.Errorf("%w: the window saw no expected arrivals", ErrTiltStuck)
+		}
+		next := num / den
+		if events >= need {
+			return next, nil
+		}
+		if flat >= 2 {
+			next = max(next, f*1.25)
+		}
+		f = next
+	}
+	return 0, fmt.Errorf("%w: %d rounds without %g of the runs collapsing (last factor %.4g, best elite score %g)", ErrTiltStuck, rounds, c.Rho, f, best)
+}
