@@ -365,22 +365,26 @@ experiment-tuning: build ## the tuner on two known optima and on an outage plus 
 
 RARE_ARGS := sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
 	--load clients.arrival.total_rate=270/s..330/s/3 --trigger clients.arrival.profile.1.at=30.5s..34s \
-	--rare in_system --rare-from 30s
-RARE_CHECK := sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
-	--load clients.arrival.total_rate=290/s..310/s/1 --trigger clients.arrival.profile.1.at=30.5s..34s \
-	--rare in_system --rare-from 30s --rare-at 31.55s,31.6s --rare-paths 300
+	--rare in_system --rare-from 30s --rare-until 35s
+RARE_MAP := sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
+	--load clients.arrival.total_rate=290/s..310/s/1 --trigger clients.arrival.profile.1.at=30.5s..34s
+RARE_CHECK := $(RARE_MAP) --rare in_system --rare-from 30s --rare-until 32s --rare-at 31s,31.2s,31.4s,31.55s,31.6s
+RARE_SPLIT := $(RARE_MAP) --rare in_system --rare-method split --rare-from 30s --rare-at 31.55s,31.6s --rare-paths 300
 
 .PHONY: experiment-map-rare
 experiments: experiment-map-rare
-experiment-map-rare: build ## small P(no recovery) below the boundary by multilevel splitting (docs/experiments/metastability-map.md)
-	@rm -rf $(MAP_OUT)/rare && mkdir -p $(MAP_OUT)
+experiment-map-rare: build ## small P(no recovery) below the boundary, importance sampling and splitting against brute force (docs/experiments/metastability-map.md; ~15 min)
+	@rm -rf $(MAP_OUT)/rare* && mkdir -p $(MAP_OUT)
 	./$(BIN) map $(RARE_ARGS) --out $(MAP_OUT)/rare > $(MAP_OUT)/rare.txt
 	@{ echo '```text'; cat $(MAP_OUT)/rare.txt; echo '```'; } > $(MAP_OUT)/rare.md
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/rare.md,rare)
 	./$(BIN) map $(RARE_CHECK) --out $(MAP_OUT)/rare-check > $(MAP_OUT)/rare-check.txt
+	./$(BIN) map $(RARE_SPLIT) --out $(MAP_OUT)/rare-split > $(MAP_OUT)/rare-split.txt
 	./$(BIN) sweep -q sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
-		--vary clients.arrival.profile.1.at=31.55s,31.6s --seeds 4000 --seed 20000 --out $(MAP_OUT)/rare-bf
-	@{ echo '```text'; cat $(MAP_OUT)/rare-check.txt; echo 'brute force, 4,000 seeds from 20,000:'; \
+		--vary clients.arrival.profile.1.at=31.4s,31.55s,31.6s --seeds 10000 --seed 20000 --out $(MAP_OUT)/rare-bf
+	@{ echo '```text'; echo '$$ throttlesim map $(RARE_CHECK)'; cat $(MAP_OUT)/rare-check.txt; \
+		echo; echo '$$ throttlesim map $(RARE_SPLIT)'; sed -n '/^rare collapses/,$$p' $(MAP_OUT)/rare-split.txt; \
+		echo; echo 'brute force, 10,000 seeds from 20,000 per spike:'; \
 		awk -F, 'NR > 1 { printf "%s: %d of %d runs did not recover\n", $$2, $$3 - $$4, $$3 }' $(MAP_OUT)/rare-bf/sweep.csv; \
 		echo '```'; } > $(MAP_OUT)/rare-check.md
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/rare-check.md,rare-check)

@@ -242,6 +242,9 @@ func (p *simPath) record(key uint64) trail {
 // run runs the path's next stretch with the streams of key (branch) and
 // the watch given (nil: to the end).
 func (p *simPath) run(key uint64, watch func(sim.WatchState) bool) (*sim.Result, error) {
+	if err := p.ctx.Err(); err != nil { // interrupted: the paths still queued end at once
+		return nil, fmt.Errorf("%w: %w", sim.ErrInterrupted, err)
+	}
 	p.branch(key)
 	sc, err := p.parse()
 	if err != nil {
@@ -423,7 +426,8 @@ func rarePoint(ctx context.Context, parse func() (*scenario.Scenario, error), c 
 		case errors.Is(err, ErrNoCollapse):
 			rp.Err = fmt.Sprintf("no collapse in %d runs at factor %.4g (P too small for this many runs)", res.Paths, res.Factor)
 		case errors.Is(err, ErrTiltStuck):
-			rp.Err = "cross-entropy pilot stuck: " + strings.TrimPrefix(err.Error(), ErrTiltStuck.Error()+": ")
+			rp.Err = "cross-entropy pilot stuck: " + strings.TrimPrefix(err.Error(), ErrTiltStuck.Error()+": ") +
+				"; P is likely far smaller than the pilot can reach (a factor can be given by hand)"
 		case err != nil:
 			return err
 		default:

@@ -41,7 +41,7 @@ type TiltConfig struct {
 	HorizonS float64
 	// Paths are the runs of the estimate (default 1,000); PilotPaths the
 	// runs of each cross-entropy round (default 200); Rho the fraction of
-	// them that must collapse to stop (default 0.1).
+	// them its elite keeps (default 0.1).
 	Paths, PilotPaths int
 	Rho               float64
 	Seed              uint64
@@ -102,6 +102,9 @@ func Tilt(ctx context.Context, parse func() (*scenario.Scenario, error), c TiltC
 	}
 	from, until := int64(math.Round(c.FromS*1e9)), int64(math.Round(c.UntilS*1e9))
 	sample := func(f float64, key uint64) tiltSample {
+		if err := ctx.Err(); err != nil { // interrupted: the runs still queued end at once
+			return tiltSample{runError: fmt.Errorf("%w: %w", sim.ErrInterrupted, err)}
+		}
 		sc, err := parse()
 		if err != nil {
 			return tiltSample{runError: err}
@@ -197,18 +200,20 @@ func tiltEstimate(sample func(f float64, key uint64) tiltSample, c TiltConfig) (
 }
 
 // crossEntropy chooses the factor: rounds of PilotPaths runs, each moving
-// f to the weighted maximum-likelihood rate of its elite runs (the
-// collapses once there are Rho·PilotPaths of them, else the top Rho by
-// score), until the collapses are that many. When the elite score does
+// f to the weighted maximum-likelihood rate of its elite runs: the top
+// Rho by score, until a round has max(5, Rho·PilotPaths/4) collapses;
+// that round's update, from its collapses alone, is the factor that best
+// explains the collapses themselves (the last step of the multilevel
+// cross-entropy method, whose elite is the rare set). When the elite score does
 // not rise, the next round's elite is half as large (down to 2 runs), the
 // modified cross-entropy method's remedy (Homem-de-Mello and Rubinstein
 // 2002); after 2 rounds in a row without a rise (a score that hardly
 // depends on the window's arrivals), f is raised by a quarter per round
 // instead, until the collapses are common. Any f gives an unbiased
 // estimate; the pilot only looks for one with a small variance. It gives
-// up after 12 rounds.
+// up after 20 rounds.
 func crossEntropy(run func(f float64, n int, seed uint64, round int) ([]tiltSample, error), c TiltConfig, res *TiltResult) (float64, error) {
-	const rounds = 12
+	const rounds = 20
 	f := 1.0
 	seed := rng.Mix(c.Seed ^ 0x2545f4914f6cdd1d)
 	best, flat := math.Inf(-1), 0
@@ -227,7 +232,7 @@ func crossEntropy(run func(f float64, n int, seed uint64, round int) ([]tiltSamp
 			}
 			scores[i] = s.score
 		}
-		need := int(math.Ceil(c.Rho * float64(len(xs))))
+		need := max(5, int(math.Ceil(c.Rho*float64(len(xs))/4)))
 		top := max(2, int(math.Ceil(rho*float64(len(xs)))))
 		round := TiltRound{Factor: f, Collapsed: float64(events) / float64(len(xs))}
 		var elite []tiltSample
