@@ -2,8 +2,8 @@ package sim
 
 import (
 	"math"
+	"unsafe"
 
-	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -149,7 +149,7 @@ func (m *model) onArrival(now int64, c uint32) {
 	if next := m.nextArrival(c, n+1, now); next < m.end {
 		m.q.Schedule(next, evArrival, c, 0)
 	}
-	m.count(now, c, offered)
+	m.mt.count(now, c, offered)
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
 	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge, r.edge, r.dl, r.h1 = now, 0, c, n, 0, 0, 0, 0, 0, 0
@@ -209,7 +209,7 @@ func (m *model) attempt(now int64, slot uint32) {
 }
 
 // drop ends request slot without success, counted by why.
-func (m *model) drop(now int64, slot uint32, why func(*metrics.Row) *int64) {
+func (m *model) drop(now int64, slot uint32, why counter) {
 	m.countR(now, &m.cl.reqs[slot], why)
 	m.done(now, slot, false)
 }
@@ -254,14 +254,25 @@ func (m *model) polOf(r *request) (*cpol, uint32) {
 }
 
 // countR counts one for request r: an external request in the fleet's
-// (and its group's) rows, a service's call in the callee's rows.
-func (m *model) countR(now int64, r *request, field func(*metrics.Row) *int64) {
+// (and its group's) rows, a service's call in the callee's rows. Its
+// common case is count's, inlined (with no calls between services, every
+// request is an external one).
+func (m *model) countR(now int64, r *request, f counter) {
+	if uint64(now-m.mt.rowStart) < m.mt.soloLen {
+		*(*int64)(unsafe.Add(m.mt.cur, f))++
+	} else {
+		m.countRAt(now, r, f)
+	}
+}
+
+// countRAt is countR's general case.
+func (m *model) countRAt(now int64, r *request, f counter) {
 	if r.edge == 0 {
-		m.count(now, r.client, field)
+		m.mt.countAt(now, r.client, f)
 		return
 	}
 	b := &m.svcs[m.nodes[m.edges[r.edge-1].to].first] // the replicas share the service's rows
-	*field(m.brow(b, now))++
+	*f.in(m.brow(b, now))++
 }
 
 // send puts the current attempt of slot on the wire.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/throttlesim/throttlesim/sim/engine"
 	"github.com/throttlesim/throttlesim/sim/metrics"
@@ -19,9 +20,13 @@ type meter struct {
 	histRow  int   // the row whose latency histogram is open
 	rowStart int64 // [rowStart, rowEnd) is histRow's time span, once known
 	rowEnd   int64
-	nextRow  int64 // start of the row after the one being filled
+	cur      unsafe.Pointer // &ser.Rows[histRow], valid in [rowStart, rowEnd) (a counter's offset is added to it)
+	soloLen  uint64         // rowEnd − rowStart when solo, else 0: count's and countR's fast path
+	nextRow  int64          // start of the row after the one being filled
 	rowIdx   int
 	gser     []*metrics.Series // per-group counters (more than one group)
+	cgroup   []uint8           // client → group (more than one group): fleet.cgroup
+	solo     bool              // one group and no calls between services: count's fast path applies
 	sink     metrics.Row       // where group counts go when the fleet is one group
 	lastOK   int64             // when the latest success completed
 	anyOK    bool
@@ -33,7 +38,8 @@ type meter struct {
 	arrivals uint64
 }
 
-func (mt *meter) init(sc *scenario.Scenario, groups int) {
+func (mt *meter) init(sc *scenario.Scenario, groups int, cgroup []uint8) {
+	mt.cgroup = cgroup
 	iv, n := int64(sc.Metrics.Interval), sc.Intervals()
 	if groups > 1 {
 		for range groups {
@@ -46,11 +52,17 @@ func (mt *meter) init(sc *scenario.Scenario, groups int) {
 }
 
 // row returns the fleet's metrics row of time t and closes the latency
-// histogram of earlier rows.
+// histogram of earlier rows. The common case, t in the row of the latest
+// call, is small enough to be inlined.
 func (mt *meter) row(t int64) *metrics.Row {
-	if t < mt.rowEnd && t >= mt.rowStart { // the common case: no division
-		return &mt.ser.Rows[mt.histRow]
+	if t < mt.rowEnd && t >= mt.rowStart {
+		return (*metrics.Row)(mt.cur)
 	}
+	return mt.rowAt(t)
+}
+
+// rowAt is row when t is outside the row of the latest call.
+func (mt *meter) rowAt(t int64) *metrics.Row {
 	i := mt.ser.Index(t)
 	if i != mt.histRow {
 		mt.flushHist(i)
@@ -59,6 +71,10 @@ func (mt *meter) row(t int64) *metrics.Row {
 	mt.rowEnd = mt.rowStart + mt.ser.Interval
 	if i == len(mt.ser.Rows)-1 {
 		mt.rowEnd = math.MaxInt64
+	}
+	mt.cur = unsafe.Pointer(&mt.ser.Rows[i])
+	if mt.solo {
+		mt.soloLen = uint64(mt.rowEnd - mt.rowStart)
 	}
 	return &mt.ser.Rows[i]
 }
@@ -82,6 +98,10 @@ func (mt *meter) flushHist(next int) {
 	}
 	mt.hist.Reset()
 	mt.histRow = next
+	mt.cur = nil // row's fast path returns the row of histRow
+	if next < len(mt.ser.Rows) {
+		mt.cur = unsafe.Pointer(&mt.ser.Rows[next])
+	}
 }
 
 // success records a request that succeeded at now after latency lat.
@@ -121,39 +141,53 @@ func (mt *meter) rows(now int64, grp uint8) (row, g *metrics.Row) {
 	return row, g
 }
 
-// grow is the per-group metrics row of client c at time t (a scratch row
-// when the fleet is one group).
-func (m *model) grow(t int64, c uint32) *metrics.Row {
-	if m.mt.gser == nil {
-		return &m.mt.sink
-	}
-	s := m.mt.gser[m.cl.cgroup[c]]
-	return &s.Rows[s.Index(t)]
-}
-
-// count adds one to the counter that field picks in the fleet's row at
-// now and, when the fleet has client groups, in client c's group row.
-func (m *model) count(now int64, c uint32, field func(*metrics.Row) *int64) {
-	*field(m.mt.row(now))++
-	if m.mt.gser != nil {
-		*field(m.grow(now, c))++
+// count adds one to counter f in the fleet's row at now and, when the
+// fleet has client groups, in client c's group row. Its common case (one
+// group, now in the row of the latest call) is inlined into the caller.
+func (mt *meter) count(now int64, c uint32, f counter) {
+	if uint64(now-mt.rowStart) < mt.soloLen { // rowStart ≤ now < rowEnd, solo
+		*(*int64)(unsafe.Add(mt.cur, f))++
+	} else {
+		mt.countAt(now, c, f)
 	}
 }
 
-// Counter selectors for count.
-func offered(r *metrics.Row) *int64          { return &r.Offered }
-func succeeded(r *metrics.Row) *int64        { return &r.Succeeded }
-func failed(r *metrics.Row) *int64           { return &r.Failed }
-func retries(r *metrics.Row) *int64          { return &r.Retries }
-func attempts(r *metrics.Row) *int64         { return &r.Attempts }
-func dropNoConn(r *metrics.Row) *int64       { return &r.DropNoConn }
-func dropThrottle(r *metrics.Row) *int64     { return &r.DropThrottle }
-func dropBreaker(r *metrics.Row) *int64      { return &r.DropBreaker }
-func paced(r *metrics.Row) *int64            { return &r.Paced }
-func budgetRefused(r *metrics.Row) *int64    { return &r.BudgetRefused }
-func deadlineExceeded(r *metrics.Row) *int64 { return &r.DeadlineExceeded }
-func timedOut(r *metrics.Row) *int64         { return &r.TimedOut }
-func hedges(r *metrics.Row) *int64           { return &r.Hedges }
+// countAt is count's general case.
+func (mt *meter) countAt(now int64, c uint32, f counter) {
+	*f.in(mt.row(now))++
+	if mt.gser != nil {
+		s := mt.gser[mt.cgroup[c]]
+		*f.in(&s.Rows[s.Index(now)])++
+	}
+}
+
+// counter names a counter of metrics.Row by its offset in the row. A
+// selector function would do the same, but its indirect call keeps count
+// and countR from being inlined, and R1 counts several times per request
+// (docs/performance.md).
+type counter uintptr
+
+// in is counter f of row r.
+func (f counter) in(r *metrics.Row) *int64 {
+	return (*int64)(unsafe.Add(unsafe.Pointer(r), f))
+}
+
+// The counters that count and countR add to.
+const (
+	offered          = counter(unsafe.Offsetof(metrics.Row{}.Offered))
+	succeeded        = counter(unsafe.Offsetof(metrics.Row{}.Succeeded))
+	failed           = counter(unsafe.Offsetof(metrics.Row{}.Failed))
+	retries          = counter(unsafe.Offsetof(metrics.Row{}.Retries))
+	attempts         = counter(unsafe.Offsetof(metrics.Row{}.Attempts))
+	dropNoConn       = counter(unsafe.Offsetof(metrics.Row{}.DropNoConn))
+	dropThrottle     = counter(unsafe.Offsetof(metrics.Row{}.DropThrottle))
+	dropBreaker      = counter(unsafe.Offsetof(metrics.Row{}.DropBreaker))
+	paced            = counter(unsafe.Offsetof(metrics.Row{}.Paced))
+	budgetRefused    = counter(unsafe.Offsetof(metrics.Row{}.BudgetRefused))
+	deadlineExceeded = counter(unsafe.Offsetof(metrics.Row{}.DeadlineExceeded))
+	timedOut         = counter(unsafe.Offsetof(metrics.Row{}.TimedOut))
+	hedges           = counter(unsafe.Offsetof(metrics.Row{}.Hedges))
+)
 
 // closeRows records the end-of-interval samples of every row that ends at
 // or before t.

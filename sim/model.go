@@ -120,11 +120,12 @@ func newModel(sc *scenario.Scenario, seed uint64) (*model, error) {
 	}
 	m.net.init(sc.Network)
 	m.occ.on = sc.Backend.Kind == scenario.BackendOCC
-	m.mt.init(sc, len(m.cl.pols))
+	m.mt.init(sc, len(m.cl.pols), m.cl.cgroup)
 	if err := m.initGraph(sc); err != nil {
 		return nil, err
 	}
 	m.initConnReplicas()
+	m.mt.solo = m.mt.gser == nil && len(m.edges) == 0
 	for i := range m.cl.pols {
 		m.cl.pols[i].propagate = sc.Clients.PropagateDeadline
 	}

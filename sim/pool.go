@@ -242,8 +242,17 @@ func (m *model) slowed(b *pool, slot uint32, hop uint8, svc int64) int64 {
 	return b.slow.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
 }
 
-// brow is b's metrics row at now.
+// brow is b's metrics row at now. Its common case (the entry service of
+// a solo fleet, now in the row of the latest call) is inlined.
 func (m *model) brow(b *pool, now int64) *metrics.Row {
+	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
+		return (*metrics.Row)(m.mt.cur)
+	}
+	return m.browAt(b, now)
+}
+
+// browAt is brow's general case.
+func (m *model) browAt(b *pool, now int64) *metrics.Row {
 	if b.fleet {
 		return m.mt.row(now)
 	}
@@ -251,8 +260,17 @@ func (m *model) brow(b *pool, now int64) *metrics.Row {
 }
 
 // brows are b's row at now and group grp's (a scratch row unless b is
-// the entry service and the fleet has groups).
+// the entry service and the fleet has groups). Its common case (the entry
+// service of a solo fleet, now in the row of the latest call) is inlined.
 func (m *model) brows(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
+	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
+		return (*metrics.Row)(m.mt.cur), &m.mt.sink
+	}
+	return m.browsAt(b, now, grp)
+}
+
+// browsAt is brows's general case.
+func (m *model) browsAt(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
 	if b.fleet {
 		return m.mt.rows(now, grp)
 	}
