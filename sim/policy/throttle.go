@@ -91,12 +91,16 @@ func NewWindow(n int, width, buckets int64) *Window {
 const acceptFlag = 1 << 31
 
 // Advance expires the records that have left the window at time now. Time
-// must not go backwards.
+// must not go backwards. Its common case, now in the bucket of the latest
+// call, is small enough to be inlined.
 func (w *Window) Advance(now int64) {
-	b := now / w.width
-	if b == w.cur {
-		return
+	if b := now / w.width; b != w.cur {
+		w.expire(b)
 	}
+}
+
+// expire moves the window to bucket b and drops the records that left it.
+func (w *Window) expire(b int64) {
 	w.cur = b
 	limit := b - w.buckets
 	for w.fifo.n > 0 {
@@ -127,15 +131,21 @@ func (w *Window) Probability(now int64, id int, f ThrottleForm) float64 {
 // RecordRequest adds one request to throttle id at time now.
 func (w *Window) RecordRequest(now int64, id int) {
 	w.Advance(now)
-	w.req[id]++
-	w.fifo.push(record{bucket: uint32(now / w.width), id: uint32(id)})
+	w.addRequest(id)
 }
 
 // RecordAccept adds one accept to throttle id at time now.
 func (w *Window) RecordAccept(now int64, id int) {
 	w.Advance(now)
 	w.acc[id]++
-	w.fifo.push(record{bucket: uint32(now / w.width), id: uint32(id) | acceptFlag})
+	w.fifo.push(record{bucket: uint32(w.cur), id: uint32(id) | acceptFlag}) // cur = now / width after Advance
+}
+
+// addRequest adds one request to throttle id in the current bucket (the
+// one of the latest Advance).
+func (w *Window) addRequest(id int) {
+	w.req[id]++
+	w.fifo.push(record{bucket: uint32(w.cur), id: uint32(id)})
 }
 
 // Records is the number of records inside the window (for memory checks).
@@ -249,15 +259,17 @@ func NewThrottle(n int, c ThrottleConfig) (*Throttle, error) {
 // is recorded in the window (always when local rejects count, else only
 // when it goes through).
 func (t *Throttle) Allow(now int64, id int, stream, n uint64) bool {
-	p := t.win.Probability(now, id, t.form)
+	w := t.win
+	w.Advance(now) // once: the records below go into its bucket
+	p := t.form.Probability(w.req[id], w.acc[id])
 	if t.countLocal {
-		t.win.RecordRequest(now, id)
+		w.addRequest(id)
 	}
 	if p > 0 && t.uniform(stream, n) < p {
 		return false
 	}
 	if !t.countLocal {
-		t.win.RecordRequest(now, id)
+		w.addRequest(id)
 	}
 	return true
 }
