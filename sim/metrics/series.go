@@ -136,6 +136,10 @@ func (s *Series) AddQueueArea(from, to int64, n int64) {
 	if n == 0 || to <= from {
 		return
 	}
+	if i := s.Index(from); i == s.Index(to-1) { // within one row: what Spread would add
+		s.Rows[i].QueueAreaNS += n * (to - from)
+		return
+	}
 	s.Spread(from, to, func(r *Row, ns int64) { r.QueueAreaNS += n * ns })
 }
 
