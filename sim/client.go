@@ -255,8 +255,9 @@ func (m *model) polOf(r *request) (*cpol, uint32) {
 
 // countR counts one for request r: an external request in the fleet's
 // (and its group's) rows, a service's call in the callee's rows. Its
-// common case is count's, inlined (with no calls between services, every
-// request is an external one).
+// common case is meter.count's, one compare and one add (with no calls
+// between services every request is an external one); countR itself is
+// just over the inlining budget.
 func (m *model) countR(now int64, r *request, f counter) {
 	if uint64(now-m.mt.rowStart) < m.mt.soloLen {
 		*(*int64)(unsafe.Add(m.mt.cur, f))++

@@ -261,7 +261,8 @@ func (m *model) browAt(b *pool, now int64) *metrics.Row {
 
 // brows are b's row at now and group grp's (a scratch row unless b is
 // the entry service and the fleet has groups). Its common case (the entry
-// service of a solo fleet, now in the row of the latest call) is inlined.
+// service of a solo fleet, now in the row of the latest call) returns at
+// once.
 func (m *model) brows(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
 	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
 		return (*metrics.Row)(m.mt.cur), &m.mt.sink
