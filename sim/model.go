@@ -77,7 +77,7 @@ const (
 	evScaleTick                       // ID node: an autoscaler samples its metric (and, every period, decides)
 	evReplicaReady                    // ID pool, Aux generation<<1 | warm-up over: a new replica takes work (or its warm-up ends)
 	evWatch                           // a watch point of Options.WatchEvery (branch.go); never in ordinary runs
-	evTiltMark                        // Aux 0: the arrival tilt's window starts, 1: it ends (tilt.go); never in ordinary runs
+	evTiltMark                        // Aux j: the arrival tilt's slot bound j (tilt.go); never in ordinary runs
 )
 
 // Attempt outcomes as the client sees them.

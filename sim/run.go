@@ -131,10 +131,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		if err := m.initTilt(*opt.Tilt); err != nil {
 			return nil, err
 		}
-		m.q.Schedule(m.tilt.From, evTiltMark, 0, 0)
-		if m.tilt.Until < m.end {
-			m.q.Schedule(m.tilt.Until, evTiltMark, 0, 1)
-		}
+		m.scheduleTilt()
 	}
 	m.start()
 	if m.hooks != nil && m.hooks.every > 0 {

@@ -10,81 +10,106 @@ import (
 )
 
 // ArrivalTilt runs a scenario with its Poisson arrival rate multiplied by
-// Factor on [From, Until) (ns) and reports the likelihood ratio of the
-// arrivals (Result.Tilt), for importance sampling: the expectation of any
-// function of the run under the scenario is the expectation under the
-// tilt of that function times exp(LogLR). Only the arrival process is
-// changed; every other draw keeps its law.
+// a factor on the window [From, Until) (ns) and reports the likelihood
+// ratio of the arrivals (Result.Tilt), for importance sampling: the
+// expectation of any function of the run under the scenario is the
+// expectation under the tilt of that function times exp(LogLR). Only the
+// arrival process is changed; every other draw keeps its law.
 //
-// For a Poisson process of intensity λ(t) on the window, tilted to
-// f·λ(t), with N arrivals in the window and Λ = ∫λ(t)dt over it, the
-// ratio is f^−N · exp((f − 1)·Λ).
+// The window is cut into len(Factors) slots of equal length, slot j
+// tilted by Factors[j] (one factor: the whole window). For a Poisson
+// process of intensity λ(t), tilted to f_j·λ(t) in slot j, with N_j
+// arrivals there and Λ_j = ∫λ(t)dt over it, the ratio is
+// Π_j f_j^−N_j · exp((f_j − 1)·Λ_j).
 type ArrivalTilt struct {
 	From, Until int64
-	Factor      float64
+	Factors     []float64
 }
 
-// TiltReport is what a tilted run saw in its window.
+// TiltReport is what a tilted run saw in its window, per slot.
 type TiltReport struct {
-	Arrivals uint64  // N: arrivals in [From, Until)
-	Expected float64 // Λ: arrivals expected there without the tilt
-	LogLR    float64 // log of the likelihood ratio
+	Arrivals []uint64  // N_j: arrivals in slot j
+	Expected []float64 // Λ_j: arrivals expected there without the tilt
+	LogLR    float64   // log of the likelihood ratio
 }
 
 // ErrTiltNotPoisson says the scenario's arrivals are not a Poisson process
 // the tilt can reweight.
 var ErrTiltNotPoisson = errors.New("sim: an arrival tilt needs Poisson arrivals")
 
-// tiltState is the tilt of a run: its window and what it counted.
+// tiltState is the tilt of a run: its slots and what it counted.
 type tiltState struct {
 	ArrivalTilt
-	expected float64
-	atFrom   uint64 // arrivals handled before From
-	closed   bool   // the mark at Until ran
-	rep      TiltReport
+	bounds   []int64   // slot j is [bounds[j], bounds[j+1])
+	expected []float64 // Λ_j
+	marks    []uint64  // arrivals handled before each bound that has passed
 }
 
-// initTilt checks the tilt, computes Λ from the scenario's own profile and
-// the clients' start times, and replaces the profile with the tilted one.
-// Called after newModel, before start.
+// initTilt checks the tilt, computes each Λ_j from the scenario's own
+// profile and the clients' start times, and replaces the profile with the
+// tilted one. Called after newModel, before start.
 func (m *model) initTilt(t ArrivalTilt) error {
 	ar := m.sc.Clients.Arrival
 	switch {
 	case ar.Process == scenario.ArrivalConstant || ar.Process == scenario.ArrivalOnce:
 		return fmt.Errorf("%w, not %q", ErrTiltNotPoisson, ar.Process)
-	case !(t.Factor > 0) || math.IsInf(t.Factor, 0):
-		return fmt.Errorf("sim: an arrival tilt's factor must be above 0, got %g", t.Factor)
+	case len(t.Factors) == 0:
+		return errors.New("sim: an arrival tilt needs at least one factor")
 	case t.From < 0 || t.Until <= t.From:
 		return fmt.Errorf("sim: an arrival tilt needs 0 <= from < until, got [%d, %d) ns", t.From, t.Until)
+	case t.Until > m.end:
+		return fmt.Errorf("sim: the arrival tilt's window ends at %.3fs, after the run's end (%.3fs)", float64(t.Until)/1e9, float64(m.end)/1e9)
+	case int64(len(t.Factors)) > t.Until-t.From:
+		return fmt.Errorf("sim: %d tilt slots in a window of %d ns", len(t.Factors), t.Until-t.From)
 	}
-	t.Until = min(t.Until, m.end)
-	if t.Until <= t.From {
-		return fmt.Errorf("sim: the arrival tilt's window starts at %.3fs, at or after the run's end", float64(t.From)/1e9)
+	for _, f := range t.Factors {
+		if !(f > 0) || math.IsInf(f, 0) {
+			return fmt.Errorf("sim: an arrival tilt's factors must be above 0, got %g", f)
+		}
+	}
+	s := len(t.Factors)
+	bounds := make([]int64, s+1)
+	for j := range bounds {
+		bounds[j] = t.From + (t.Until-t.From)*int64(j)/int64(s)
 	}
 	cl := &m.cl
-	var lam float64 // Σ over clients of ∫ m(t) dt over the window from their start, in s
+	lam := make([]float64, s) // Σ over clients of ∫ m(t) dt over slot j from their start, in s
 	for c := range cl.ord {
-		s := m.startTime(uint32(c))
-		if cl.atStart && s >= t.From && s < t.Until {
-			return fmt.Errorf("%w: with first_at_start, client %d starts (and sends at once) inside the tilt's window, at %.3fs", ErrTiltNotPoisson, c, float64(s)/1e9)
+		st := m.startTime(uint32(c))
+		if cl.atStart && st >= t.From && st < t.Until {
+			return fmt.Errorf("%w: with first_at_start, client %d starts (and sends at once) inside the tilt's window, at %.3fs", ErrTiltNotPoisson, c, float64(st)/1e9)
 		}
-		from := max(s, t.From)
-		if from < t.Until {
-			lam += cl.prof.cum(t.Until) - cl.prof.cum(from)
+		for j := range s {
+			if from := max(st, bounds[j]); from < bounds[j+1] {
+				lam[j] += cl.prof.cum(bounds[j+1]) - cl.prof.cum(from)
+			}
 		}
 	}
-	m.tilt = &tiltState{ArrivalTilt: t, expected: lam * cl.lambda}
-	cl.prof = cl.prof.tilted(t.From, t.Until, t.Factor)
+	for j := range lam {
+		lam[j] *= cl.lambda
+	}
+	m.tilt = &tiltState{ArrivalTilt: t, bounds: bounds, expected: lam}
+	cl.prof = cl.prof.tilted(bounds, t.Factors)
 	return nil
 }
 
-// tilted is p with its multiplier times f on [from, until).
-func (p *profile) tilted(from, until int64, f float64) profile {
+// scheduleTilt puts a mark on the calendar at every slot bound before the
+// horizon (Aux: the bound's index); the horizon itself needs none.
+func (m *model) scheduleTilt() {
+	for j, b := range m.tilt.bounds {
+		if b < m.end {
+			m.q.Schedule(b, evTiltMark, 0, uint32(j))
+		}
+	}
+}
+
+// tilted is p with its multiplier times f[j] on [bounds[j], bounds[j+1]).
+func (p *profile) tilted(bounds []int64, f []float64) profile {
 	points := []int64{0}
 	if !p.flat {
 		points = slices.Clone(p.at)
 	}
-	points = append(points, from, until)
+	points = append(points, bounds...)
 	slices.Sort(points)
 	points = slices.Compact(points)
 	steps := make([]scenario.Step, 0, len(points))
@@ -93,40 +118,44 @@ func (p *profile) tilted(from, until int64, f float64) profile {
 		if !p.flat {
 			m = p.mult[p.seg(at)]
 		}
-		if at >= from && at < until {
-			m *= f
+		if at >= bounds[0] && at < bounds[len(bounds)-1] {
+			j, found := slices.BinarySearch(bounds, at)
+			if !found {
+				j--
+			}
+			m *= f[j]
 		}
 		steps = append(steps, scenario.Step{At: scenario.Duration(at), Multiplier: m})
 	}
 	return newProfile(steps)
 }
 
-// tiltMark handles the tilt's marks at From (Aux 0) and Until (Aux 1):
-// the arrivals handled before each. An arrival at the very nanosecond of
-// a mark counts on the side its scheduling order puts it (a measure-zero
-// event for continuous arrival times).
-func (m *model) tiltMark(aux uint32) {
+// tiltMark handles the mark at bound j: the arrivals handled before it. An
+// arrival at the very nanosecond of a mark counts on the side its
+// scheduling order puts it (a measure-zero event for continuous arrival
+// times).
+func (m *model) tiltMark(j uint32) {
 	t := m.tilt
-	if aux == 0 {
-		t.atFrom = m.mt.arrivals
-		return
+	if int(j) == len(t.marks) {
+		t.marks = append(t.marks, m.mt.arrivals)
 	}
-	t.rep.Arrivals = m.mt.arrivals - t.atFrom
-	t.closed = true
 }
 
 // tiltReport finishes the report at the end of a run; nil if the run
 // stopped before Until (the window's arrivals are not all known).
 func (m *model) tiltReport(stopped int64) *TiltReport {
 	t := m.tilt
-	r := t.rep
 	if stopped < t.Until {
 		return nil
 	}
-	if !t.closed { // Until is the horizon: every arrival before it was handled
-		r.Arrivals = m.mt.arrivals - t.atFrom
+	marks := t.marks
+	if len(marks) < len(t.bounds) { // Until is the horizon: every arrival before it was handled
+		marks = append(slices.Clone(marks), m.mt.arrivals)
 	}
-	r.Expected = t.expected
-	r.LogLR = -float64(r.Arrivals)*math.Log(t.Factor) + (t.Factor-1)*t.expected
-	return &r
+	r := &TiltReport{Arrivals: make([]uint64, len(t.Factors)), Expected: slices.Clone(t.expected)}
+	for j, f := range t.Factors {
+		r.Arrivals[j] = marks[j+1] - marks[j]
+		r.LogLR += -float64(r.Arrivals[j])*math.Log(f) + (f-1)*t.expected[j]
+	}
+	return r
 }

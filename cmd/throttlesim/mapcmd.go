@@ -51,6 +51,7 @@ type mapOptions struct {
 	rareMethod    string
 	rareUntil     time.Duration
 	rareFactor    float64
+	rareSlot      time.Duration
 	rareFlagsSet  string // the first --rare-* flag given, to refuse it without --rare
 }
 
@@ -112,7 +113,7 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
 			o.seedSet = cmd.Flags().Changed("seed")
-			for _, n := range []string{"rare-method", "rare-until", "rare-factor", "rare-paths", "rare-points", "rare-from"} {
+			for _, n := range []string{"rare-method", "rare-until", "rare-factor", "rare-slot", "rare-paths", "rare-points", "rare-from"} {
 				if cmd.Flags().Changed(n) && o.rareFlagsSet == "" {
 					o.rareFlagsSet = "--" + n
 				}
@@ -142,7 +143,8 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 	f.StringVar(&o.rareMethod, "rare-method", "tilt", "tilt (importance sampling of the arrivals) or split (multilevel splitting)")
 	f.IntVar(&o.rarePaths, "rare-paths", 0, "runs of the estimate (tilt, default 1000) or paths per stage (split, default 100)")
 	f.DurationVar(&o.rareUntil, "rare-until", 0, "tilt: the end of the window whose arrivals are tilted (required with tilt; the trigger's end plus a timeout or two)")
-	f.Float64Var(&o.rareFactor, "rare-factor", 0, "tilt: the arrival-rate factor (default: chosen by a cross-entropy pilot)")
+	f.Float64Var(&o.rareFactor, "rare-factor", 0, "tilt: the arrival-rate factor of every slot (default: each slot's chosen by a cross-entropy pilot)")
+	f.DurationVar(&o.rareSlot, "rare-slot", 250*time.Millisecond, "tilt: the window is cut into slots this long, each with its own factor (at most 64)")
 	f.IntVar(&o.rarePoints, "rare-points", 2, "grid probes without a collapse to estimate at, per load level, from the boundary down")
 	f.StringSliceVar(&o.rareAt, "rare-at", nil, "estimate at these trigger values (comma-separated, the trigger's unit) at every load level instead of at grid probes")
 	f.DurationVar(&o.rareFrom, "rare-from", 0, "the trigger's start: where the tilt's window begins, and the measure counts from")
@@ -247,7 +249,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 			return usageError{err}
 		}
 		rc.Paths, rc.FromS, rc.HorizonS, rc.Seed, rc.Jobs = o.rarePaths, o.rareFrom.Seconds(), cfg.HorizonS, seed, o.jobs
-		rc.Method, rc.UntilS, rc.Factor = o.rareMethod, o.rareUntil.Seconds(), o.rareFactor
+		rc.Method, rc.UntilS, rc.Factor, rc.SlotS = o.rareMethod, o.rareUntil.Seconds(), o.rareFactor, o.rareSlot.Seconds()
 		switch {
 		case o.rareMethod != "tilt" && o.rareMethod != "split":
 			return usageError{fmt.Errorf("--rare-method %q: want tilt or split", o.rareMethod)}
@@ -255,6 +257,8 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 			return usageError{fmt.Errorf("--rare %q: levels are for --rare-method split", o.rare)}
 		case o.rareMethod == "tilt" && o.rareUntil <= o.rareFrom:
 			return usageError{fmt.Errorf("--rare-method tilt needs --rare-until after --rare-from (%v): the end of the window whose arrivals decide a collapse, e.g. the trigger's end plus a timeout", o.rareFrom)}
+		case o.rareMethod == "tilt" && o.rareSlot <= 0:
+			return usageError{fmt.Errorf("--rare-slot %v: want a duration above 0", o.rareSlot)}
 		case o.rareMethod == "tilt" && (o.rareFactor < 0 || math.IsNaN(o.rareFactor) || math.IsInf(o.rareFactor, 0)):
 			return usageError{fmt.Errorf("--rare-factor %g: want a factor above 0 (or 0 for the pilot's choice)", o.rareFactor)}
 		}
@@ -351,7 +355,7 @@ func printRare(w io.Writer, doc *mapDoc) {
 		if t := p.Tilt; t != nil && p.Err != "" {
 			how = fmt.Sprintf("%d pilot rounds, %d runs", len(t.Pilot), t.PilotPaths+t.Paths)
 		} else if t != nil {
-			how = fmt.Sprintf("factor %.4g, %d of %d runs collapsed", t.Factor, t.Collapsed, t.Paths)
+			how = fmt.Sprintf("factors %s, %d of %d runs collapsed, ESS %.0f", explore.FactorRange(t.Factors), t.Collapsed, t.Paths, t.ESS)
 		} else {
 			var lv []string
 			for _, x := range p.Result.Levels {
@@ -364,6 +368,9 @@ func printRare(w io.Writer, doc *mapDoc) {
 			method = "split"
 		}
 		fmt.Fprintf(w, "%-14s %-12s %-9s %-6s %-28s %s\n", r.Load.Short(p.Load), r.Trigger.Short(p.Trigger), fmt.Sprintf("%d/%d", p.K, p.N), method, est, how)
+		if p.Warning != "" {
+			fmt.Fprintf(w, "%-14s %-12s   ^ %s\n", "", "", p.Warning)
+		}
 	}
 }
 

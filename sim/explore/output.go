@@ -52,7 +52,7 @@ func (m *MapResult) BoundaryCSV() []byte {
 // RareCSV is rare.csv: one row per splitting estimate.
 func (m *MapResult) RareCSV() []byte {
 	rows := [][]string{{"load", "trigger", "map_seeds", "map_no_recovery", "p_no_recovery", "rel_err", "ci_lo", "ci_hi", "levels", "stages", "paths", "pilot_paths", "error",
-		"method", "tilt_factor", "collapsed", "ess"}}
+		"method", "tilt_factors", "collapsed", "ess", "warning"}}
 	for _, r := range m.Rare {
 		var lv, st []string
 		for _, x := range r.Result.Levels {
@@ -69,11 +69,15 @@ func (m *MapResult) RareCSV() []byte {
 		factor, collapsed, ess := "", "", ""
 		if t := r.Tilt; t != nil {
 			method, relErr, paths, pilot = "tilt", num(t.RelErr), t.Paths, t.PilotPaths
-			factor, collapsed, ess = num(t.Factor), strconv.Itoa(t.Collapsed), num(t.ESS)
+			var fs []string
+			for _, x := range t.Factors {
+				fs = append(fs, num(x))
+			}
+			factor, collapsed, ess = strings.Join(fs, " "), strconv.Itoa(t.Collapsed), num(t.ESS)
 		}
 		rows = append(rows, []string{m.Load.Format(r.Load), m.Trigger.Format(r.Trigger), strconv.Itoa(r.N), strconv.Itoa(r.K), p, relErr,
 			num(r.Lo), num(r.Hi), strings.Join(lv, " "), strings.Join(st, " "), strconv.Itoa(paths), strconv.Itoa(pilot), r.Err,
-			method, factor, collapsed, ess})
+			method, factor, collapsed, ess, r.Warning})
 	}
 	return writeCSV(rows)
 }

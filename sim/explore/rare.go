@@ -47,9 +47,9 @@ func MeasureNames() []string {
 // UntilS as the tilt's window and Paths as the estimate's runs).
 type RareConfig struct {
 	Method string
-	// UntilS ends the tilt's window; Factor fixes the tilt (0: chosen by
-	// cross-entropy). Tilt only.
-	UntilS, Factor float64
+	// UntilS ends the tilt's window, SlotS is its slots' length; Factor
+	// fixes every slot's factor (0: chosen by cross-entropy). Tilt only.
+	UntilS, SlotS, Factor float64
 	// Measure names the progress measure (Measures); Levels are its
 	// increasing levels, or nil to choose them by a pilot (below). The
 	// last stage of the splitting is "does not recover" (the recovery
@@ -359,6 +359,10 @@ type RarePoint struct {
 	Lo  float64 `json:"ci_lo"`
 	Hi  float64 `json:"ci_hi"`
 	Err string  `json:"error,omitempty"`
+	// Warning flags an estimate that few runs carry (tilt: an effective
+	// sample size under 10 or a relative error above 1/2): importance
+	// sampling then tends to fall short of P, its interval with it.
+	Warning string `json:"warning,omitempty"`
 }
 
 // RareAtBoundary estimates P(no recovery) by splitting (Rare) below each
@@ -419,12 +423,12 @@ func RareAtBoundary(ctx context.Context, parse func(sets []string) (*scenario.Sc
 // fails for want of effort is recorded in rp.Err, not returned.
 func rarePoint(ctx context.Context, parse func() (*scenario.Scenario, error), c RareConfig, rp *RarePoint) error {
 	if c.Method == "tilt" {
-		res, err := Tilt(ctx, parse, TiltConfig{Measure: c.Measure, FromS: c.FromS, UntilS: c.UntilS, Factor: c.Factor,
+		res, err := Tilt(ctx, parse, TiltConfig{Measure: c.Measure, FromS: c.FromS, UntilS: c.UntilS, SlotS: c.SlotS, Factor: c.Factor,
 			HorizonS: c.HorizonS, Paths: c.Paths, Seed: c.Seed, Jobs: c.Jobs})
 		rp.Tilt = &res
 		switch {
 		case errors.Is(err, ErrNoCollapse):
-			rp.Err = fmt.Sprintf("no collapse in %d runs at factor %.4g (P too small for this many runs)", res.Paths, res.Factor)
+			rp.Err = fmt.Sprintf("no collapse in %d runs at factors %s (P too small for this many runs)", res.Paths, FactorRange(res.Factors))
 		case errors.Is(err, ErrTiltStuck):
 			rp.Err = "cross-entropy pilot stuck: " + strings.TrimPrefix(err.Error(), ErrTiltStuck.Error()+": ") +
 				"; P is likely far smaller than the pilot can reach (a factor can be given by hand)"
@@ -433,6 +437,9 @@ func rarePoint(ctx context.Context, parse func() (*scenario.Scenario, error), c 
 		default:
 			rp.P = res.P
 			rp.Lo, rp.Hi = max(0, res.P-1.96*res.SE), min(1, res.P+1.96*res.SE)
+			if res.ESS < 10 || res.RelErr > 0.5 {
+				rp.Warning = fmt.Sprintf("unreliable: %.1f runs' worth of weight (ESS) carry it, relative error %.2f; likely too low (shorter slots or a narrower window help)", res.ESS, res.RelErr)
+			}
 		}
 		return nil
 	}

@@ -76,7 +76,7 @@ func TestRareMatchesBruteForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sd := math.Sqrt(ts.SE*ts.SE + bf*(1-bf)/n)
-	t.Logf("importance sampling %.4f ± %.4f at factor %.3f (%d of %d collapsed, ESS %.0f; %d pilot runs)", ts.P, ts.SE, ts.Factor, ts.Collapsed, ts.Paths, ts.ESS, ts.PilotPaths)
+	t.Logf("importance sampling %.4f ± %.4f at factors %s (%d of %d collapsed, ESS %.0f; %d pilot runs)", ts.P, ts.SE, FactorRange(ts.Factors), ts.Collapsed, ts.Paths, ts.ESS, ts.PilotPaths)
 	if d := math.Abs(ts.P - bf); d > 3*sd {
 		t.Errorf("importance sampling %.4f vs brute force %.4f: %.1f standard errors apart", ts.P, bf, d/sd)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/throttlesim/throttlesim/sim"
@@ -14,15 +15,19 @@ import (
 )
 
 // TiltConfig estimates a small P(no recovery) by importance sampling: the
-// runs draw their arrivals at f times the scenario's rate on a window
-// around the trigger (sim.ArrivalTilt), and each collapse counts with the
-// likelihood ratio of its arrivals, which makes the mean exact for any f.
-// f is chosen by the cross-entropy method (Rubinstein and Kroese 2004,
-// "The Cross-Entropy Method"; de Boer et al. 2005, "A Tutorial on the
-// Cross-Entropy Method", Ann. Oper. Res. 134): pilot rounds raise f until a
-// fraction Rho of the runs collapse, each time to the f that best explains
-// the arrivals of the runs that came closest (their weighted maximum
-// likelihood rate), and the estimate comes from fresh runs at that f.
+// runs draw their arrivals at f_j times the scenario's rate in slot j of a
+// window around the trigger (sim.ArrivalTilt), and each collapse counts
+// with the likelihood ratio of its arrivals, which makes the mean exact
+// for any factors. The factors are chosen by the cross-entropy method
+// (Rubinstein and Kroese 2004, "The Cross-Entropy Method"; de Boer et al.
+// 2005, "A Tutorial on the Cross-Entropy Method", Ann. Oper. Res. 134):
+// pilot rounds move each slot's factor to the rate that best explains the
+// arrivals there of the runs that came closest to collapse (their weighted
+// maximum-likelihood rate), until collapses are common, and the estimate
+// comes from fresh runs at those factors. A slot whose arrivals do not
+// matter keeps a factor near 1, so a generous window costs little; one
+// factor over a long window would add the likelihood-ratio noise of every
+// arrival in it.
 //
 // Why not splitting alone: on a retry storm triggered by a spike the
 // collapse is decided by how many arrivals the spike brings in a second
@@ -36,7 +41,10 @@ type TiltConfig struct {
 	// The tilt's window, typically from the trigger's start to a few
 	// seconds after its end: the arrivals that decide the collapse.
 	FromS, UntilS float64
-	// Factor is f; 0 chooses it by cross-entropy.
+	// SlotS is the length of a slot (default 0.25 s; at most 64 slots).
+	SlotS float64
+	// Factor, if above 0, is the factor of every slot; 0 chooses them by
+	// cross-entropy.
 	Factor   float64
 	HorizonS float64
 	// Paths are the runs of the estimate (default 1,000); PilotPaths the
@@ -53,7 +61,7 @@ type TiltResult struct {
 	// P is the mean of 1{no recovery}·LR over the runs; SE its standard
 	// error (the runs are independent); RelErr = SE/P.
 	P, SE, RelErr float64
-	Factor        float64
+	Factors       []float64
 	// Collapsed: runs of the estimate that did not recover; ESS the
 	// effective sample size of their weights, (Σw)²/Σw².
 	Collapsed int
@@ -67,8 +75,8 @@ type TiltResult struct {
 
 // TiltRound is one cross-entropy round.
 type TiltRound struct {
-	Factor    float64 `json:"factor"`
-	Collapsed float64 `json:"collapsed"`
+	Factors   []float64 `json:"factors"`
+	Collapsed float64   `json:"collapsed"`
 	// Elite: the score a run needed to count among the closest (nil when
 	// the collapses were enough on their own).
 	Elite *float64 `json:"elite,omitempty"`
@@ -83,9 +91,9 @@ var ErrTiltStuck = errors.New("explore: cross-entropy pilot: no progress towards
 
 // tiltSample is what one tilted run gives the estimator.
 type tiltSample struct {
-	event    bool    // did not recover
-	score    float64 // how close it came (the measure's maximum)
-	n, lam   float64 // arrivals in the window, and expected without the tilt
+	event    bool      // did not recover
+	score    float64   // how close it came (the measure's maximum)
+	n, lam   []float64 // arrivals in each slot, and expected without the tilt
 	logLR    float64
 	runError error
 }
@@ -101,7 +109,14 @@ func Tilt(ctx context.Context, parse func() (*scenario.Scenario, error), c TiltC
 		return TiltResult{}, configErr("the tilt's window needs 0 <= from < until, got from %gs, until %gs", c.FromS, c.UntilS)
 	}
 	from, until := int64(math.Round(c.FromS*1e9)), int64(math.Round(c.UntilS*1e9))
-	sample := func(f float64, key uint64) tiltSample {
+	if c.SlotS == 0 {
+		c.SlotS = 0.25
+	}
+	if !(c.SlotS > 0) || math.IsInf(c.SlotS, 0) {
+		return TiltResult{}, configErr("the tilt's slot must be above 0 s, got %g", c.SlotS)
+	}
+	slots := min(64, max(1, int(math.Ceil((c.UntilS-c.FromS)/c.SlotS-1e-9))))
+	sample := func(f []float64, key uint64) tiltSample {
 		if err := ctx.Err(); err != nil { // interrupted: the runs still queued end at once
 			return tiltSample{runError: fmt.Errorf("%w: %w", sim.ErrInterrupted, err)}
 		}
@@ -113,7 +128,7 @@ func Tilt(ctx context.Context, parse func() (*scenario.Scenario, error), c TiltC
 		sc.Sweep = nil
 		score := math.Inf(-1)
 		res, err := sim.Run(ctx, sc, sim.Options{
-			Tilt: &sim.ArrivalTilt{From: from, Until: until, Factor: f},
+			Tilt: &sim.ArrivalTilt{From: from, Until: until, Factors: f},
 			Watch: func(st sim.WatchState) bool {
 				if st.Now >= from {
 					score = max(score, meas(st))
@@ -129,14 +144,18 @@ func Tilt(ctx context.Context, parse func() (*scenario.Scenario, error), c TiltC
 		}
 		mc := MapConfig{HorizonS: c.HorizonS}
 		nr, err := mc.noRecovery(NewFigures(&res.Summary, res.Scenario.Duration.Seconds()))
-		return tiltSample{event: nr, score: score, n: float64(res.Tilt.Arrivals), lam: res.Tilt.Expected, logLR: res.Tilt.LogLR, runError: err}
+		n := make([]float64, len(res.Tilt.Arrivals))
+		for j, x := range res.Tilt.Arrivals {
+			n[j] = float64(x)
+		}
+		return tiltSample{event: nr, score: score, n: n, lam: res.Tilt.Expected, logLR: res.Tilt.LogLR, runError: err}
 	}
-	return tiltEstimate(sample, c)
+	return tiltEstimate(sample, slots, c)
 }
 
 // tiltEstimate is Tilt on any sampler: sample(f, key) is one independent
-// run with factor f and streams key.
-func tiltEstimate(sample func(f float64, key uint64) tiltSample, c TiltConfig) (TiltResult, error) {
+// run with the slots' factors f and streams key.
+func tiltEstimate(sample func(f []float64, key uint64) tiltSample, slots int, c TiltConfig) (TiltResult, error) {
 	if c.Paths == 0 {
 		c.Paths = 1000
 	}
@@ -155,7 +174,7 @@ func tiltEstimate(sample func(f float64, key uint64) tiltSample, c TiltConfig) (
 		return TiltResult{}, configErr("the tilt factor must be 0 (chosen by cross-entropy) or above, got %g", c.Factor)
 	}
 	jobs := max(c.Jobs, 1)
-	run := func(f float64, n int, seed uint64, round int) ([]tiltSample, error) {
+	run := func(f []float64, n int, seed uint64, round int) ([]tiltSample, error) {
 		out := make([]tiltSample, n)
 		stage(n, jobs, func(i int) { out[i] = sample(f, stageKey(seed, round, i)) })
 		for _, s := range out {
@@ -166,14 +185,18 @@ func tiltEstimate(sample func(f float64, key uint64) tiltSample, c TiltConfig) (
 		return out, nil
 	}
 	var res TiltResult
-	f := c.Factor
-	if f == 0 {
+	f := make([]float64, slots)
+	if c.Factor > 0 {
+		for j := range f {
+			f[j] = c.Factor
+		}
+	} else {
 		var err error
-		if f, err = crossEntropy(run, c, &res); err != nil {
+		if f, err = crossEntropy(run, slots, c, &res); err != nil {
 			return res, err
 		}
 	}
-	res.Factor = f
+	res.Factors = f
 	xs, err := run(f, c.Paths, rng.Mix(c.Seed), 0)
 	if err != nil {
 		return res, err
@@ -192,37 +215,42 @@ func tiltEstimate(sample func(f float64, key uint64) tiltSample, c TiltConfig) (
 	res.P = sum / n
 	res.SE = math.Sqrt(max(sum2/n-res.P*res.P, 0) / (n - 1))
 	if res.Collapsed == 0 {
-		return res, fmt.Errorf("%w (%d runs at factor %.4g)", ErrNoCollapse, len(xs), f)
+		return res, fmt.Errorf("%w (%d runs at factors %s)", ErrNoCollapse, len(xs), FactorRange(f))
 	}
 	res.RelErr = res.SE / res.P
 	res.ESS = sum * sum / sum2
 	return res, nil
 }
 
-// crossEntropy chooses the factor: rounds of PilotPaths runs, each moving
-// f to the weighted maximum-likelihood rate of its elite runs: the top
-// Rho by score, until a round has max(5, Rho·PilotPaths/4) collapses;
-// that round's update, from its collapses alone, is the factor that best
-// explains the collapses themselves (the last step of the multilevel
-// cross-entropy method, whose elite is the rare set). When the elite score does
-// not rise, the next round's elite is half as large (down to 2 runs), the
-// modified cross-entropy method's remedy (Homem-de-Mello and Rubinstein
-// 2002); after 2 rounds in a row without a rise (a score that hardly
-// depends on the window's arrivals), f is raised by a quarter per round
-// instead, until the collapses are common. Any f gives an unbiased
-// estimate; the pilot only looks for one with a small variance. It gives
+// crossEntropy chooses the slots' factors: rounds of PilotPaths runs,
+// each moving every slot's factor to the weighted maximum-likelihood rate
+// of its elite runs there: the top Rho by score, until a round has
+// max(5, Rho·PilotPaths/4) collapses; that round's update, from its
+// collapses alone, gives the factors that best explain the collapses
+// themselves (the last step of the multilevel cross-entropy method, whose
+// elite is the rare set). When the elite score does not rise, the next
+// round's elite is half as large (down to 2 runs), the modified
+// cross-entropy method's remedy (Homem-de-Mello and Rubinstein 2002);
+// after 2 rounds in a row without a rise (a score that hardly depends on
+// the window's arrivals), the factors are raised by a quarter per round
+// instead, until collapses are common. Any factors give an unbiased
+// estimate; the pilot only looks for ones with a small variance. It gives
 // up after 20 rounds.
-func crossEntropy(run func(f float64, n int, seed uint64, round int) ([]tiltSample, error), c TiltConfig, res *TiltResult) (float64, error) {
+func crossEntropy(run func(f []float64, n int, seed uint64, round int) ([]tiltSample, error), slots int, c TiltConfig, res *TiltResult) ([]float64, error) {
 	const rounds = 20
-	f := 1.0
+	f := make([]float64, slots)
+	for j := range f {
+		f[j] = 1
+	}
 	seed := rng.Mix(c.Seed ^ 0x2545f4914f6cdd1d)
 	best, flat := math.Inf(-1), 0
 	rho := c.Rho
+	need := max(5, int(math.Ceil(c.Rho*float64(c.PilotPaths)/4)))
 	for r := range rounds {
 		xs, err := run(f, c.PilotPaths, seed, r+1)
 		res.PilotPaths += len(xs)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		var events int
 		scores := make([]float64, len(xs))
@@ -232,9 +260,8 @@ func crossEntropy(run func(f float64, n int, seed uint64, round int) ([]tiltSamp
 			}
 			scores[i] = s.score
 		}
-		need := max(5, int(math.Ceil(c.Rho*float64(len(xs))/4)))
 		top := max(2, int(math.Ceil(rho*float64(len(xs)))))
-		round := TiltRound{Factor: f, Collapsed: float64(events) / float64(len(xs))}
+		round := TiltRound{Factors: slices.Clone(f), Collapsed: float64(events) / float64(len(xs))}
 		var elite []tiltSample
 		if events >= need {
 			for _, s := range xs {
@@ -259,29 +286,45 @@ func crossEntropy(run func(f float64, n int, seed uint64, round int) ([]tiltSamp
 			}
 		}
 		res.Pilot = append(res.Pilot, round)
-		// Weighted MLE of the factor: Σ w·N / Σ w·Λ, w the likelihood
-		// ratios (scaled by the largest, which cancels).
+		// Weighted MLE of each slot's factor: Σ w·N_j / Σ w·Λ_j, w the
+		// likelihood ratios (scaled by the largest, which cancels).
 		lmax := math.Inf(-1)
 		for _, s := range elite {
 			lmax = max(lmax, s.logLR)
 		}
-		var num, den float64
-		for _, s := range elite {
-			w := math.Exp(s.logLR - lmax)
-			num += w * s.n
-			den += w * s.lam
+		next := make([]float64, slots)
+		for j := range next {
+			var num, den float64
+			for _, s := range elite {
+				w := math.Exp(s.logLR - lmax)
+				num += w * s.n[j]
+				den += w * s.lam[j]
+			}
+			next[j] = 1 // no arrivals expected there: nothing to tilt
+			if den > 0 && num > 0 {
+				next[j] = num / den
+			}
+			if events < need && flat >= 2 {
+				next[j] = max(next[j], f[j]*1.25)
+			}
 		}
-		if !(den > 0) {
-			return 0, fmt.Errorf("%w: the window saw no expected arrivals", ErrTiltStuck)
-		}
-		next := num / den
 		if events >= need {
 			return next, nil
 		}
-		if flat >= 2 {
-			next = max(next, f*1.25)
-		}
 		f = next
 	}
-	return 0, fmt.Errorf("%w: %d rounds without %g of the runs collapsing (last factor %.4g, best elite score %g)", ErrTiltStuck, rounds, c.Rho, f, best)
+	return nil, fmt.Errorf("%w: %d rounds of %d runs without %d collapses in one (last factors %s, best elite score %g)", ErrTiltStuck, rounds, c.PilotPaths, need, FactorRange(f), best)
+}
+
+// FactorRange describes the slots' factors: one value, or the smallest
+// and the largest with the number of slots.
+func FactorRange(f []float64) string {
+	if len(f) == 0 {
+		return "none"
+	}
+	lo, hi := slices.Min(f), slices.Max(f)
+	if len(f) == 1 || lo == hi {
+		return strconv.FormatFloat(lo, 'g', 4, 64)
+	}
+	return fmt.Sprintf("%.4g–%.4g over %d slots", lo, hi, len(f))
 }
