@@ -368,19 +368,20 @@ RARE_ARGS := sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
 	--rare in_system --rare-from 30s --rare-until 35s
 RARE_MAP := sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
 	--load clients.arrival.total_rate=290/s..310/s/1 --trigger clients.arrival.profile.1.at=30.5s..34s
-RARE_CHECK := $(RARE_MAP) --rare in_system --rare-from 30s --rare-until 32s --rare-at 31s,31.2s,31.4s,31.55s,31.6s
+RARE_CHECK := $(RARE_MAP) --rare in_system --rare-from 30s --rare-until 32s --rare-at 31s,31.2s,31.4s,31.5s,31.55s,31.6s
 RARE_SPLIT := $(RARE_MAP) --rare in_system --rare-method split --rare-from 30s --rare-at 31.55s,31.6s --rare-paths 300
 
 .PHONY: experiment-map-rare
 experiments: experiment-map-rare
 experiment-map-rare: build ## small P(no recovery) below the boundary, importance sampling and splitting against brute force (docs/experiments/metastability-map.md; ~15 min)
-	@rm -rf $(MAP_OUT)/rare* && mkdir -p $(MAP_OUT)
+	@rm -rf $(MAP_OUT)/rare $(MAP_OUT)/rare-check $(MAP_OUT)/rare-split && mkdir -p $(MAP_OUT)
 	./$(BIN) map $(RARE_ARGS) --out $(MAP_OUT)/rare > $(MAP_OUT)/rare.txt
 	@{ echo '```text'; cat $(MAP_OUT)/rare.txt; echo '```'; } > $(MAP_OUT)/rare.md
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/rare.md,rare)
 	./$(BIN) map $(RARE_CHECK) --out $(MAP_OUT)/rare-check > $(MAP_OUT)/rare-check.txt
 	./$(BIN) map $(RARE_SPLIT) --out $(MAP_OUT)/rare-split > $(MAP_OUT)/rare-split.txt
-	./$(BIN) sweep -q sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
+	@# the brute force (30,000 runs, 5 GB of run folders) is kept between runs of this target
+	test -f $(MAP_OUT)/rare-bf/sweep.csv || ./$(BIN) sweep -q sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
 		--vary clients.arrival.profile.1.at=31.4s,31.55s,31.6s --seeds 10000 --seed 20000 --out $(MAP_OUT)/rare-bf
 	@{ echo '```text'; echo '$$ throttlesim map $(RARE_CHECK)'; cat $(MAP_OUT)/rare-check.txt; \
 		echo; echo '$$ throttlesim map $(RARE_SPLIT)'; sed -n '/^rare collapses/,$$p' $(MAP_OUT)/rare-split.txt; \

@@ -1,10 +1,13 @@
 package explore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
 	"os"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -98,4 +101,41 @@ func TestRareErrors(t *testing.T) {
 	if _, err := Rare(ctx, short, RareConfig{Measure: "in_system", Levels: []float64{5000}, Paths: 4, Seed: 1}); !errors.Is(err, ErrExtinct) {
 		t.Errorf("unreachable level: %v, want ErrExtinct", err)
 	}
+}
+
+// TestRareBruteForceLarge is the brute-force side of the check at
+// P ≈ 10⁻⁴ in docs/experiments/metastability-map.md, too long for CI:
+// THROTTLESIM_BRUTE=50000 go test ./sim/explore -run RareBruteForceLarge -v -timeout 2h
+// runs that many seeds of rare.yaml (100 ms intervals, as the doc's
+// estimates) with the spike ending at $THROTTLESIM_BRUTE_AT (default
+// 31.5s), in memory, and prints how many did not recover.
+func TestRareBruteForceLarge(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("THROTTLESIM_BRUTE"))
+	if n == 0 {
+		t.Skip("set THROTTLESIM_BRUTE to the number of runs")
+	}
+	at := cmp.Or(os.Getenv("THROTTLESIM_BRUTE_AT"), "31.5s")
+	data, err := os.ReadFile("testdata/rare.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := SimEval([]Source{{File: "testdata/rare.yaml", Data: data, Sets: []string{"metrics.interval=100ms", "clients.arrival.profile.1.at=" + at}}})
+	var collapsed atomic.Int64
+	var failed atomic.Value
+	stage(n, 2, func(i int) {
+		f, err := eval(context.Background(), Variant{Seed: 1_000_000 + uint64(i)})
+		if err != nil {
+			failed.Store(err)
+			return
+		}
+		if f["recovery.recovered"] != 1 {
+			collapsed.Add(1)
+		}
+	})
+	if err, ok := failed.Load().(error); ok {
+		t.Fatal(err)
+	}
+	k := int(collapsed.Load())
+	lo, hi := ClopperPearson(k, n, 0.05)
+	t.Logf("at=%s: %d of %d runs did not recover (seeds from 1,000,000): P %.3g, 95%% Clopper-Pearson [%.3g, %.3g]", at, k, n, float64(k)/float64(n), lo, hi)
 }

@@ -225,11 +225,12 @@ func tiltEstimate(sample func(f []float64, key uint64) tiltSample, slots int, c 
 // crossEntropy chooses the slots' factors: rounds of PilotPaths runs,
 // each moving every slot's factor to the weighted maximum-likelihood rate
 // of its elite runs there: the top Rho by score, until a round has
-// max(5, Rho·PilotPaths/4) collapses; that round's update, from its
-// collapses alone, gives the factors that best explain the collapses
-// themselves (the last step of the multilevel cross-entropy method, whose
-// elite is the rare set). When the elite score does not rise, the next
-// round's elite is half as large (down to 2 runs), the modified
+// max(5, Rho·PilotPaths/4) collapses; from then on the elite is the
+// collapses alone, whose update gives the factors that best explain the
+// collapses themselves (the last step of the multilevel cross-entropy
+// method, whose elite is the rare set), repeated twice more at the factors
+// it gives (more collapses, less noise per slot). When the elite score
+// does not rise, the next round's elite is half as large (down to 2 runs), the modified
 // cross-entropy method's remedy (Homem-de-Mello and Rubinstein 2002);
 // after 2 rounds in a row without a rise (a score that hardly depends on
 // the window's arrivals), the factors are raised by a quarter per round
@@ -246,6 +247,7 @@ func crossEntropy(run func(f []float64, n int, seed uint64, round int) ([]tiltSa
 	best, flat := math.Inf(-1), 0
 	rho := c.Rho
 	need := max(5, int(math.Ceil(c.Rho*float64(c.PilotPaths)/4)))
+	refined := 0
 	for r := range rounds {
 		xs, err := run(f, c.PilotPaths, seed, r+1)
 		res.PilotPaths += len(xs)
@@ -309,9 +311,18 @@ func crossEntropy(run func(f []float64, n int, seed uint64, round int) ([]tiltSa
 			}
 		}
 		if events >= need {
-			return next, nil
+			// The first rounds that reach the collapses see few of them;
+			// two more at the factors they give, with many collapses,
+			// settle each slot's factor (their noise would otherwise add
+			// to the estimate's variance, slot by slot).
+			if refined++; refined == 3 {
+				return next, nil
+			}
 		}
 		f = next
+	}
+	if refined > 0 { // the rounds ran out while refining: the factors are usable
+		return f, nil
 	}
 	return nil, fmt.Errorf("%w: %d rounds of %d runs without %d collapses in one (last factors %s, best elite score %g)", ErrTiltStuck, rounds, c.PilotPaths, need, FactorRange(f), best)
 }
