@@ -144,7 +144,7 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 	f.IntVar(&o.rarePaths, "rare-paths", 0, "runs of the estimate (tilt, default 1000) or paths per stage (split, default 100)")
 	f.DurationVar(&o.rareUntil, "rare-until", 0, "tilt: the end of the window whose arrivals are tilted (required with tilt; the trigger's end plus a timeout or two)")
 	f.Float64Var(&o.rareFactor, "rare-factor", 0, "tilt: the arrival-rate factor of every slot (default: each slot's chosen by a cross-entropy pilot)")
-	f.DurationVar(&o.rareSlot, "rare-slot", 250*time.Millisecond, "tilt: the window is cut into slots this long, each with its own factor (at most 64)")
+	f.DurationVar(&o.rareSlot, "rare-slot", time.Second, "tilt: the window is cut into slots this long, each with its own factor (at most 64)")
 	f.IntVar(&o.rarePoints, "rare-points", 2, "grid probes without a collapse to estimate at, per load level, from the boundary down")
 	f.StringSliceVar(&o.rareAt, "rare-at", nil, "estimate at these trigger values (comma-separated, the trigger's unit) at every load level instead of at grid probes")
 	f.DurationVar(&o.rareFrom, "rare-from", 0, "the trigger's start: where the tilt's window begins, and the measure counts from")

@@ -108,7 +108,8 @@ func TestRareErrors(t *testing.T) {
 // THROTTLESIM_BRUTE=50000 go test ./sim/explore -run RareBruteForceLarge -v -timeout 2h
 // runs that many seeds of rare.yaml (100 ms intervals, as the doc's
 // estimates) with the spike ending at $THROTTLESIM_BRUTE_AT (default
-// 31.5s), in memory, and prints how many did not recover.
+// 31.5s) and the load $THROTTLESIM_BRUTE_RATE (default the file's
+// 300/s), in memory, and prints how many did not recover.
 func TestRareBruteForceLarge(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("THROTTLESIM_BRUTE"))
 	if n == 0 {
@@ -119,7 +120,9 @@ func TestRareBruteForceLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval := SimEval([]Source{{File: "testdata/rare.yaml", Data: data, Sets: []string{"metrics.interval=100ms", "clients.arrival.profile.1.at=" + at}}})
+	rate := cmp.Or(os.Getenv("THROTTLESIM_BRUTE_RATE"), "300/s")
+	eval := SimEval([]Source{{File: "testdata/rare.yaml", Data: data,
+		Sets: []string{"metrics.interval=100ms", "clients.arrival.profile.1.at=" + at, "clients.arrival.total_rate=" + rate}}})
 	var collapsed atomic.Int64
 	var failed atomic.Value
 	stage(n, 2, func(i int) {
@@ -137,5 +140,5 @@ func TestRareBruteForceLarge(t *testing.T) {
 	}
 	k := int(collapsed.Load())
 	lo, hi := ClopperPearson(k, n, 0.05)
-	t.Logf("at=%s: %d of %d runs did not recover (seeds from 1,000,000): P %.3g, 95%% Clopper-Pearson [%.3g, %.3g]", at, k, n, float64(k)/float64(n), lo, hi)
+	t.Logf("%s, at=%s: %d of %d runs did not recover (seeds from 1,000,000): P %.3g, 95%% Clopper-Pearson [%.3g, %.3g]", rate, at, k, n, float64(k)/float64(n), lo, hi)
 }

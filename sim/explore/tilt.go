@@ -41,7 +41,12 @@ type TiltConfig struct {
 	// The tilt's window, typically from the trigger's start to a few
 	// seconds after its end: the arrivals that decide the collapse.
 	FromS, UntilS float64
-	// SlotS is the length of a slot (default 0.25 s; at most 64 slots).
+	// SlotS is the length of a slot (default 1 s; at most 64 slots). Each
+	// slot's factor is estimated from the pilot's runs, so more slots fit
+	// the collapses more closely but with more noise: on rare.yaml's map
+	// (docs/experiments/metastability-map.md) 250 ms slots over a 5 s
+	// window fell short of brute force by a factor of 2.6, 1 s slots and a
+	// single factor did not.
 	SlotS float64
 	// Factor, if above 0, is the factor of every slot; 0 chooses them by
 	// cross-entropy.
@@ -110,7 +115,7 @@ func Tilt(ctx context.Context, parse func() (*scenario.Scenario, error), c TiltC
 	}
 	from, until := int64(math.Round(c.FromS*1e9)), int64(math.Round(c.UntilS*1e9))
 	if c.SlotS == 0 {
-		c.SlotS = 0.25
+		c.SlotS = 1
 	}
 	if !(c.SlotS > 0) || math.IsInf(c.SlotS, 0) {
 		return TiltResult{}, configErr("the tilt's slot must be above 0 s, got %g", c.SlotS)
