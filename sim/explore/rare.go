@@ -438,7 +438,7 @@ func rarePoint(ctx context.Context, parse func() (*scenario.Scenario, error), c 
 			rp.P = res.P
 			rp.Lo, rp.Hi = max(0, res.P-1.96*res.SE), min(1, res.P+1.96*res.SE)
 			if res.ESS < 10 || res.RelErr > 0.5 {
-				rp.Warning = fmt.Sprintf("unreliable: %.1f runs' worth of weight (ESS) carry it, relative error %.2f; likely too low (shorter slots or a narrower window help)", res.ESS, res.RelErr)
+				rp.Warning = fmt.Sprintf("unreliable: %.1f runs' worth of weight (ESS) carry it, relative error %.2f; likely too low (a window closer around the trigger may help)", res.ESS, res.RelErr)
 			}
 		}
 		return nil
