@@ -260,6 +260,8 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 			return usageError{fmt.Errorf("--rare %q: levels are for --rare-method split", o.rare)}
 		case o.rareMethod == "tilt" && o.rareUntil <= o.rareFrom:
 			return usageError{fmt.Errorf("--rare-method tilt needs --rare-until after --rare-from (%v): the end of the window whose arrivals decide a collapse, e.g. the trigger's end plus a timeout", o.rareFrom)}
+		case o.rareMethod == "tilt" && o.rareUntil > time.Duration(sc.Duration):
+			return usageError{fmt.Errorf("--rare-until %v is after the scenario's end (duration %v): the tilt's window must end inside the run", o.rareUntil, time.Duration(sc.Duration))}
 		case o.rareMethod == "tilt" && o.rareSlot <= 0:
 			return usageError{fmt.Errorf("--rare-slot %v: want a duration above 0", o.rareSlot)}
 		case o.rareMethod == "tilt" && (o.rareFactor < 0 || math.IsNaN(o.rareFactor) || math.IsInf(o.rareFactor, 0)):
