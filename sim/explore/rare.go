@@ -267,8 +267,12 @@ func (p *simPath) branch(key uint64) {
 }
 
 // verdict applies the recovery rule (and horizon) to a finished run.
-func (p *simPath) verdict(res *sim.Result) (bool, error) {
-	mc := MapConfig{HorizonS: p.horizonS}
+func (p *simPath) verdict(res *sim.Result) (bool, error) { return collapsed(res, p.horizonS) }
+
+// collapsed is a finished run's "did not recover" by the recovery rule,
+// with the map's horizon (MapConfig.HorizonS).
+func collapsed(res *sim.Result, horizonS float64) (bool, error) {
+	mc := MapConfig{HorizonS: horizonS}
 	return mc.noRecovery(NewFigures(&res.Summary, res.Scenario.Duration.Seconds()))
 }
 

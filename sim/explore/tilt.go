@@ -147,8 +147,7 @@ func Tilt(ctx context.Context, parse func() (*scenario.Scenario, error), c TiltC
 		if res.Tilt == nil {
 			return tiltSample{runError: fmt.Errorf("explore: the run stopped before the tilt's window ended (%.3fs)", c.UntilS)}
 		}
-		mc := MapConfig{HorizonS: c.HorizonS}
-		nr, err := mc.noRecovery(NewFigures(&res.Summary, res.Scenario.Duration.Seconds()))
+		nr, err := collapsed(res, c.HorizonS)
 		n := make([]float64, len(res.Tilt.Arrivals))
 		for j, x := range res.Tilt.Arrivals {
 			n[j] = float64(x)
