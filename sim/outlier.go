@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
@@ -145,8 +147,9 @@ func (m *model) onHealthCheck(now int64, ni uint32) {
 }
 
 // candidates are the replicas (indices into the node's) that request r
-// may go to: its caller's subset, less those out of rotation, unless
-// fewer than half would be left (Envoy's panic threshold, default 50%:
+// may go to: its caller's subset (of the ready replicas, under an
+// autoscaler), less those out of rotation, unless fewer than half would
+// be left (Envoy's panic threshold, default 50%:
 // then the balancer ignores health). nil means every replica.
 func (m *model) candidates(nd *node, ni uint16, r *request) []uint16 {
 	g := nd.g
@@ -159,6 +162,21 @@ func (m *model) candidates(nd *node, ni uint16, r *request) []uint16 {
 	} else {
 		for j := range nd.n {
 			all = append(all, j)
+		}
+	}
+	if len(nd.act) < int(nd.n) {
+		// An autoscaler holds replicas back: only the ready ones count,
+		// for the panic threshold too (3 ready with 2 ejected is panic).
+		k := 0
+		for _, j := range all {
+			if slices.Contains(nd.act, j+nd.first) {
+				all[k] = j
+				k++
+			}
+		}
+		if all = all[:k]; k == 0 {
+			m.lbBuf = all
+			return nil // none of the subset is ready: pick among every ready one
 		}
 	}
 	if g.nOut == 0 {

@@ -244,3 +244,31 @@ func TestReplicasOutColumn(t *testing.T) {
 	}
 	t.Logf("replica-seconds out of rotation: %.1f of 300; %d full intervals", float64(total)/1e9, full)
 }
+
+// The panic threshold counts the replicas an autoscaler has ready, not
+// the ones it holds back: of 10 replicas with 3 ready and 2 of those
+// ejected, fewer than half of the ready ones are left, so the balancer
+// ignores ejection (all 3 ready are candidates); with 1 of them ejected,
+// the 2 healthy ones are.
+func TestPanicThresholdCountsReadyReplicas(t *testing.T) {
+	m, err := newModel(parseGraph(t, "name: panic\nduration: 10s\nclients: {count: 10, arrival: {total_rate: 10/s}}\nservices:\n  - {name: server, replicas: 10}\n"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd := &m.nodes[0]
+	nd.act = []uint16{nd.first + 2, nd.first + 5, nd.first + 7}
+	for _, tc := range []struct {
+		out  []uint16
+		want string
+	}{{[]uint16{2, 5}, "[2 5 7]"}, {[]uint16{5}, "[2 7]"}} {
+		g := &lbGuard{out: make([]bool, nd.n)}
+		for _, j := range tc.out {
+			g.out[j] = true
+			g.nOut++
+		}
+		nd.g = g
+		if got := fmt.Sprint(m.candidates(nd, 0, &request{})); got != tc.want {
+			t.Errorf("ready 2, 5, 7 with %v ejected: candidates %s, want %s", tc.out, got, tc.want)
+		}
+	}
+}
