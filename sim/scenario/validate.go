@@ -279,7 +279,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			{"connections", b.Connections != def.Connections},
 			{"replicas", b.Replicas != def.Replicas}, {"lb", b.LB != def.LB},
 			{"outlier_detection", b.OutlierDetection != nil}, {"health_check", b.HealthCheck != nil}, {"subset", b.Subset != 0},
-			{"replicas", b.Replicas != def.Replicas}, {"lb", b.LB != def.LB}, {"autoscale", b.Autoscale != nil},
+			{"autoscale", b.Autoscale != nil},
 		} {
 			v.check(!f.changed, "backend."+f.name, "does not apply to backend.kind occ (one row, no capacity limit); remove it")
 		}
@@ -460,6 +460,17 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 		// The answer to a handshake would have to name the replica that
 		// accepted it, which a client may have left by the time it comes.
 		v.check(false, p+".replicas", "more than one replica with clients.connection is not modelled with a network: section yet")
+	}
+	if s.Clients.Connection != nil && b.Pools() > 1 && (!s.IsGraph() || p == fmt.Sprintf("services.%d", s.EntryIndex())) {
+		// Clients send on their connection's replica, chosen when it
+		// connects among every ready one: nothing yet steers connections
+		// away from a replica taken out of rotation or outside a subset.
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"outlier_detection", b.OutlierDetection != nil}, {"health_check", b.HealthCheck != nil}, {"subset", b.Subset != 0}} {
+			v.check(!f.set, p+"."+f.name, "does not steer clients.connection's connections to replicas yet: it would have no effect; remove it or clients.connection")
+		}
 	}
 	v.check(b.EWMADecay > 0, p+".ewma_decay", "must be > 0, got %s", b.EWMADecay)
 	v.check(b.Workers >= 1 && b.Workers <= 10_000_000, p+".workers", "must be in 1..10000000, got %d", b.Workers)

@@ -126,6 +126,14 @@ func TestValidationRules(t *testing.T) {
 			path: "backend.autoscale.warm_capacity", msg: []string{"must be in (0, 1]"},
 		},
 		{
+			name: "outlier detection with connections", sets: []string{"backend.replicas=2", "clients.connection={}", "backend.outlier_detection={}"},
+			path: "backend.outlier_detection", msg: []string{"does not steer clients.connection's connections"},
+		},
+		{
+			name: "subset with connections", sets: []string{"backend.replicas=4", "clients.connection={}", "backend.subset=2"},
+			path: "backend.subset", msg: []string{"does not steer clients.connection's connections"},
+		},
+		{
 			name: "replicas with connections and a network", sets: []string{"backend.replicas=2", "clients.connection={}", "network.delay.mean=1ms"},
 			path: "backend.replicas", msg: []string{"not modelled with a network: section yet"},
 		},
