@@ -233,9 +233,7 @@ func (s *Server) Start() {
 	}
 	if s.sched {
 		for _, f := range s.faults {
-			s.timers = append(s.timers,
-				time.AfterFunc(time.Duration(f.Start), func() { s.faultStart(f) }),
-				time.AfterFunc(time.Duration(f.End()), func() { s.faultEnd(f) }))
+			s.timers = append(s.timers, time.AfterFunc(time.Duration(f.Start), func() { s.faultStart(f) }))
 		}
 	}
 }
@@ -563,22 +561,26 @@ func (s *Server) StartFault(f scenario.Fault) error {
 		return fmt.Errorf("server: slowdown fault needs factor > 0 or service_time, got factor %g", f.Factor)
 	}
 	s.mu.Lock()
-	if !s.started || s.stopped {
-		s.mu.Unlock()
+	running := s.started && !s.stopped
+	s.mu.Unlock()
+	if !running {
 		return errors.New("server: not running")
 	}
-	s.timers = append(s.timers, time.AfterFunc(time.Duration(f.Duration), func() { s.faultEnd(f) }))
-	s.mu.Unlock()
 	s.faultStart(f)
 	return nil
 }
 
+// faultStart starts fault f now and arms its end f.Duration later. The end
+// is armed here, under the lock, so that it cannot run before the start
+// (two timers armed apart could fire in either order for a short fault,
+// leaving it on for good).
 func (s *Server) faultStart(f scenario.Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
 		return
 	}
+	s.timers = append(s.timers, time.AfterFunc(time.Duration(f.Duration), func() { s.faultEnd(f) }))
 	now := s.now()
 	switch f.Kind {
 	case scenario.FaultOutage:
