@@ -222,7 +222,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 	var groups []grp
 	owner := make([]uint16, rs.Clients.Count)
 	for gi, g := range rs.Clients.ResolvedGroups() {
-		tr, err := client.New(client.Config{Policies: g.Policies, Clients: g.Count, Base: base, Seed: rs.Seed, Observe: rec.observe})
+		tr, err := client.New(client.Config{Policies: g.Policies, Clients: g.Count, First: g.Start, Base: base, Seed: rs.Seed, Observe: rec.observe})
 		if err != nil {
 			return nil, nil, fmt.Errorf("live: group %q: %w", g.Name, err)
 		}

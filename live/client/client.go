@@ -40,6 +40,10 @@ type Config struct {
 	// Clients is the number of independent policy instances (simulated
 	// clients) the Transport holds; WithClient picks one. Default 1.
 	Clients int
+	// First is the number of the first of these clients among all of a
+	// run's (a client group's start): the random draws are keyed by it, so
+	// two groups' client 0 draw apart, as in the simulator. Default 0.
+	First int
 	// Base sends the attempts; default http.DefaultTransport.
 	Base http.RoundTripper
 	// Seed seeds the random draws of the throttle, the backoff jitter and
@@ -98,6 +102,7 @@ type Transport struct {
 
 	mu    sync.Mutex
 	draws []uint64 // per client: random draws taken, the counter of its streams
+	first uint64   // Config.First: added to a client's number in its stream keys
 }
 
 // New builds a Transport from the policy fields of a scenario, with the
@@ -121,7 +126,7 @@ func New(cfg Config) (*Transport, error) {
 	t := &Transport{
 		base: cfg.Base, st: st, src: src, observe: cfg.Observe, now: cfg.Now,
 		anyVerb: cfg.RetryNonIdempotent, attemptT: time.Duration(st.Timeout), overallT: time.Duration(st.Deadline),
-		draws: make([]uint64, n),
+		draws: make([]uint64, n), first: uint64(max(cfg.First, 0)),
 	}
 	if t.base == nil {
 		t.base = http.DefaultTransport
@@ -154,7 +159,7 @@ func (t *Transport) emit(e Event) {
 // draw is client c's next uniform draw for purpose p. Called with mu held.
 func (t *Transport) draw(p rng.Purpose, c int) float64 {
 	t.draws[c]++
-	return rng.Float64(t.src.Key(p, uint64(c)), t.draws[c])
+	return rng.Float64(t.src.Key(p, t.first+uint64(c)), t.draws[c])
 }
 
 // replayable reports whether req may be sent more than once.
@@ -272,7 +277,7 @@ func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (res
 	now := int64(t.now())
 	if st.Throttle != nil {
 		t.draws[c]++
-		if !st.Throttle.Allow(now, c/st.ThrottleGroup, uint64(c), t.draws[c]) {
+		if !st.Throttle.Allow(now, c/st.ThrottleGroup, t.first+uint64(c), t.draws[c]) {
 			t.mu.Unlock()
 			t.emit(Event{Kind: DroppedThrottle, Client: c})
 			return nil, 0, ErrThrottled, true

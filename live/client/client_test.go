@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
@@ -435,5 +436,32 @@ func TestConfigErrors(t *testing.T) {
 	p := policies(t, "  hedge: {delay: 10ms}\n")
 	if _, err := New(Config{Policies: p}); err == nil || !strings.Contains(err.Error(), "hedge") {
 		t.Errorf("hedge: got %v, want an error naming it", err)
+	}
+}
+
+// Client groups draw apart: a Transport's streams are keyed by its
+// clients' numbers in the whole run (Config.First), so client 0 of a
+// group starting at 5 draws what client 5 of a group starting at 0 does,
+// not what that group's client 0 does.
+func TestFirstKeysTheDraws(t *testing.T) {
+	mk := func(first, clients int) *Transport {
+		tr, err := New(Config{Clients: clients, First: first, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	a, b := mk(0, 10), mk(5, 5)
+	a.mu.Lock()
+	b.mu.Lock()
+	defer a.mu.Unlock()
+	defer b.mu.Unlock()
+	x5, y0 := a.draw(rng.Backoff, 5), b.draw(rng.Backoff, 0)
+	x0 := mk(0, 10).draw(rng.Backoff, 0)
+	if x5 != y0 {
+		t.Errorf("client 5 of the whole draws %v, client 0 of the group from 5 draws %v: want the same", x5, y0)
+	}
+	if x0 == y0 {
+		t.Errorf("client 0 of two groups draw the same %v", x0)
 	}
 }
