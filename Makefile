@@ -373,7 +373,7 @@ RARE_SPLIT := $(RARE_MAP) --rare in_system --rare-method split --rare-from 30s -
 
 .PHONY: experiment-map-rare
 experiments: experiment-map-rare
-experiment-map-rare: build ## small P(no recovery) below the boundary, importance sampling and splitting against brute force (docs/experiments/metastability-map.md; ~15 min)
+experiment-map-rare: build ## small P(no recovery) below the boundary, importance sampling and splitting against brute force (docs/experiments/metastability-map.md; ~25 min, ~11 once the brute force is on disk)
 	@rm -rf $(MAP_OUT)/rare $(MAP_OUT)/rare-check $(MAP_OUT)/rare-split && mkdir -p $(MAP_OUT)
 	./$(BIN) map $(RARE_ARGS) --out $(MAP_OUT)/rare > $(MAP_OUT)/rare.txt
 	@{ echo '```text'; cat $(MAP_OUT)/rare.txt; echo '```'; } > $(MAP_OUT)/rare.md
