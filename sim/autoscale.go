@@ -40,7 +40,6 @@ const (
 
 // scaler is one service's autoscaler.
 type scaler struct {
-	node   uint16
 	pol    *policy.Autoscaler
 	metric scenario.AutoscaleMetric
 	cfg    scenario.Autoscale
@@ -79,7 +78,7 @@ func (m *model) initScaler(ni int, nd *node, a *scenario.Autoscale, replicas int
 		return err
 	}
 	n := int(nd.n)
-	s := &scaler{node: uint16(ni), pol: pol, metric: a.Metric, cfg: *a,
+	s := &scaler{pol: pol, metric: a.Metric, cfg: *a,
 		st: make([]uint8, n), gen: make([]uint32, n), lastWS: make([]float64, n), lastWN: make([]int64, n),
 		si: int64(a.SampleInterval), every: int(a.Period / a.SampleInterval), nWin: int(a.Window / a.SampleInterval),
 		desired: replicas, accReady: replicas, accWant: replicas, ser: ser}

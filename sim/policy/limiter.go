@@ -429,7 +429,6 @@ type Envoy struct {
 	nextTick int64
 	consec   int
 	started  bool
-	windows  int
 }
 
 // DefaultEnvoySettings are Envoy's defaults with the two required
@@ -469,9 +468,6 @@ func NewEnvoy(s EnvoySettings) (*Envoy, error) {
 // ends).
 func (e *Envoy) MinRTT() int64 { return e.minRTT }
 
-// Windows is the number of minRTT windows completed.
-func (e *Envoy) Windows() int { return e.windows }
-
 // InWindow reports whether a minRTT window is in progress.
 func (e *Envoy) InWindow() bool { return e.deferred > 0 }
 
@@ -490,7 +486,6 @@ func (e *Envoy) Sample(now, rtt int64, _ int, _ bool, u float64) {
 	e.samples = append(e.samples, rtt)
 	if e.deferred > 0 && len(e.samples) >= e.s.RequestCount {
 		e.minRTT = e.aggregate()
-		e.windows++
 		e.set(now, e.deferred) // still in the window, as Envoy's updateMinRTT
 		e.deferred = 0
 		ms := int64(1e6)

@@ -225,7 +225,6 @@ type Health struct {
 	cfg       HealthConfig
 	unhealthy []bool
 	streak    []int // checks in a row that disagree with the host's state
-	down      int
 }
 
 // NewHealth returns the health-check state of n hosts with cfg, zero
@@ -252,9 +251,6 @@ func (hc *Health) Config() HealthConfig { return hc.cfg }
 // Unhealthy reports whether host h is out of rotation by its checks.
 func (hc *Health) Unhealthy(h int) bool { return hc.unhealthy[h] }
 
-// UnhealthyCount is the number of hosts out of rotation by their checks.
-func (hc *Health) UnhealthyCount() int { return hc.down }
-
 // Check records one check of host h (passed or not) and reports whether
 // h's state changed.
 func (hc *Health) Check(h int, pass bool) bool {
@@ -272,10 +268,5 @@ func (hc *Health) Check(h int, pass bool) bool {
 	}
 	hc.streak[h] = 0
 	hc.unhealthy[h] = !hc.unhealthy[h]
-	if hc.unhealthy[h] {
-		hc.down++
-	} else {
-		hc.down--
-	}
 	return true
 }
