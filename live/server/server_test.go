@@ -73,10 +73,13 @@ func tally(codes []int) map[int]int {
 
 // Two workers and a queue of one admit three of five simultaneous
 // requests; the other two are rejected at once with Retry-After. The
-// series and the Prometheus metrics count the same.
+// series and the Prometheus metrics count the same. The services last
+// 500 ms so that the five requests (20 ms apart at most) all arrive
+// before any worker frees up, even when a loaded machine delays one by a
+// few hundred ms (200 ms services let a fourth one in, in review).
 func TestAdmission(t *testing.T) {
 	ser := metrics.NewSeries(1e9, 10)
-	s, hs, hc := start(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 200ms}\n  queue: {limit: 1}\n  retry_after: 1500ms\n", ser)
+	s, hs, hc := start(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 500ms}\n  queue: {limit: 1}\n  retry_after: 1500ms\n", ser)
 	codes, ras := burst(hc, hs.URL, 5, 5*time.Millisecond)
 	if got := tally(codes); got[200] != 3 || got[503] != 2 {
 		t.Fatalf("codes %v, want 3×200 and 2×503", codes)
@@ -107,10 +110,12 @@ func TestAdmission(t *testing.T) {
 	if tot.Received != 5 || tot.Accepted != 3 || tot.Rejected != 2 || tot.Served != 3 {
 		t.Errorf("series: received %d accepted %d rejected %d served %d, want 5 3 2 3", tot.Received, tot.Accepted, tot.Rejected, tot.Served)
 	}
-	// Three services of 200 ms of useful work; the tolerance is timer
-	// lateness on a loaded machine.
-	if u := float64(tot.UsefulNS) / 1e9; u < 0.6 || u > 0.9 {
-		t.Errorf("useful worker time %.3f s, want 0.6 s (+ timer lateness)", u)
+	// Three services of 500 ms of useful work; the tolerance is timer
+	// and lock lateness on a loaded machine (0.1 s per service) above, and
+	// below the timers' early start, an eighth of the lateness learnt so
+	// far (learn), well under 50 ms in all.
+	if u := float64(tot.UsefulNS) / 1e9; u < 1.45 || u > 1.8 {
+		t.Errorf("useful worker time %.3f s, want 1.5 s (+ timer lateness)", u)
 	}
 }
 
@@ -144,8 +149,10 @@ func TestRejectCost(t *testing.T) {
 			if cost != "0s" {
 				want = 503
 			}
-			if codes[0] != 200 || codes[1] != 503 || late[0] != want {
-				t.Errorf("codes %v then %v, want [200 503] then %d", codes, late, want)
+			// Counted, not by position: which of the two reaches the
+			// server first is the scheduler's choice (see TestQueueTimeout).
+			if got := tally(codes); got[200] != 1 || got[503] != 1 || late[0] != want {
+				t.Errorf("codes %v then %v, want one 200 and one 503, then %d", codes, late, want)
 			}
 		})
 	}
