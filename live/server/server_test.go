@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -63,73 +66,159 @@ func burst(hc *http.Client, url string, n int, gap time.Duration) ([]int, []stri
 	return codes, ras
 }
 
-func tally(codes []int) map[int]int {
+// answer is what the handler did with one request: its status code and
+// Retry-After, or aborted when it dropped the connection (net/http turns
+// the handler's http.ErrAbortHandler panic into a reset).
+type answer struct {
+	code    int
+	ra      string
+	aborted bool
+}
+
+// do serves one GET through s's handler without a network, so that inside
+// a synctest bubble the only clock is the bubble's.
+func do(ctx context.Context, s *Server) (a answer) {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			a.aborted = true
+		}
+	}()
+	s.Handler().ServeHTTP(rec, req)
+	return answer{code: rec.Code, ra: rec.Header().Get("Retry-After")}
+}
+
+// send starts n requests at once (in the bubble's time) and returns the
+// channel their answers come back on.
+func send(s *Server, n int) <-chan answer {
+	ch := make(chan answer, n)
+	for range n {
+		go func() { ch <- do(context.Background(), s) }()
+	}
+	return ch
+}
+
+func collect(ch <-chan answer, n int) []answer {
+	as := make([]answer, n)
+	for i := range as {
+		as[i] = <-ch
+	}
+	return as
+}
+
+func codes(as []answer) map[int]int {
 	m := map[int]int{}
-	for _, c := range codes {
-		m[c]++
+	for _, a := range as {
+		if a.aborted {
+			m[0]++
+		} else {
+			m[a.code]++
+		}
 	}
 	return m
 }
 
-// Two workers and a queue of one admit three of five simultaneous
-// requests; the other two are rejected at once with Retry-After. The
-// series and the Prometheus metrics count the same. The services last
-// 500 ms so that the five requests (20 ms apart at most) all arrive
-// before any worker frees up, even when a loaded machine delays one by a
-// few hundred ms (200 ms services let a fourth one in, in review).
-func TestAdmission(t *testing.T) {
-	ser := metrics.NewSeries(1e9, 10)
-	s, hs, hc := start(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 500ms}\n  queue: {limit: 1}\n  retry_after: 1500ms\n", ser)
-	codes, ras := burst(hc, hs.URL, 5, 5*time.Millisecond)
-	if got := tally(codes); got[200] != 3 || got[503] != 2 {
-		t.Fatalf("codes %v, want 3×200 and 2×503", codes)
-	}
-	for i, c := range codes {
-		if c == 503 && ras[i] != "2" {
-			t.Errorf("Retry-After %q, want \"2\" (1.5 s rounded up)", ras[i])
-		}
-	}
-	resp, err := hc.Get(hs.URL + "/metrics")
+// bubble builds and starts the server of a minimal scenario with the given
+// backend section inside the current synctest bubble; it is closed when
+// the test ends, still inside the bubble. Service times, queue timeouts
+// and faults then run on the bubble's fake clock: exact, whatever the
+// machine's load, so the tests below compare times with ==.
+func bubble(t *testing.T, backend string, ser *metrics.Series) *Server {
+	t.Helper()
+	src := "name: t\nduration: 10s\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\n" + backend
+	sc, err := scenario.Parse([]byte(src), "t.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, want := range []string{
-		`throttlesim_server_requests_total{result="received"} 5`,
-		`throttlesim_server_requests_total{result="rejected"} 2`,
-		`throttlesim_server_requests_total{result="served"} 3`,
-		`throttlesim_server_workers_available 2`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics lacks %q", want)
+	s, err := New(sc, Options{Series: ser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Two workers and a queue of one admit three of five simultaneous
+// requests; the other two are rejected at once with Retry-After. The
+// series and the Prometheus metrics count the same, and the useful worker
+// time is exactly the three services' 1.5 s (the fake clock has no timer
+// lateness; wall-clock accuracy is TestServiceTimeIsTheDraw's report
+// under make test-live-timing).
+func TestAdmission(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ser := metrics.NewSeries(1e9, 10)
+		s := bubble(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 500ms}\n  queue: {limit: 1}\n  retry_after: 1500ms\n", ser)
+		ch := send(s, 5)
+		synctest.Wait() // all five in: two served, one queued, two answered
+		start := time.Now()
+		as := collect(ch, 5)
+		if got := codes(as); got[200] != 3 || got[503] != 2 {
+			t.Fatalf("answers %v, want 3×200 and 2×503", as)
 		}
-	}
-	s.Close()
-	tot := ser.Totals()
-	if tot.Received != 5 || tot.Accepted != 3 || tot.Rejected != 2 || tot.Served != 3 {
-		t.Errorf("series: received %d accepted %d rejected %d served %d, want 5 3 2 3", tot.Received, tot.Accepted, tot.Rejected, tot.Served)
-	}
-	// Three services of 500 ms of useful work; the tolerance is timer
-	// and lock lateness on a loaded machine (0.1 s per service) above, and
-	// below the timers' early start, an eighth of the lateness learnt so
-	// far (learn), well under 50 ms in all.
-	if u := float64(tot.UsefulNS) / 1e9; u < 1.45 || u > 1.8 {
-		t.Errorf("useful worker time %.3f s, want 1.5 s (+ timer lateness)", u)
-	}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("the last answer after %v, want 1 s (two rounds of 500 ms)", d)
+		}
+		for _, a := range as {
+			if a.code == 503 && a.ra != "2" {
+				t.Errorf("Retry-After %q, want \"2\" (1.5 s rounded up)", a.ra)
+			}
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		for _, want := range []string{
+			`throttlesim_server_requests_total{result="received"} 5`,
+			`throttlesim_server_requests_total{result="rejected"} 2`,
+			`throttlesim_server_requests_total{result="served"} 3`,
+			`throttlesim_server_workers_available 2`,
+		} {
+			if !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
+		}
+		s.Close()
+		tot := ser.Totals()
+		if tot.Received != 5 || tot.Accepted != 3 || tot.Rejected != 2 || tot.Served != 3 {
+			t.Errorf("series: received %d accepted %d rejected %d served %d, want 5 3 2 3", tot.Received, tot.Accepted, tot.Rejected, tot.Served)
+		}
+		if tot.UsefulNS != 1.5e9 {
+			t.Errorf("useful worker time %d ns, want 1.5 s", tot.UsefulNS)
+		}
+	})
 }
 
 // A request that waited in the queue longer than the queue timeout is
-// rejected when it reaches a worker. Of three near-simultaneous requests
-// one is served and the two that queued behind it time out; without the
-// timeout the queue of five would let all three be served. Which of the
-// three arrives first is up to the scheduler (CI once saw the second
-// request overtake the first), so the test counts codes, not positions.
+// rejected when it reaches a worker. Of three simultaneous requests one
+// is served and the two that queued behind it time out (at 150 ms, having
+// waited 150 > 50 ms); without the timeout the queue of five would let
+// all three be served.
 func TestQueueTimeout(t *testing.T) {
-	_, hs, hc := start(t, "backend:\n  workers: 1\n  service: {dist: constant, mean: 150ms}\n  queue: {limit: 5, timeout: 50ms}\n", nil)
-	codes, _ := burst(hc, hs.URL, 3, 5*time.Millisecond)
-	if got := tally(codes); got[200] != 1 || got[503] != 2 {
-		t.Errorf("codes %v, want one 200 and two 503", codes)
+	for _, tt := range []struct {
+		queue     string
+		want200   int
+		wantTimes int64
+	}{
+		{"{limit: 5, timeout: 50ms}", 1, 2},
+		{"{limit: 5}", 3, 0},
+	} {
+		t.Run(tt.queue, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ser := metrics.NewSeries(1e9, 10)
+				s := bubble(t, "backend:\n  workers: 1\n  service: {dist: constant, mean: 150ms}\n  queue: "+tt.queue+"\n", ser)
+				as := collect(send(s, 3), 3)
+				if got := codes(as); got[200] != tt.want200 || got[503] != 3-tt.want200 {
+					t.Errorf("answers %v, want %d×200 and %d×503", as, tt.want200, 3-tt.want200)
+				}
+				s.Close()
+				if got := ser.Totals().QueueTimeouts; got != tt.wantTimes {
+					t.Errorf("series: %d queue timeouts, want %d", got, tt.wantTimes)
+				}
+			})
+		})
 	}
 }
 
@@ -137,29 +226,35 @@ func TestQueueTimeout(t *testing.T) {
 // it serves keeps it busy afterwards, so a request that would otherwise
 // find it free is rejected too.
 func TestRejectCost(t *testing.T) {
-	for _, cost := range []string{"0s", "300ms"} {
-		t.Run(cost, func(t *testing.T) {
-			_, hs, hc := start(t, "backend:\n  workers: 1\n  service: {dist: constant, mean: 100ms}\n  queue: {limit: 0}\n  reject_cost: "+cost+"\n", nil)
-			// t=0: served until 100 ms; t=30 ms: rejected (its work runs
-			// 100–400 ms with the cost); t=200 ms: free without the cost.
-			codes, _ := burst(hc, hs.URL, 2, 30*time.Millisecond)
-			time.Sleep(170 * time.Millisecond)
-			late, _ := burst(hc, hs.URL, 1, 0)
-			want := 200
-			if cost != "0s" {
-				want = 503
-			}
-			// Counted, not by position: which of the two reaches the
-			// server first is the scheduler's choice (see TestQueueTimeout).
-			if got := tally(codes); got[200] != 1 || got[503] != 1 || late[0] != want {
-				t.Errorf("codes %v then %v, want one 200 and one 503, then %d", codes, late, want)
-			}
+	for _, tt := range []struct {
+		cost string
+		late int
+	}{
+		{"0s", 200},
+		{"300ms", 503},
+	} {
+		t.Run(tt.cost, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := bubble(t, "backend:\n  workers: 1\n  service: {dist: constant, mean: 100ms}\n  queue: {limit: 0}\n  reject_cost: "+tt.cost+"\n", nil)
+				// t=0: served until 100 ms; t=30 ms: rejected (its work runs
+				// 100–400 ms with the cost); t=200 ms: free without the cost.
+				first := send(s, 1)
+				synctest.Wait()
+				time.Sleep(30 * time.Millisecond)
+				second := do(context.Background(), s)
+				time.Sleep(170 * time.Millisecond)
+				late := do(context.Background(), s)
+				if a := <-first; a.code != 200 || second.code != 503 || late.code != tt.late {
+					t.Errorf("answers %d, %d, %d; want 200, 503, %d", a.code, second.code, late.code, tt.late)
+				}
+			})
 		})
 	}
 }
 
-// The admin endpoint starts an outage now: refused connections while it
-// lasts, answers again after.
+// The admin endpoint refuses malformed faults (over HTTP: no clock
+// involved) and starts a well-formed outage now: refused connections
+// while it lasts (the 300 ms of the bubble's clock), answers again after.
 func TestAdminOutage(t *testing.T) {
 	_, hs, hc := start(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n", nil)
 	post := func(body string) int {
@@ -175,55 +270,67 @@ func TestAdminOutage(t *testing.T) {
 			t.Errorf("%s: got %d, want 400", bad, code)
 		}
 	}
-	if code := post(`{"kind":"outage","duration":"300ms"}`); code != http.StatusAccepted {
-		t.Fatalf("outage: got %d, want 202", code)
-	}
-	if _, err := hc.Get(hs.URL); err == nil {
-		t.Error("a request during the outage was answered")
-	}
-	time.Sleep(350 * time.Millisecond)
-	resp, err := hc.Get(hs.URL)
-	if err != nil {
-		t.Fatalf("after the outage: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("after the outage: %d", resp.StatusCode)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := bubble(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n", nil)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/admin/faults", strings.NewReader(`{"kind":"outage","duration":"300ms"}`)))
+		if rec.Code != http.StatusAccepted {
+			t.Fatalf("outage: got %d, want 202", rec.Code)
+		}
+		if a := do(context.Background(), s); !a.aborted {
+			t.Errorf("a request during the outage got %d, want the connection aborted", a.code)
+		}
+		time.Sleep(299 * time.Millisecond)
+		if a := do(context.Background(), s); !a.aborted {
+			t.Errorf("a request 1 ms before the outage ends got %d, want the connection aborted", a.code)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if a := do(context.Background(), s); a.aborted || a.code != 200 {
+			t.Errorf("after the outage: %+v, want 200", a)
+		}
+	})
 }
 
-// In a blackhole outage nothing answers: the client times out.
+// In a blackhole outage nothing answers: the request is held until its
+// context ends (the client's timeout), with nothing written.
 func TestBlackhole(t *testing.T) {
-	s, hs, _ := start(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n", nil)
-	if err := s.StartFault(scenario.Fault{Kind: scenario.FaultOutage, Mode: scenario.OutageBlackhole, Duration: scenario.Duration(time.Minute)}); err != nil {
-		t.Fatal(err)
-	}
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr, Timeout: 100 * time.Millisecond}
-	_, err := hc.Get(hs.URL)
-	if err == nil || !strings.Contains(err.Error(), "Timeout") {
-		t.Errorf("got %v, want a client timeout", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := bubble(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n", nil)
+		if err := s.StartFault(scenario.Fault{Kind: scenario.FaultOutage, Mode: scenario.OutageBlackhole, Duration: scenario.Duration(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+		if d := time.Since(start); d != 100*time.Millisecond || rec.Body.Len() != 0 || rec.Header().Get("Content-Type") != "" {
+			t.Errorf("returned after %v having written %q, want nothing written until the 100 ms timeout", d, rec.Body.String())
+		}
+	})
 }
 
 // The scenario's faults run on their schedule: a capacity fault halves
 // the workers available from 100 ms to 300 ms.
 func TestScheduledCapacityFault(t *testing.T) {
-	s, _, _ := start(t, "metrics: {interval: 50ms}\nbackend:\n  workers: 4\n  service: {dist: constant, mean: 1ms}\nfaults:\n  - {kind: capacity, start: 100ms, duration: 200ms, fraction: 0.5}\n", nil)
-	avail := func() int {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.limit
-	}
-	got := []int{avail()}
-	time.Sleep(200 * time.Millisecond)
-	got = append(got, avail())
-	time.Sleep(200 * time.Millisecond)
-	got = append(got, avail())
-	if fmt.Sprint(got) != "[4 2 4]" {
-		t.Errorf("workers available at 0, 200, 400 ms: %v, want [4 2 4]", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := bubble(t, "metrics: {interval: 50ms}\nbackend:\n  workers: 4\n  service: {dist: constant, mean: 1ms}\nfaults:\n  - {kind: capacity, start: 100ms, duration: 200ms, fraction: 0.5}\n", nil)
+		avail := func() int {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.limit
+		}
+		var got []int
+		for _, at := range []time.Duration{0, 99, 1, 199, 1} { // at 0, 99, 100, 299, 300 ms
+			time.Sleep(at * time.Millisecond)
+			synctest.Wait()
+			got = append(got, avail())
+		}
+		if fmt.Sprint(got) != "[4 4 2 2 4]" {
+			t.Errorf("workers available at 0, 99, 100, 299, 300 ms: %v, want [4 4 2 2 4]", got)
+		}
+	})
 }
 
 func TestUnsupported(t *testing.T) {
@@ -242,55 +349,95 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
-// Service times take their draw on average: the server corrects the Go
-// timer's lateness (spend). 200 constant 10 ms services on 4 workers: the
-// mean useful time per service is within 3% of 10 ms. Without the
-// correction it is 2 to 4% long on an idle machine and more on a loaded
-// one; the first few services, before the correction has learnt the
-// lateness, are inside the 3%.
+// Service times take their draw: 200 constant 10 ms services on 4
+// workers, on the bubble's fake clock, add up to exactly 2 s of useful
+// time and the last one ends at exactly 500 ms (50 rounds of 4). This is
+// the bookkeeping; how close a real timer comes to the draw on a real
+// machine is TestServiceTimeWallClock's report.
 func TestServiceTimeIsTheDraw(t *testing.T) {
-	if testing.Short() {
-		// make test-race runs -short: the race detector's slowdown between
-		// a timer firing and the work being counted is not timer lateness,
-		// and the correction rightly does not learn it (10.5 ms measured).
-		t.Skip("wall-clock accuracy: checked by make test, not under -short")
+	synctest.Test(t, func(t *testing.T) {
+		ser := metrics.NewSeries(1e9, 10)
+		s := bubble(t, "backend:\n  workers: 4\n  service: {dist: constant, mean: 10ms}\n  queue: {limit: 1000}\n", ser)
+		start := time.Now()
+		collect(send(s, 200), 200)
+		d := time.Since(start)
+		s.Close()
+		tot := ser.Totals()
+		if tot.Served != 200 || tot.UsefulNS != 2e9 || d != 500*time.Millisecond {
+			t.Errorf("%d services, %d ns useful, done after %v; want 200, 2 s, 500 ms", tot.Served, tot.UsefulNS, d)
+		}
+	})
+}
+
+// learn moves the timer's head start by an eighth of the lateness seen,
+// never below 0 nor above half the service time (plus 1 ns): the
+// correction that makes real services average their draw, step by step.
+func TestLearnSlack(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	s := &Server{}
+	for i, tt := range []struct{ d, took, want int64 }{
+		{10 * ms, 10 * ms, 0},               // on time: nothing to learn
+		{10 * ms, 18 * ms, ms},              // 8 ms late: an eighth of it
+		{10 * ms, 10*ms - 8*ms, 0},          // early: back down, not below 0
+		{10 * ms, 10*ms + 800*ms, 5*ms + 1}, // very late: at most d/2 + 1
+		{10 * ms, 10*ms - 80*ms, 0},         // very early again: floor 0
+		{2 * ms, 2*ms + 16*ms, ms + 1},      // short services cap lower
+	} {
+		s.learn(tt.d, tt.took)
+		if got := s.slack.Load(); got != tt.want {
+			t.Errorf("step %d: learn(%d, %d): slack %d, want %d", i, tt.d, tt.took, got, tt.want)
+		}
+	}
+}
+
+// A real timer's accuracy is a measurement, not a unit test: the same 200
+// services over real HTTP on the wall clock, with the server's lateness
+// correction. make test-live-timing (THROTTLESIM_TIMING=1) runs it and
+// reports the mean's error; it fails only if a service is not counted.
+// Under the race detector the wait between a timer firing and the work
+// being counted is not timer lateness, and the correction rightly does
+// not learn it (10.5 ms measured).
+func TestServiceTimeWallClock(t *testing.T) {
+	if os.Getenv("THROTTLESIM_TIMING") != "1" {
+		t.Skip("wall-clock accuracy: make test-live-timing (THROTTLESIM_TIMING=1) reports it")
 	}
 	ser := metrics.NewSeries(1e9, 10)
 	s, hs, hc := start(t, "backend:\n  workers: 4\n  service: {dist: constant, mean: 10ms}\n  queue: {limit: 1000}\n", ser)
 	burst(hc, hs.URL, 200, 0)
 	s.Close()
 	tot := ser.Totals()
-	// util_useful rows hold ns of worker time; Served counts services.
-	mean := float64(tot.UsefulNS) / float64(tot.Served) / 1e6
-	if tot.Served != 200 || mean < 9.7 || mean > 10.3 {
-		t.Errorf("%d services, mean %.3f ms; want 200 of 10 ms ± 3%%", tot.Served, mean)
+	if tot.Served != 200 {
+		t.Fatalf("%d services, want 200", tot.Served)
 	}
+	mean := float64(tot.UsefulNS) / float64(tot.Served) / 1e6
+	t.Logf("TIMING service time: mean %.3f ms for 10 ms draws, error %+.2f%% (idle machine: within ±3%%)", mean, (mean-10)/10*100)
 }
 
 // A fault ends after it starts, however short: its end is armed when it
 // starts. With the start and the end on two timers armed apart, a 1 µs
 // outage could end first and then start for good (2 of 300 tries in
-// review). 300 tries here, each given up to 2 s to come back up. The old
-// order fails it only under load (it did with four CPU burners, 5 runs;
-// on an idle machine it usually passes), the fixed one never can.
+// review, under load). On the bubble's clock each of 300 tries must be
+// back up exactly 1 µs later.
 func TestShortFaultAlwaysEnds(t *testing.T) {
-	s, _, _ := start(t, "backend:\n  workers: 1\n  service: {dist: constant, mean: 1ms}\n", nil)
-	for i := range 300 {
-		if err := s.StartFault(scenario.Fault{Kind: scenario.FaultOutage, Mode: scenario.OutageRefuse, Duration: scenario.Duration(time.Microsecond)}); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(2 * time.Second)
-		for {
+	synctest.Test(t, func(t *testing.T) {
+		s := bubble(t, "backend:\n  workers: 1\n  service: {dist: constant, mean: 1ms}\n", nil)
+		down := func() bool {
 			s.mu.Lock()
-			down := s.down
-			s.mu.Unlock()
-			if !down {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("try %d: a 1 µs outage still on after 2 s", i)
-			}
-			time.Sleep(100 * time.Microsecond)
+			defer s.mu.Unlock()
+			return s.down
 		}
-	}
+		for i := range 300 {
+			if err := s.StartFault(scenario.Fault{Kind: scenario.FaultOutage, Mode: scenario.OutageRefuse, Duration: scenario.Duration(time.Microsecond)}); err != nil {
+				t.Fatal(err)
+			}
+			if !down() {
+				t.Fatalf("try %d: the outage did not start", i)
+			}
+			time.Sleep(time.Microsecond)
+			synctest.Wait()
+			if down() {
+				t.Fatalf("try %d: a 1 µs outage still on after 1 µs", i)
+			}
+		}
+	})
 }
