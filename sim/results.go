@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
+	"strings"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
@@ -205,7 +207,34 @@ func ReadSummary(dir string) (*SummaryDoc, error) {
 	if d.SchemaVersion != scenario.SchemaVersion {
 		return nil, fmt.Errorf("%s/summary.json: schema_version %d, this throttlesim reads %d", dir, d.SchemaVersion, scenario.SchemaVersion)
 	}
+	if err := checkSummary(b, &d.Summary); err != nil {
+		return nil, fmt.Errorf("%s/summary.json: %w", dir, err)
+	}
 	return &d, nil
+}
+
+// checkSummary refuses a summary.json whose figures cannot be a run's: no
+// summary section (every figure would read as 0), or a negative count.
+// (JSON has no NaN: a NaN fails to decode before this.)
+func checkSummary(b []byte, s *metrics.Summary) error {
+	var raw struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if len(raw.Summary) == 0 || string(raw.Summary) == "null" {
+		return errors.New("no summary section")
+	}
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() == reflect.Int64 && f.Int() < 0 {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			return fmt.Errorf("summary.%s is %d: a count cannot be negative", name, f.Int())
+		}
+	}
+	return nil
 }
 
 func capacityOf(sc *scenario.Scenario) *float64 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -274,5 +275,34 @@ func TestOverloadFigures(t *testing.T) {
 	}
 	if sum := Summarise(s, p, &h, 0, 0); sum.FaultLoadOverCapacity != nil {
 		t.Errorf("fault load with no capacity left: got %v, want null", *sum.FaultLoadOverCapacity)
+	}
+}
+
+// ReadCSV refuses rows a run cannot have written, naming the line and
+// the column: a NaN, unreadable or negative count or worker time, and a
+// t_s that does not increase. An empty cell still reads as 0.
+func TestReadCSVRefusesImpossibleRows(t *testing.T) {
+	const head = "t_s,interval_s,offered,util_useful,latency_p50_ms\n"
+	for _, tt := range []struct {
+		name, rows, want string // want "": accepted
+	}{
+		{"good", "0,1,5,0.5,10\n1,1,,0.25,\n", ""},
+		{"NaN count", "0,1,5,0.5,10\n1,1,NaN,0.5,10\n", `line 3: offered is "NaN"`},
+		{"negative count", "0,1,-2,0.5,10\n", `line 2: offered is "-2"`},
+		{"unreadable count", "0,1,many,0.5,10\n", `line 2: offered is "many"`},
+		{"negative worker time", "0,1,5,-0.5,10\n", `line 2: util_useful is "-0.5"`},
+		{"decreasing t_s", "0,1,5,0.5,10\n2,1,5,0.5,10\n1,1,5,0.5,10\n", `line 4: t_s is "1" after 2`},
+		{"repeated t_s", "0,1,5,0.5,10\n0,1,5,0.5,10\n", `line 3: t_s is "0" after 0`},
+		{"NaN t_s", "NaN,1,5,0.5,10\n", `line 2: t_s is "NaN"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadCSV(strings.NewReader(head+tt.rows), 2)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("got %v, want it read", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), "timeseries.csv "+tt.want)):
+				t.Errorf("got %v, want an error with %q", err, "timeseries.csv "+tt.want)
+			}
+		})
 	}
 }

@@ -30,6 +30,8 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 	}
 	s := &Series{}
 	line := 1
+	var bad error // the first value a run cannot have written
+	prevT := math.Inf(-1)
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -50,18 +52,37 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 			}
 			return v
 		}
+		// A count or a worker-time column may be empty (0) but not NaN,
+		// unreadable or negative: a reader would take such a row for a
+		// run's and compute with it.
+		check := func(name string) {
+			i, ok := col[name]
+			if !ok || rec[i] == "" || bad != nil {
+				return
+			}
+			if v, err := strconv.ParseFloat(rec[i], 64); err != nil || math.IsNaN(v) || v < 0 {
+				bad = fmt.Errorf("timeseries.csv line %d: %s is %q: want a number >= 0", line, name, rec[i])
+			}
+		}
 		cnt := func(name string) int64 {
+			check(name)
 			v := num(name)
 			if math.IsNaN(v) {
 				return 0
 			}
 			return int64(v)
 		}
+		t := num("t_s")
+		if math.IsNaN(t) || t <= prevT {
+			return nil, fmt.Errorf("timeseries.csv line %d: t_s is %q after %g: times must increase", line, rec[col["t_s"]], prevT)
+		}
+		prevT = t
 		if s.Interval == 0 {
 			s.Interval = int64(math.Round(num("interval_s") * 1e9))
 		}
 		capNS := float64(s.Interval) * float64(workers)
 		ns := func(name string, scale float64) int64 { // a fraction or seconds column back to ns
+			check(name)
 			v := num(name)
 			if math.IsNaN(v) {
 				return 0
@@ -93,6 +114,9 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 		})
 		if _, ok := col["replicas_ready"]; ok && rec[col["replicas_ready"]] != "" {
 			s.Autoscaled = true
+		}
+		if bad != nil {
+			return nil, bad
 		}
 	}
 	if s.Interval <= 0 {
