@@ -42,7 +42,7 @@ func tinySweep(t *testing.T) (*sweep.Plan, []sweep.PointData) {
 	if err := sweep.Execute(context.Background(), p, dir, sweep.Options{Jobs: 2}); err != nil {
 		t.Fatal(err)
 	}
-	pts, err := sweep.LoadRuns(dir, p)
+	pts, err := sweep.LoadRuns(context.Background(), dir, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func baselineIndex(run string, dirs, labels []string) int {
 	return -1
 }
 
-func compareRun(_ context.Context, e *env, dirs []string, o *compareOptions) error {
+func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) error {
 	out, title := filepath.Clean(o.out), o.title
 	if err := checkOut(out); err != nil {
 		return err
@@ -152,7 +152,7 @@ func compareRun(_ context.Context, e *env, dirs []string, o *compareOptions) err
 	if c.Baseline >= 0 {
 		facts = append(facts, report.Fact{Name: "baseline", Value: names[c.Baseline]})
 	}
-	if err := writeComparison(tmp, "compare", c, verdicts, scen, facts); err != nil {
+	if err := writeComparison(ctx, tmp, "compare", c, verdicts, scen, facts); err != nil {
 		return err
 	}
 	// compare.json names what was compared (and marks the folder as ours).
@@ -196,7 +196,7 @@ same sweep (identical sweep.json) and together they must hold every run.`,
 			if out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
-			return mergeRun(e, args, out, thresholds)
+			return mergeRun(cmd.Context(), e, args, out, thresholds)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged sweep folder")
@@ -204,7 +204,7 @@ same sweep (identical sweep.json) and together they must hold every run.`,
 	return cmd
 }
 
-func mergeRun(e *env, shards []string, out string, thresholds []string) error {
+func mergeRun(ctx context.Context, e *env, shards []string, out string, thresholds []string) error {
 	out = filepath.Clean(out)
 	if err := checkOut(out); err != nil {
 		return err
@@ -218,8 +218,12 @@ func mergeRun(e *env, shards []string, out string, thresholds []string) error {
 	if err != nil {
 		return err
 	}
-	verdicts, err := aggregateSweep(work, plan, extra)
+	verdicts, err := aggregateSweep(ctx, work, plan, extra)
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(e.stderr, "throttlesim: interrupted while aggregating; the merged runs are in %s\n", work)
+			return reportedError{exitInterrupted}
+		}
 		return err
 	}
 	if err := resultdir.Replace(work, out); err != nil {

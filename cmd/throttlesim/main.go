@@ -18,6 +18,14 @@ var (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels ctx and every phase winds down (a run, a
+	// sweep's runs or its aggregation) keeping what is done; stop then
+	// gives the signals back to their default, so a second Ctrl-C ends
+	// the process at once instead of being swallowed.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr))
 	stop()
 	os.Exit(code)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -16,9 +17,15 @@ import (
 // writeComparison writes a sweep's or comparison's tables, charts and
 // report.html into dir (a folder that replaces the results folder once
 // complete).
-func writeComparison(dir, kind string, c report.Comparison, vs []report.PointVerdicts, scen []report.Text, facts []report.Fact) error {
+func writeComparison(ctx context.Context, dir, kind string, c report.Comparison, vs []report.PointVerdicts, scen []report.Text, facts []report.Fact) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	files, err := c.Files(plots.Compare)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil { // the charts take the longest
 		return err
 	}
 	html, err := report.HTML(report.ComparisonPage(kind, c, vs, report.ChartFiles(files), scen, facts))
@@ -27,6 +34,9 @@ func writeComparison(dir, kind string, c report.Comparison, vs []report.PointVer
 	}
 	files["report.html"] = html
 	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := resultdir.WriteFile(filepath.Join(dir, n), files[n]); err != nil {
 			return err
 		}

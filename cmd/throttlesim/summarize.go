@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -94,7 +95,7 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 	if err != nil {
 		return err
 	}
-	pts, err := sweep.LoadRuns(dir, plan)
+	pts, err := sweep.LoadRuns(context.Background(), dir, plan)
 	if err != nil {
 		return err
 	}

@@ -196,7 +196,11 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	}
 	var verdicts []report.PointVerdicts
 	if shards == 0 {
-		if verdicts, err = aggregateSweep(work, plan, extra); err != nil {
+		if verdicts, err = aggregateSweep(ctx, work, plan, extra); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(e.stderr, "throttlesim: interrupted while aggregating; the runs are all kept in %s: aggregate them with the same command and --resume\n", work)
+				return reportedError{exitInterrupted}
+			}
 			return err
 		}
 	}
@@ -225,9 +229,11 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 
 // aggregateSweep writes a finished sweep's tables, charts and report.html
 // into dir, and returns each point's threshold verdicts (the scenario's
-// thresholds and extra ones).
-func aggregateSweep(dir string, plan *sweep.Plan, extra []threshold.Threshold) ([]report.PointVerdicts, error) {
-	pts, err := sweep.LoadRuns(dir, plan)
+// thresholds and extra ones). It stops with ctx's error when ctx ends
+// (Ctrl-C): between runs read, before and after drawing the charts, and
+// before each file is written.
+func aggregateSweep(ctx context.Context, dir string, plan *sweep.Plan, extra []threshold.Threshold) ([]report.PointVerdicts, error) {
+	pts, err := sweep.LoadRuns(ctx, dir, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +265,7 @@ func aggregateSweep(dir string, plan *sweep.Plan, extra []threshold.Threshold) (
 		}
 		scen = append(scen, report.Text{Label: "point " + pts[b].Label + ", replication 0, as run", Body: y})
 	}
-	return vs, writeComparison(dir, "sweep", c, vs, scen, facts)
+	return vs, writeComparison(ctx, dir, "sweep", c, vs, scen, facts)
 }
 
 // variedLabel names what differs between a sweep's points, for the charts'

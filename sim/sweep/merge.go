@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 )
 
 // Merge gathers the runs of the shards of one sweep (sweep --shard i/n)
 // into dir, which it empties first: sweep.json and every run folder,
-// byte for byte. Every shard must hold the same sweep.json and together
+// byte for byte, each run folder checked against the plan first
+// (Plan.CheckRun: a folder holding another run is refused, named). Every shard must hold the same sweep.json and together
 // they must hold every run. It returns the plan; the caller aggregates.
 func Merge(shards []string, dir string) (*Plan, error) {
 	var plan *Plan
@@ -56,6 +58,13 @@ func Merge(shards []string, dir string) (*Plan, error) {
 				return nil, err
 			}
 			files = append(files, resultdir.File{Name: n, Data: b})
+		}
+		doc, err := sim.ReadSummary(src)
+		if err != nil {
+			return nil, err
+		}
+		if err := plan.CheckRun(src, r, files[2].Data, doc); err != nil {
+			return nil, err
 		}
 		if err := resultdir.Write(RunDir(dir, r), files); err != nil {
 			return nil, err

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 // RunData is one finished run, read back from its folder.
@@ -53,14 +56,19 @@ func Describe(xs []float64) Stat {
 	return s
 }
 
-// LoadRuns reads every run of the plan from dir.
-func LoadRuns(dir string, p *Plan) ([]PointData, error) {
+// LoadRuns reads every run of the plan from dir, checking that each run
+// folder holds the run the plan says it does (see CheckRun). It stops with
+// ctx's error when ctx ends (an interrupted aggregation).
+func LoadRuns(ctx context.Context, dir string, p *Plan) ([]PointData, error) {
 	pts := make([]PointData, len(p.Points))
 	for i, pt := range p.Points {
 		pts[i].Label = pt.Label
 	}
 	var missing []string
 	for _, r := range p.Runs() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		rd := RunDir(dir, r)
 		key, err := os.ReadFile(filepath.Join(rd, keyFile))
 		if err != nil {
@@ -69,6 +77,9 @@ func LoadRuns(dir string, p *Plan) ([]PointData, error) {
 		}
 		run, err := ReadRun(rd)
 		if err != nil {
+			return nil, err
+		}
+		if err := p.CheckRun(rd, r, key, run.Doc); err != nil {
 			return nil, err
 		}
 		run.Spec, run.Key = r, strings.TrimSpace(string(key))
@@ -101,4 +112,56 @@ func ReadRun(dir string) (*RunData, error) {
 		return nil, fmt.Errorf("%s/%w", dir, err)
 	}
 	return &RunData{Doc: doc, Series: ser}, nil
+}
+
+// CheckRun checks that the run folder rd holds run r of the plan, and
+// names every mismatch:
+//   - key.txt is the key of the scenario in its summary.json (the two
+//     files are of one run);
+//   - that scenario carries r's seed, and the point's overrides (--set and
+//     the point's own) change nothing in it: a summary copied from another
+//     point differs in the varied field, so applying this point's value
+//     changes its key;
+//   - when the plan knows the scenario file (a plan made by NewPlan, not
+//     one read back from sweep.json), key.txt is r's key itself.
+func (p *Plan) CheckRun(rd string, r RunSpec, keyTxt []byte, doc *sim.SummaryDoc) error {
+	var bad []string
+	key := strings.TrimSpace(string(keyTxt))
+	if p.data != nil {
+		sc, err := p.Resolve(r.Point, r.Seed)
+		if err != nil {
+			return err
+		}
+		if want := Key(sc, r.Rep); key != want {
+			bad = append(bad, fmt.Sprintf("key.txt %s, the plan's key %s", key, want))
+		}
+	}
+	if doc.Scenario == nil {
+		bad = append(bad, "summary.json has no scenario")
+	} else {
+		got := Key(doc.Scenario, r.Rep)
+		if got != key {
+			bad = append(bad, fmt.Sprintf("summary.json is of another run than key.txt (its scenario's key %s, key.txt %s)", got, key))
+		}
+		if doc.Scenario.Seed != r.Seed {
+			bad = append(bad, fmt.Sprintf("summary.json's seed %d, the plan's %d", doc.Scenario.Seed, r.Seed))
+		}
+		sets := append(append([]string{}, p.BaseSets...), p.Points[r.Point].Sets...)
+		if len(sets) > 0 {
+			b, err := json.Marshal(doc.Scenario)
+			if err != nil {
+				return err
+			}
+			sc, err := scenario.Parse(b, filepath.Join(rd, "summary.json"), sets)
+			if err != nil {
+				bad = append(bad, fmt.Sprintf("the point's overrides do not apply to summary.json's scenario: %v", err))
+			} else if sc.Seed, sc.Sweep = doc.Scenario.Seed, nil; Key(sc, r.Rep) != got {
+				bad = append(bad, fmt.Sprintf("summary.json's scenario is not point %q's (%s changes it)", p.Points[r.Point].Label, strings.Join(sets, " ")))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("sweep: %s does not hold run %s of the plan: %s", rd, filepath.Base(rd), strings.Join(bad, "; "))
+	}
+	return nil
 }

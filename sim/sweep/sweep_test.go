@@ -135,7 +135,7 @@ func execute(t *testing.T, dir string, p *Plan, o Options) {
 	if err := Execute(context.Background(), p, dir, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadRuns(dir, p); err != nil {
+	if _, err := LoadRuns(context.Background(), dir, p); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -243,7 +243,7 @@ func TestCommonRandomNumbers(t *testing.T) {
 	p := plan(t, PlanOptions{})
 	dir := t.TempDir()
 	execute(t, dir, p, Options{Jobs: 2})
-	pts, err := LoadRuns(dir, p)
+	pts, err := LoadRuns(context.Background(), dir, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,5 +279,93 @@ func TestMergeShards(t *testing.T) {
 	_, err := Merge(shards[:1], filepath.Join(t.TempDir(), "half"))
 	if err == nil || !strings.Contains(err.Error(), "is in none of the shards") {
 		t.Errorf("one shard of two: got %v, want a missing-run error", err)
+	}
+}
+
+// swap exchanges one file of two run folders, as a hand edit might.
+func swap(t *testing.T, a, b, name string) {
+	t.Helper()
+	pa, pb := filepath.Join(a, name), filepath.Join(b, name)
+	da, err := os.ReadFile(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pa, db, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pb, da, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Merge and LoadRuns refuse a run folder that holds another run than the
+// plan says, and name it: a summary swapped with another point's (it
+// silently moved a mean recovery from 438.5 to 386.5 s in review), a
+// whole folder swapped with another point's (key.txt and all: the point's
+// override k=1.5 changes the scenario read back), and two seeds of one
+// point swapped. Merge reads the plan back from sweep.json, without the
+// scenario file, so it checks the folder against itself and the plan's
+// overrides and seeds.
+func TestMergeRefusesAnotherRunsFolder(t *testing.T) {
+	p := plan(t, PlanOptions{})
+	runs := p.Runs() // point 0 (k=1.5) and point 1 (k=3), seeds 0..2
+	var r00, r10, r01 RunSpec
+	for _, r := range runs {
+		switch {
+		case r.Point == 0 && r.Rep == 0:
+			r00 = r
+		case r.Point == 1 && r.Rep == 0:
+			r10 = r
+		case r.Point == 0 && r.Rep == 1:
+			r01 = r
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		a, b  RunSpec
+		files []string
+		want  string
+	}{
+		{"summary of another point", r00, r10, []string{"summary.json"}, "summary.json is of another run than key.txt"},
+		{"folder of another point", r00, r10, []string{"summary.json", "timeseries.csv", keyFile}, `is not point "k=1.5"'s`},
+		{"folder of another seed", r00, r01, []string{"summary.json", "timeseries.csv", keyFile}, "summary.json's seed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			shard := t.TempDir()
+			execute(t, shard, p, Options{Jobs: 2})
+			for _, f := range tt.files {
+				swap(t, RunDir(shard, tt.a), RunDir(shard, tt.b), f)
+			}
+			_, err := Merge([]string{shard}, filepath.Join(t.TempDir(), "merged"))
+			if err == nil || !strings.Contains(err.Error(), RunDir(shard, tt.a)) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("merge: got %v, want an error naming %s: %s", err, RunDir(shard, tt.a), tt.want)
+			}
+			back, err := ReadPlan(shard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pl := range []*Plan{p, back} {
+				if _, err := LoadRuns(context.Background(), shard, pl); err == nil || !strings.Contains(err.Error(), RunDir(shard, tt.a)) {
+					t.Errorf("LoadRuns: got %v, want an error naming %s", err, RunDir(shard, tt.a))
+				}
+			}
+		})
+	}
+}
+
+// LoadRuns stops when its context ends: an interrupted aggregation does
+// not read on.
+func TestLoadRunsHonoursContext(t *testing.T) {
+	p := plan(t, PlanOptions{})
+	dir := t.TempDir()
+	execute(t, dir, p, Options{Jobs: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := LoadRuns(ctx, dir, p); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
 	}
 }
