@@ -41,12 +41,14 @@ func parse(t *testing.T, src string, sets ...string) *scenario.Scenario {
 }
 
 // A live run sends the simulation's arrivals (the same seed draws the
-// same times) and, far from overload, every one succeeds. Tolerances: the
-// run stops at the horizon, so arrivals scheduled in its last moments may
-// not start, and requests still in flight then are not counted: at
-// 100 req/s and a 10 ms service, a few at most. 5 (in flight) is generous
-// for a loaded machine's 100 ms lag; arrivals get 10, as a 100 ms lag at
-// the horizon loses 10 of them at 100/s.
+// same times) and, far from overload, every one succeeds. What holds by
+// construction is checked: never more arrivals than the simulation draws,
+// the server never receives more than was sent, four complete rows with
+// the backend's capacity. How many of the arrivals start and succeed
+// before the horizon depends on the machine's lag, so it is reported
+// (timing), not asserted: on an idle machine at most 10 arrivals are lost
+// (a 100 ms lag at the horizon at 100/s) and 5 requests are still in
+// flight at the end (100 req/s × 10 ms service, generously).
 func TestRunMatchesSimArrivals(t *testing.T) {
 	sc := parse(t, small)
 	want, err := sim.Run(context.Background(), sc, sim.Options{})
@@ -58,15 +60,15 @@ func TestRunMatchesSimArrivals(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Summary
-	if s.Offered > want.Summary.Offered || s.Offered < want.Summary.Offered-10 {
-		t.Errorf("offered %d live, %d simulated: want the same arrivals (a few fewer at most)", s.Offered, want.Summary.Offered)
+	if s.Offered > want.Summary.Offered || s.Offered == 0 {
+		t.Errorf("offered %d live, %d simulated: want the simulation's arrivals, or fewer", s.Offered, want.Summary.Offered)
 	}
-	if s.Failed != 0 || s.DropThrottle != 0 || s.Succeeded < s.Offered-5 {
-		t.Errorf("offered %d, succeeded %d, failed %d, throttled %d: want all to succeed", s.Offered, s.Succeeded, s.Failed, s.DropThrottle)
+	if s.Succeeded > s.Offered || s.Received > s.Attempts {
+		t.Errorf("offered %d, succeeded %d; server received %d of %d attempts", s.Offered, s.Succeeded, s.Received, s.Attempts)
 	}
-	if s.Received < s.Attempts-5 || s.Received > s.Attempts {
-		t.Errorf("server received %d of %d attempts", s.Received, s.Attempts)
-	}
+	timing(t, s.Offered >= want.Summary.Offered-10, "offered %d live of %d simulated", s.Offered, want.Summary.Offered)
+	timing(t, s.Failed == 0 && s.DropThrottle == 0 && s.Succeeded >= s.Offered-5, "succeeded %d of %d (failed %d, throttled %d)", s.Succeeded, s.Offered, s.Failed, s.DropThrottle)
+	timing(t, s.Received >= s.Attempts-5, "server received %d of %d attempts", s.Received, s.Attempts)
 	// (info.Arrivals is the rows' offered count by construction: not
 	// checked here.)
 	if !res.Complete || len(res.Series.Rows) != 4 || !info.InProcess {
@@ -85,15 +87,19 @@ func TestRunMatchesSimArrivals(t *testing.T) {
 	// the server sets its timers early by the lateness it has seen (so
 	// that services average their draw), which on a loaded machine
 	// varies from one timer to the next, and the histogram reports a
-	// bucket's midpoint (±0.13 ms here). CI once measured 9.8 ms. The
-	// upper bound allows a loaded machine's scheduling lag (tens of ms,
-	// as the arrivals' 100 ms above) on top of the 10 ms.
-	if p50 := *s.LatencyP50MS; p50 < 9 || p50 > 60 {
-		t.Errorf("latency p50 %.1f ms, want 10 ms + a little", p50)
+	// bucket's midpoint (±0.13 ms here). CI once measured 9.8 ms; an idle
+	// machine stays within 9 to 60 ms.
+	if s.LatencyP50MS == nil {
+		t.Fatal("no latency p50")
 	}
+	p50 := *s.LatencyP50MS
+	timing(t, p50 >= 9 && p50 <= 60, "latency p50 %.1f ms for 10 ms services", p50)
 }
 
-// Cancelling the context stops the run with a partial result.
+// Cancelling the context stops the run with a partial result: cancelled
+// at 0.7 s of a 10 s run, it holds at least the 2 rows of 500 ms begun by
+// then and fewer than the 20 of the whole run (how many more than 2 is
+// the machine's lag, reported).
 func TestRunInterrupted(t *testing.T) {
 	sc := parse(t, small, "duration=10s")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,9 +109,25 @@ func TestRunInterrupted(t *testing.T) {
 	if !errors.Is(err, sim.ErrInterrupted) {
 		t.Fatalf("got %v, want ErrInterrupted", err)
 	}
-	if res.Complete || len(res.Series.Rows) != 2 || time.Since(start) > 3*time.Second {
-		t.Errorf("complete %v, %d rows after %v; want a partial result of 2 rows (0.7 s)", res.Complete, len(res.Series.Rows), time.Since(start))
+	if n := len(res.Series.Rows); res.Complete || n < 2 || n >= 20 {
+		t.Errorf("complete %v, %d rows; want a partial result of 2 to 19 rows", res.Complete, n)
 	}
+	d := time.Since(start)
+	timing(t, len(res.Series.Rows) == 2 && d < 3*time.Second, "stopped after %v with %d rows (cancelled at 0.7 s)", d, len(res.Series.Rows))
+}
+
+// timing reports a wall-clock measurement against the bound an idle
+// machine keeps. It never fails the test: on a loaded machine (CI's two
+// shared cores) the bound is a matter of chance, and a unit test must not
+// be. make test-live-timing (THROTTLESIM_TIMING=1) runs the suite verbose
+// so the reports are read; there a miss is flagged, not failed.
+func timing(t *testing.T, within bool, format string, args ...any) {
+	t.Helper()
+	mark := "within the idle-machine bound"
+	if !within {
+		mark = "OUTSIDE the idle-machine bound"
+	}
+	t.Logf("TIMING "+format+": "+mark, args...)
 }
 
 func TestCheck(t *testing.T) {

@@ -41,4 +41,3 @@ func TestReadSummaryRefusesImpossibleFigures(t *testing.T) {
 		})
 	}
 }
-

@@ -207,18 +207,17 @@ func TestTimeouts(t *testing.T) {
 		s := &script{codes: []int{200}, delay: map[int]time.Duration{1: 2 * time.Second}}
 		srv := newServer(t, s)
 		tr, ev := newTransport(t, Config{Policies: policies(t, "  timeout: 50ms\n"+fastRetry)})
-		start := time.Now()
 		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		// "answer 2" is the proof that the first attempt was given up:
+		// it would have answered "answer 1" after its 2 s (a bound on the
+		// elapsed time would add nothing but a chance failure).
 		if resp.StatusCode != 200 || string(b) != "answer 2" || ev.get(TimedOut) != 1 {
 			t.Errorf("got %d %q with %d timeouts, want 200 \"answer 2\" with 1", resp.StatusCode, b, ev.get(TimedOut))
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("took %v: the first attempt was not given up after 50 ms", d)
 		}
 	})
 	t.Run("overall deadline", func(t *testing.T) {
@@ -237,19 +236,19 @@ func TestTimeouts(t *testing.T) {
 		s := &script{codes: []int{503}, ra: "3600"}
 		srv := newServer(t, s)
 		tr, _ := newTransport(t, Config{Policies: policies(t, fastRetry+"    honor_retry_after: true\n")})
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
-		start := time.Now()
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		// Retry-After: 3600 puts the retry past the context's deadline:
-		// the 503 comes back at once.
-		if resp.StatusCode != 503 || s.count() != 1 || time.Since(start) > 150*time.Millisecond {
-			t.Errorf("got %d after %d requests in %v, want the first 503 at once", resp.StatusCode, s.count(), time.Since(start))
+		// the 503 comes back at once, long before the minute is up (had
+		// the client waited for the deadline, ctx would have ended).
+		if resp.StatusCode != 503 || s.count() != 1 || ctx.Err() != nil {
+			t.Errorf("got %d after %d requests, context %v; want the first 503 at once", resp.StatusCode, s.count(), ctx.Err())
 		}
 	})
 }
