@@ -99,11 +99,11 @@ func ServicesLoad(name string, svcs []ServiceInput) ([]byte, error) {
 	return RenderStack(ps, ls, h)
 }
 
-// Amplification renders amplification.png: attempts each service
-// received per external request, one bar per tier (with its 95% interval
-// when there are several runs).
+// Amplification renders amplification.png: the attempts that reached each
+// service (refused ones in an outage included) per external request, one
+// bar per tier (with its 95% interval when there are several runs).
 func Amplification(name string, svcs []ServiceInput) ([]byte, error) {
-	p := NewPlot(name+": attempts each service received per external request (whole run)", "", "attempts per external request")
+	p := NewPlot(name+": attempts that reached each service per external request (whole run, refused ones included)", "", "attempts per external request")
 	var vals plotter.Values
 	var ymax float64
 	for _, sv := range svcs {
@@ -143,6 +143,7 @@ func Amplification(name string, svcs []ServiceInput) ([]byte, error) {
 	}
 	p.Add(lb)
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(svcs))-0.5 // whole bars and labels, not halves at the edges
 	SetYRange(p, niceMax(ymax)*1.08)
 	return Render(p, nil)
 }

@@ -46,7 +46,8 @@ type ServiceSummary struct {
 	FailedOutage    int64 `json:"failed_outage"`
 	LostOutage      int64 `json:"lost_outage"`
 	TimedOut        int64 `json:"timed_out"`
-	// AttemptsPerRequest is attempts received per external request: the
+	// AttemptsPerRequest is the attempts that reached the service (those
+	// it refused in an outage included) per external request: the
 	// amplification at this tier.
 	AttemptsPerRequest *float64 `json:"attempts_per_request"`
 	SuccessRatio       *float64 `json:"success_ratio"`
@@ -105,7 +106,7 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 			Received: t.Received, Accepted: t.Accepted, Rejected: t.Rejected + t.QueueTimeouts, Unanswered: t.Unanswered,
 			Served: t.Served, Errors: t.Errors, DeadlineDropped: t.DeadlineDropped,
 			FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut,
-			AttemptsPerRequest:       metrics.Ratio(t.Received, offered),
+			AttemptsPerRequest:       metrics.Ratio(t.Received+t.FailedOutage, offered),
 			SuccessRatio:             metrics.Ratio(t.Succeeded, t.Offered),
 			WastedWorkFraction:       s.WastedWorkFraction,
 			Utilisation:              s.Utilisation,
