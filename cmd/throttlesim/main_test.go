@@ -662,4 +662,15 @@ func TestRunGraphLeadsWithServices(t *testing.T) {
 	if s := doc.Graph.Services; len(s) != 3 || s[0].Name != "database" || s[0].PeakLoadOverCapacity < 5 {
 		t.Errorf("summary.json graph.services: got %+v, want the database first at > 5× its capacity", s)
 	}
+	page := string(readFile(t, filepath.Join(out, "report.html")))
+	svc, sum := strings.Index(page, `<h2 id="services">`), strings.Index(page, `<h2 id="summary">`)
+	if svc < 0 || svc > sum {
+		t.Errorf("report.html: the services section at %d, the summary at %d; want the services first", svc, sum)
+	}
+	if db, fe := strings.Index(page, "<tr><td>database</td>"), strings.Index(page, "<tr><td>frontend (entry)</td>"); db < 0 || db > fe {
+		t.Errorf("report.html: database row at %d, frontend at %d; want the database first", db, fe)
+	}
+	if !strings.Contains(page, "the entry service frontend") {
+		t.Errorf("report.html: the summary's backend figures do not name the entry service")
+	}
 }

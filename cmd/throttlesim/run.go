@@ -312,6 +312,14 @@ func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]
 			return nil, err
 		}
 		if svcs := report.ServicesInput(res); svcs != nil {
+			// A graph's first chart compares every service with its own
+			// capacity: the entry service's server_load.png is flat
+			// against a capacity far above the tier that is overloaded.
+			over, err := plots.ServicesOverload(res.Scenario.Name, svcs, report.GraphFaults(res.Scenario))
+			if err != nil {
+				return nil, fmt.Errorf("plots: services_overload.png: %w", err)
+			}
+			cs = append([]plots.Chart{{File: "services_overload.png", PNG: over}}, cs...)
 			load, err := plots.ServicesLoad(res.Scenario.Name, svcs)
 			if err != nil {
 				return nil, fmt.Errorf("plots: services_load.png: %w", err)
