@@ -148,8 +148,8 @@ func graphSection(g *sim.GraphSummary) Section {
 		case ln.RecoveryApplicable:
 			rec = "<span class=\"fail\">no</span>"
 		}
-		fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
-			name, load, pc(ln.Utilisation), ln.Rejected, pc(ln.WastedWorkFraction), fmtp(ln.AttemptsPerRequest, 2), rec)
+		fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
+			name, load, pc(ln.Utilisation), plots.Thousands(float64(ln.Rejected)), pc(ln.WastedWorkFraction), fmtp(ln.AttemptsPerRequest, 2), rec)
 	}
 	b.WriteString("</tbody>\n</table>\n")
 	return Section{ID: "services", Title: "Services", HTML: template.HTML(b.String())}
