@@ -102,6 +102,7 @@ experiment-reconnect: build ## the reconnect-storm experiment (docs/experiments/
 		./$(BIN) run -q scenarios/$$s.yaml --out results/experiments/$$s || exit 1; \
 		cp results/experiments/$$s/connections.png $(RECONNECT_DOC)/$$s-connections.png; \
 		cp results/experiments/$$s/recovery.png $(RECONNECT_DOC)/$$s-recovery.png; \
+		cp results/experiments/$$s/server_load.png $(RECONNECT_DOC)/$$s-server-load.png; \
 	done
 	./$(BIN) compare -q $(addprefix results/experiments/,$(RECONNECT_RUNS)) --title "reconnect policies" --out results/experiments/reconnect-compare
 	@cp results/experiments/reconnect-compare/compare_connections.png $(RECONNECT_DOC)/compare_connections.png
@@ -299,6 +300,7 @@ experiment-cascade: build ## the SRE book's three-layer chain with real capacity
 		--set clients.propagate_deadline=true --set services.frontend.propagate_deadline=true --set services.backend.propagate_deadline=true
 	@for v in naive budget deadline; do cp $(CASCADE_OUT)/$$v/services_load.png $(CASCADE_DOC)/$$v-services.png; done
 	cp $(CASCADE_OUT)/naive/amplification.png $(CASCADE_DOC)/naive-amplification.png
+	cp $(CASCADE_OUT)/naive/services_overload.png $(CASCADE_DOC)/naive-overload.png
 	@echo "updated $(CASCADE_DOC).md and its figures"
 
 R22_DOC := docs/experiments/retries-2022.md

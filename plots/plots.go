@@ -27,9 +27,12 @@ type Fault struct {
 
 // Input is what the run charts need.
 type Input struct {
-	Name        string
-	Series      *metrics.Series
-	Faults      []Fault
+	Name   string
+	Series *metrics.Series
+	Faults []Fault
+	// Service names the service Series and the capacity are of, in a
+	// service graph (the entry service); "" with one backend.
+	Service     string
 	CapacityRPS float64 // nominal
 	Workers     int     // nominal
 	Summary     metrics.Summary
@@ -453,7 +456,11 @@ func serverLoadChart(in Input) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		ps, ls = append(ps, hp), append(ls, hl)
+		wp, wl, err := workerTimePanel(in)
+		if err != nil {
+			return nil, err
+		}
+		ps, ls = append(ps, hp, wp), append(ls, hl, wl)
 	}
 	if !in.Contention && !allZero(in.Series, func(r *metrics.Row) float64 { return float64(r.LimitNS) }) {
 		lp, ll, err := limitPanel(in)
@@ -518,7 +525,11 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 		ymax = max(ymax, float64(r.Received)/sec, float64(r.FailedOutage)/sec, float64(r.CapacityNS)/float64(s.Interval)*capPerWorker)
 	}
 	ymax = niceMax(ymax)
-	p := NewPlot(in.Name+": load on the backend", "simulated time (s)", "attempts per second")
+	title := in.Name + ": load on the backend"
+	if in.Service != "" {
+		title = in.Name + ": load on the entry service " + in.Service + " (services_overload.png compares every service)"
+	}
+	p := NewPlot(title, "simulated time (s)", "attempts per second")
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
@@ -539,6 +550,19 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	if in.CapacityRPS <= 0 {
 		series = series[:len(series)-1]
 	}
+	if in.Clients > 0 && in.CapacityRPS > 0 {
+		// With connections, handshakes take worker time from requests:
+		// what is left, what the clients got, and what was served after
+		// its client had given up say why a backend that "accepts" below
+		// its capacity answers nobody.
+		series = append(series,
+			stepSeries{name: "capacity left after handshakes", c: Purple, width: vg.Points(2), f: func(r *metrics.Row) float64 {
+				return float64(max(r.CapacityNS-r.HandshakeUsefulNS-r.HandshakeWastedNS, 0)) / float64(s.Interval) * capPerWorker
+			}, always: true},
+			stepSeries{name: "timed out at the client", c: Grey, dashes: []vg.Length{vg.Points(3), vg.Points(2)}, f: func(r *metrics.Row) float64 { return float64(r.TimedOut) / sec }},
+			stepSeries{name: "succeeded (goodput)", c: Blue, width: vg.Points(2), f: func(r *metrics.Row) float64 { return float64(r.Succeeded) / sec }, always: true},
+		)
+	}
 	if err := addSteps(p, l, s, series); err != nil {
 		return nil, nil, err
 	}
@@ -546,10 +570,77 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	return p, l, nil
 }
 
+// workerTimePanel splits the workers' time, interval by interval, into
+// requests that did someone good, wasted request work (rejections,
+// answers nobody waited for), handshakes that connected someone and
+// handshakes wasted, as stacked shares of the nominal workers; what is
+// left is idle (or down).
+func workerTimePanel(in Input) (*plot.Plot, *plot.Legend, error) {
+	s := in.Series
+	total := float64(s.Interval) * float64(max(in.Workers, 1))
+	layers := []struct {
+		name string
+		c    color.Color
+		f    func(r *metrics.Row) int64
+	}{
+		{"requests answered in time", Green, func(r *metrics.Row) int64 { return r.UsefulNS }},
+		{"requests wasted (rejected, client gone)", Orange, func(r *metrics.Row) int64 { return r.WastedNS }},
+		{"handshakes that connected", Sky, func(r *metrics.Row) int64 { return r.HandshakeUsefulNS }},
+		{"handshakes wasted", Vermillion, func(r *metrics.Row) int64 { return r.HandshakeWastedNS }},
+	}
+	var useful, all float64
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		useful += float64(r.UsefulNS)
+		all += float64(r.UsefulNS + r.WastedNS + r.HandshakeUsefulNS + r.HandshakeWastedNS)
+	}
+	title := in.Name + ": where the workers' time goes"
+	if all > 0 {
+		title += fmt.Sprintf(" (%.0f%% of it did a client good)", 100*useful/all)
+	}
+	p := NewPlot(title, "simulated time (s)", "% of worker time")
+	if err := Shade(p, in.Faults, 100); err != nil {
+		return nil, nil, err
+	}
+	l := NewLegend()
+	base := make([]float64, len(s.Rows))
+	x := func(i int) float64 { return float64(int64(i)*s.Interval) / 1e9 }
+	for _, ly := range layers {
+		top := make([]float64, len(s.Rows))
+		any := false
+		for i := range s.Rows {
+			v := 100 * float64(ly.f(&s.Rows[i])) / total
+			any = any || v > 0
+			top[i] = base[i] + v
+		}
+		if !any {
+			continue
+		}
+		ring := make(plotter.XYs, 0, 4*len(top))
+		for i := range top {
+			ring = append(ring, plotter.XY{X: x(i), Y: top[i]}, plotter.XY{X: x(i + 1), Y: top[i]})
+		}
+		for i := len(top) - 1; i >= 0; i-- {
+			ring = append(ring, plotter.XY{X: x(i + 1), Y: base[i]}, plotter.XY{X: x(i), Y: base[i]})
+		}
+		poly, err := plotter.NewPolygon(ring)
+		if err != nil {
+			return nil, nil, err
+		}
+		poly.Color = ly.c
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		l.Add(ly.name, poly)
+		base = top
+	}
+	SetYRange(p, 100)
+	p.X.Min, p.X.Max = 0, x(len(s.Rows))
+	return p, l, nil
+}
+
 // handshakePanel plots the handshakes the backend received per second,
-// as means over bins long enough to read a storm (a band shows the
-// per-interval minimum and maximum in each bin), with the effective
-// handshake capacity.
+// as means over bins long enough to read a storm (the busiest interval
+// is named in the title), with the effective handshake capacity.
 func handshakePanel(in Input, title string) (*plot.Plot, *plot.Legend, error) {
 	s := in.Series
 	sec := perSecond(s)
@@ -559,10 +650,15 @@ func handshakePanel(in Input, title string) (*plot.Plot, *plot.Legend, error) {
 	hcap := func(r *metrics.Row) float64 {
 		return float64(r.CapacityNS) / float64(s.Interval) / float64(max(in.Workers, 1)) * in.ConnectCapacityRPS
 	}
-	ymax, cut := rcvd.axisMax()
-	title += bin.note()
-	if cut {
-		title += fmt.Sprintf("; peaks to %s/s cut off", Thousands(rcvd.hiMax()))
+	ymax, _ := rcvd.axisMax()
+	ymax = 0
+	for _, m := range rcvd.mean {
+		ymax = max(ymax, m)
+	}
+	if bin.n > 1 {
+		// Means only: a band from each bin's quietest to its busiest
+		// second fills the panel when clients retry in lockstep.
+		title += fmt.Sprintf(" (%s means; busiest %s: %s/s)", secs(float64(int64(bin.n)*bin.interval)/1e9), secs(float64(bin.interval)/1e9), Thousands(rcvd.hiMax()))
 	}
 	if c := in.ConnectCapacityRPS; c > 0 && c < 3*ymax {
 		ymax = max(ymax, c)
@@ -573,7 +669,7 @@ func handshakePanel(in Input, title string) (*plot.Plot, *plot.Legend, error) {
 		return nil, nil, err
 	}
 	l := NewLegend()
-	if err := rcvd.add(p, l, "handshakes received", Orange, nil, true); err != nil {
+	if err := rcvd.add(p, l, "handshakes received", Orange, nil, false); err != nil {
 		return nil, nil, err
 	}
 	if err := ok.add(p, l, "connections established", Green, nil, false); err != nil {

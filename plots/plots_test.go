@@ -405,3 +405,28 @@ func TestServerLoadLimitPanel(t *testing.T) {
 		t.Errorf("limit colour drawn: without a limiter %v, with %v; want false, true", vPlain, vLim)
 	}
 }
+
+// services_overload.png draws every service ÷ its own capacity: a
+// readable image with the overloaded tier's colour in it.
+func TestServicesOverload(t *testing.T) {
+	s := &metrics.Series{Interval: 1e9}
+	big := &metrics.Series{Interval: 1e9}
+	for i := 0; i < 60; i++ {
+		s.Rows = append(s.Rows, metrics.Row{Received: 100, CapacityNS: 10e9})
+		big.Rows = append(big.Rows, metrics.Row{Received: 8000, CapacityNS: 10e9})
+	}
+	b, err := ServicesOverload("t", []ServiceInput{
+		{Name: "front", Series: s, CapacityRPS: 1e5, Workers: 10, Calls: true},
+		{Name: "db", Series: big, CapacityRPS: 1000, Workers: 10},
+	}, []Fault{{Start: 10e9, End: 20e9, Label: "capacity 50% at db"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := img.Bounds().Dx(); w < 500 {
+		t.Errorf("width: got %d px, want ≥ 500", w)
+	}
+}

@@ -1,8 +1,11 @@
 package plots
 
 import (
+	"cmp"
 	"fmt"
+	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -99,11 +102,11 @@ func ServicesLoad(name string, svcs []ServiceInput) ([]byte, error) {
 	return RenderStack(ps, ls, h)
 }
 
-// Amplification renders amplification.png: attempts each service
-// received per external request, one bar per tier (with its 95% interval
-// when there are several runs).
+// Amplification renders amplification.png: the attempts that reached each
+// service (refused ones in an outage included) per external request, one
+// bar per tier (with its 95% interval when there are several runs).
 func Amplification(name string, svcs []ServiceInput) ([]byte, error) {
-	p := NewPlot(name+": attempts each service received per external request (whole run)", "", "attempts per external request")
+	p := NewPlot(name+": attempts that reached each service per external request (whole run, refused ones included)", "", "attempts per external request")
 	var vals plotter.Values
 	var ymax float64
 	for _, sv := range svcs {
@@ -143,6 +146,90 @@ func Amplification(name string, svcs []ServiceInput) ([]byte, error) {
 	}
 	p.Add(lb)
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(svcs))-0.5 // whole bars and labels, not halves at the edges
 	SetYRange(p, niceMax(ymax)*1.08)
 	return Render(p, nil)
+}
+
+// ServicesOverload renders services_overload.png, the first chart of a
+// graph run: every service's load (attempts that reached it, refused ones
+// in an outage included) ÷ its own capacity, on one axis with the 1×
+// line, so that the tier that is overloaded stands out whatever the
+// services' sizes. Services are listed by peak, highest first; a
+// capacity fault on a service draws the share of its capacity left in
+// its colour. faults are shaded with their labels, which should name the
+// service each hit.
+func ServicesOverload(name string, svcs []ServiceInput, faults []Fault) ([]byte, error) {
+	type line struct {
+		sv   ServiceInput
+		f    func(r *metrics.Row) float64
+		peak float64
+	}
+	var ls []line
+	for _, sv := range svcs {
+		if sv.CapacityRPS <= 0 {
+			continue
+		}
+		sec := perSecond(sv.Series)
+		c := sv.CapacityRPS
+		f := func(r *metrics.Row) float64 { return float64(r.Received+r.FailedOutage) / sec / c }
+		var peak float64
+		for i := range sv.Series.Rows {
+			peak = max(peak, f(&sv.Series.Rows[i]))
+		}
+		ls = append(ls, line{sv, f, peak})
+	}
+	slices.SortStableFunc(ls, func(a, b line) int { return cmp.Compare(b.peak, a.peak) })
+	title := name + ": load on each service ÷ its capacity"
+	if len(ls) > 0 {
+		title += fmt.Sprintf(" — most overloaded: %s, peak %.2g×", ls[0].sv.Name, ls[0].peak)
+	}
+	p := NewPlot(title, "simulated time (s)", "attempts/s ÷ the service's capacity")
+	ymax := 1.0
+	var xmax float64
+	for _, l := range ls {
+		ymax = max(ymax, l.peak)
+		xmax = max(xmax, float64(int64(len(l.sv.Series.Rows))*l.sv.Series.Interval)/1e9)
+	}
+	ymax = niceMax(ymax)
+	if err := Shade(p, faults, ymax); err != nil {
+		return nil, err
+	}
+	lg := NewLegend()
+	colours := []color.Color{Vermillion, Blue, Green, Purple, Orange, Sky, Grey}
+	for i, l := range ls {
+		col := colours[i%len(colours)]
+		label := l.sv.Name
+		if l.sv.Calls {
+			label += " (calls others: local work only)"
+		}
+		width := vg.Points(1.3)
+		if i == 0 {
+			width = vg.Points(2.5)
+		}
+		if err := addSteps(p, lg, l.sv.Series, []stepSeries{{name: label, c: col, f: l.f, always: true, width: width}}); err != nil {
+			return nil, err
+		}
+		s, workers := l.sv.Series, float64(max(l.sv.Workers, 1))
+		left := func(r *metrics.Row) float64 { return float64(r.CapacityNS) / float64(s.Interval) / workers }
+		changed := false
+		for j := range s.Rows {
+			changed = changed || math.Abs(left(&s.Rows[j])-1) > 1e-9
+		}
+		if changed && !s.Autoscaled {
+			if err := addSteps(p, lg, s, []stepSeries{{name: l.sv.Name + " capacity left", c: col, dashes: []vg.Length{vg.Points(3), vg.Points(2)}, f: left, always: true}}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	one, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: xmax, Y: 1}})
+	if err != nil {
+		return nil, err
+	}
+	one.Color, one.Dashes, one.Width = Black, []vg.Length{vg.Points(6), vg.Points(3)}, vg.Points(1)
+	p.Add(one)
+	lg.Add("capacity (1×)", one)
+	SetYRange(p, ymax)
+	p.X.Min, p.X.Max = 0, xmax
+	return Render(p, lg)
 }

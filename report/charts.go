@@ -141,7 +141,27 @@ func RunInput(res *sim.Result) plots.Input {
 		in.CapacityRPS = 0 // workers ÷ mean is not a capacity it has: no line
 	}
 	in.Faults = ChartFaults(sc)
+	if sc.IsGraph() {
+		entry := sc.Nodes()[0]
+		in.Service = entry.Name
+		if len(entry.Calls) > 0 {
+			// Its workers wait on its calls: workers ÷ its local work is
+			// far above what it can take, and flattens every curve.
+			in.CapacityRPS = 0
+		}
+	}
 	return in
+}
+
+// GraphFaults are a service graph's faults for a chart of every service:
+// each labelled with the service it hit.
+func GraphFaults(sc *scenario.Scenario) []plots.Fault {
+	nodes := sc.Nodes()
+	var out []plots.Fault
+	for _, f := range sc.Faults {
+		out = append(out, plots.Fault{Start: int64(f.Start), End: int64(f.End()), Label: faultLabel(f) + " at " + nodes[sc.FaultService(f)].Name, Outage: f.Kind == scenario.FaultOutage})
+	}
+	return out
 }
 
 func faultLabel(f scenario.Fault) string {

@@ -51,6 +51,10 @@ type Grid struct {
 	Kind    string    `json:"kind"` // "sweep" (rows are points) or "runs"
 	Columns []string  `json:"metrics"`
 	Rows    []GridRow `json:"rows"`
+	// Scope says, per metric, which service a figure describes when that
+	// is not plain (a service graph's backend figures are its entry
+	// service's); shown under the metric's name.
+	Scope map[string]string `json:"-"`
 }
 
 // NewGrid summarises points; kind is "sweep" or "runs" (one run per

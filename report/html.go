@@ -19,6 +19,9 @@ type Page struct {
 	// row per metric, each a mean with its 95% interval over the runs;
 	// left out when it has no rows (map, tune).
 	Summary Grid
+	// Lead are sections shown before the summary (a service graph's
+	// services).
+	Lead []Section
 	// Verdicts are the threshold verdicts, per point.
 	Verdicts []PointVerdicts
 	// Paired are the differences from the baseline point (Paired); empty
@@ -147,19 +150,21 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 </style>
 </head>
 <body>
-<nav id="top">{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Paired}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
+<nav id="top">{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Paired}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
 <h1>{{.Title}}</h1>
 <p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
 {{if .Verdicts}}{{$f := failed .Verdicts}}<p>{{if $f}}<span class="fail">✗ {{$f}} of {{total .Verdicts}} thresholds failed</span>{{else}}<span class="pass">✓ all {{total .Verdicts}} thresholds passed</span>{{end}} — <a href="#thresholds">details</a></p>{{end}}
 
-{{if .Summary.Rows}}<h2 id="summary">Summary<a class="top" href="#top">↑ top</a></h2>
+{{range .Lead}}<h2 id="{{.ID}}">{{.Title}}<a class="top" href="#top">↑ top</a></h2>
+{{.HTML}}
+{{end}}{{if .Summary.Rows}}<h2 id="summary">Summary<a class="top" href="#top">↑ top</a></h2>
 <p>{{if eq .Summary.Kind "sweep"}}Each figure is the mean over the point's runs, with its 95% confidence interval (Student's t) below it.{{else}}One run per column.{{end}} Ratios are ratios (0.5 is half), not percentages.{{if .Paired}} Differences from the baseline: <a href="#baseline">Against the baseline</a>.{{end}}</p>
 <table id="summary-table">
 <thead><tr><th>metric</th>{{range .Summary.Rows}}<th data-point="{{.Label}}">{{.Label}}</th>{{end}}</tr></thead>
 <tbody>
 <tr><th>runs</th>{{range .Summary.Rows}}<td class="num">{{.Runs}}</td>{{end}}</tr>
 <tr><th>recovered</th>{{range .Summary.Rows}}<td class="num">{{if .Applicable}}{{.Recovered}} of {{.Applicable}}{{else}}n/a (no fault){{end}}</td>{{end}}</tr>
-{{range $m := .Summary.Columns}}<tr><th data-metric="{{$m}}">{{label $m}}</th>{{range $r := $.Summary.Rows}}{{$e := est $r $m}}<td class="num">{{with num $e.Mean}}<span class="v" data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="mean" data-value="{{.Raw}}">{{.Text}}</span>{{else}}{{missing $m}}{{end}}{{if and $e.Lo $e.Hi}}<span class="ci">[<span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="lo" data-value="{{(num $e.Lo).Raw}}">{{(num $e.Lo).Text}}</span>, <span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="hi" data-value="{{(num $e.Hi).Raw}}">{{(num $e.Hi).Text}}</span>]</span>{{end}}</td>{{end}}</tr>
+{{range $m := .Summary.Columns}}<tr><th data-metric="{{$m}}">{{label $m}}{{with index $.Summary.Scope $m}}<span class="ci">{{.}}</span>{{end}}</th>{{range $r := $.Summary.Rows}}{{$e := est $r $m}}<td class="num">{{with num $e.Mean}}<span class="v" data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="mean" data-value="{{.Raw}}">{{.Text}}</span>{{else}}{{missing $m}}{{end}}{{if and $e.Lo $e.Hi}}<span class="ci">[<span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="lo" data-value="{{(num $e.Lo).Raw}}">{{(num $e.Lo).Text}}</span>, <span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="hi" data-value="{{(num $e.Hi).Raw}}">{{(num $e.Hi).Text}}</span>]</span>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>{{end}}
 

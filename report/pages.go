@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"maps"
 	"path"
 	"slices"
@@ -96,7 +97,7 @@ func RunPage(doc *sim.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, err
 		return Page{}, err
 	}
 	pt := sweep.PointData{Label: sc.Name, Runs: []sweep.RunData{{Doc: doc}}}
-	return Page{
+	p := Page{
 		Title: sc.Name,
 		Kind:  "run",
 		Facts: []Fact{
@@ -107,7 +108,51 @@ func RunPage(doc *sim.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, err
 		Verdicts: vs,
 		Charts:   charts,
 		Scenario: []Text{{Body: y}},
-	}, nil
+	}
+	if g := doc.Graph; g != nil {
+		p.Lead = []Section{graphSection(g)}
+		p.Summary.Scope = map[string]string{}
+		for _, m := range entryScoped {
+			p.Summary.Scope[m] = "the entry service " + g.EntryService
+		}
+	}
+	return p, nil
+}
+
+// entryScoped are the summary's figures that, in a service graph, are
+// the entry service's alone.
+var entryScoped = []string{"peak_received_over_capacity", "wasted_work_fraction", "backend_received",
+	"fault_load_over_effective_capacity", "time_above_capacity_s", "recovery_wasted_fraction"}
+
+// graphSection is a service graph's services, the most overloaded first:
+// what a graph run's page leads with.
+func graphSection(g *sim.GraphSummary) Section {
+	var b strings.Builder
+	esc := template.HTMLEscapeString
+	b.WriteString("<p>Most overloaded: <b>" + esc(g.MostOverloaded) + "</b>. Services by peak load ÷ their own capacity (attempts per second that reached the service, refused ones in an outage included, ÷ workers ÷ mean service time), highest first. " +
+		"The summary below is the clients' view; its backend figures are the entry service <b>" + esc(g.EntryService) + "</b>'s.</p>\n")
+	b.WriteString("<table id=\"services-table\">\n<thead><tr><th>service</th><th>peak load ÷ capacity</th><th>busy</th><th>rejected</th><th>wasted work</th><th>attempts per external request</th><th>recovered</th></tr></thead>\n<tbody>\n")
+	for _, ln := range g.Services {
+		name := esc(ln.Name)
+		if ln.Name == g.EntryService {
+			name += " (entry)"
+		}
+		load := fmtp(ln.PeakLoadOverCapacity, 2) + "×"
+		if ln.CallsOthers {
+			load += " <span class=\"ci\">local work only: it also waits on its calls</span>"
+		}
+		rec := "n/a (no fault)"
+		switch {
+		case ln.Recovered:
+			rec = "yes, +" + fmtp(ln.RecoveryTimeS, 0) + " s"
+		case ln.RecoveryApplicable:
+			rec = "<span class=\"fail\">no</span>"
+		}
+		fmt.Fprintf(&b, "<tr><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td></tr>\n",
+			name, load, pc(ln.Utilisation), plots.Thousands(float64(ln.Rejected)), pc(ln.WastedWorkFraction), fmtp(ln.AttemptsPerRequest, 2), rec)
+	}
+	b.WriteString("</tbody>\n</table>\n")
+	return Section{ID: "services", Title: "Services", HTML: template.HTML(b.String())}
 }
 
 // ComparisonPage is the report of a sweep (kind "sweep") or of compared

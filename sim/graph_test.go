@@ -178,3 +178,26 @@ func meanSE(xs []float64) (mean, se float64) {
 	}
 	return mean, math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
 }
+
+// attempts_per_request counts the attempts that reached a service, the
+// ones a dead service refused in an outage included (docs/reading-results.md):
+// in the chain with its bottom down all the time requests arrive, every
+// one of the (r+1)^L attempts per request reaches the bottom and is
+// refused, so the bottom's figure is exactly (r+1)^L, not 0.
+func TestAttemptsPerRequestCountsOutageRefusals(t *testing.T) {
+	res := mustRun(t, parseGraph(t, chain(2, 2)))
+	bottom := res.Services[len(res.Services)-1].Summary
+	if bottom.Received != 0 {
+		t.Fatalf("the bottom received %d attempts while down, want 0 (refusals count as failed_outage)", bottom.Received)
+	}
+	if bottom.AttemptsPerRequest == nil {
+		t.Fatal("attempts_per_request: got null")
+	}
+	if got, want := *bottom.AttemptsPerRequest, 9.0; got != want {
+		t.Errorf("attempts_per_request at the dead bottom: got %v, want %v ((r+1)^L = 3^2)", got, want)
+	}
+	top := res.Services[0].Summary
+	if got, want := *top.AttemptsPerRequest, 3.0; got != want {
+		t.Errorf("attempts_per_request at the top: got %v, want %v (r+1)", got, want)
+	}
+}

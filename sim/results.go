@@ -36,18 +36,25 @@ type RunInfo struct {
 	Arrivals    uint64  `json:"arrivals"`
 	Fingerprint string  `json:"fingerprint"`
 	// CapacityRPS is the pool backend's nominal throughput (workers /
-	// mean service time); null for the occ backend, which has none.
+	// mean service time); null for the occ backend, which has none. In a
+	// service graph it is the entry service's, named by EntryService.
 	CapacityRPS *float64 `json:"capacity_rps"`
+	// EntryService is the service capacity_rps describes: set for a
+	// service graph only.
+	EntryService string `json:"entry_service,omitempty"`
 }
 
 // SummaryDoc is the layout of summary.json (schema_version 1; the JSON
 // Schema is docs/summary.schema.json).
 type SummaryDoc struct {
-	SchemaVersion int                `json:"schema_version"`
-	Manifest      Manifest           `json:"manifest"`
-	Run           RunInfo            `json:"run"`
-	Scenario      *scenario.Scenario `json:"scenario"`
-	Summary       metrics.Summary    `json:"summary"`
+	SchemaVersion int      `json:"schema_version"`
+	Manifest      Manifest `json:"manifest"`
+	Run           RunInfo  `json:"run"`
+	// Graph leads a service-graph run: the services by load ÷ capacity,
+	// the most overloaded first; absent otherwise.
+	Graph    *GraphSummary      `json:"graph,omitempty"`
+	Scenario *scenario.Scenario `json:"scenario"`
+	Summary  metrics.Summary    `json:"summary"`
 	// Groups is each client group's figures; empty without groups.
 	Groups []GroupSummary `json:"groups"`
 	// Services is each service's figures in a service graph; absent
@@ -77,7 +84,7 @@ func (r *Result) Doc(b Build) SummaryDoc {
 	if !r.Complete {
 		status = "incomplete"
 	}
-	return SummaryDoc{
+	d := SummaryDoc{
 		SchemaVersion: scenario.SchemaVersion,
 		Manifest: Manifest{
 			Tool: "throttlesim", Version: b.Version, Commit: b.Commit,
@@ -90,12 +97,17 @@ func (r *Result) Doc(b Build) SummaryDoc {
 			Fingerprint: fmt.Sprintf("%016x", r.Fingerprint),
 			CapacityRPS: capacityOf(r.Scenario),
 		},
+		Graph:    r.Graph(),
 		Scenario: r.Scenario,
 		Summary:  r.Summary,
 		Groups:   r.groupSummaries(),
 		Services: r.serviceSummaries(),
 		Live:     r.Live,
 	}
+	if d.Graph != nil {
+		d.Run.EntryService = d.Graph.EntryService
+	}
+	return d
 }
 
 func (r *Result) serviceSummaries() []ServiceSummary {

@@ -181,6 +181,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*Result, erro
 		res.MeanLatencyS = m.mt.latSum / float64(m.mt.latN) / 1e9
 	}
 	res.Services = m.services(res.Summary.Offered, stopped)
+	if len(res.Services) > 0 {
+		res.Summary.EntryService = res.Services[0].Name
+	}
 	for i := range m.svcs {
 		if b := &m.svcs[i]; b.tail != nil {
 			b.noteSys(stopped)

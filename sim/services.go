@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/throttlesim/throttlesim/sim/metrics"
 )
 
@@ -46,7 +49,8 @@ type ServiceSummary struct {
 	FailedOutage    int64 `json:"failed_outage"`
 	LostOutage      int64 `json:"lost_outage"`
 	TimedOut        int64 `json:"timed_out"`
-	// AttemptsPerRequest is attempts received per external request: the
+	// AttemptsPerRequest is the attempts that reached the service (those
+	// it refused in an outage included) per external request: the
 	// amplification at this tier.
 	AttemptsPerRequest *float64 `json:"attempts_per_request"`
 	SuccessRatio       *float64 `json:"success_ratio"`
@@ -105,7 +109,7 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 			Received: t.Received, Accepted: t.Accepted, Rejected: t.Rejected + t.QueueTimeouts, Unanswered: t.Unanswered,
 			Served: t.Served, Errors: t.Errors, DeadlineDropped: t.DeadlineDropped,
 			FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut,
-			AttemptsPerRequest:       metrics.Ratio(t.Received, offered),
+			AttemptsPerRequest:       metrics.Ratio(t.Received+t.FailedOutage, offered),
 			SuccessRatio:             metrics.Ratio(t.Succeeded, t.Offered),
 			WastedWorkFraction:       s.WastedWorkFraction,
 			Utilisation:              s.Utilisation,
@@ -135,4 +139,78 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 		out = append(out, ServiceResult{Name: b.name, Series: b.ser, Summary: sum, ReplicaAttempts: picks})
 	}
 	return out
+}
+
+// GraphSummary leads summary.json for a service-graph run: which service
+// the top-level figures describe, and a line per service, the most
+// overloaded first.
+type GraphSummary struct {
+	// EntryService is the service the clients call: run.capacity_rps and
+	// the summary's backend figures (backend_*, peak_received_over_capacity,
+	// wasted_work_fraction, utilisation, time_above_capacity_s, ...) are
+	// its own.
+	EntryService string `json:"entry_service"`
+	// MostOverloaded is the service with the highest peak load ÷ capacity.
+	MostOverloaded string `json:"most_overloaded"`
+	// Services are every service, by peak load ÷ capacity, highest first
+	// (ties in file order).
+	Services []GraphLine `json:"services"`
+}
+
+// GraphLine is one service's line of GraphSummary.
+type GraphLine struct {
+	Name string `json:"name"`
+	// PeakLoadOverCapacity is the highest per-interval rate of attempts
+	// that reached the service (refused ones in an outage included) ÷ its
+	// capacity (workers / mean service time, local work only).
+	PeakLoadOverCapacity *float64 `json:"peak_load_over_capacity"`
+	// CallsOthers: its workers also wait on its calls, so its local-work
+	// capacity overstates what it can take.
+	CallsOthers bool `json:"calls_others"`
+	// Rejected includes queue timeouts.
+	Rejected           int64    `json:"rejected"`
+	WastedWorkFraction *float64 `json:"wasted_work_fraction"`
+	AttemptsPerRequest *float64 `json:"attempts_per_request"`
+	Utilisation        *float64 `json:"utilisation"`
+	// Recovered: the recovery rule on the successful calls to it held
+	// (RecoveryApplicable false: no fault to recover from); RecoveryTimeS
+	// its time (null when it did not recover or there is no fault).
+	RecoveryApplicable bool     `json:"recovery_applicable"`
+	Recovered          bool     `json:"recovered"`
+	RecoveryTimeS      *float64 `json:"recovery_time_s"`
+}
+
+// Graph is the graph's summary (nil for a run with one backend).
+func (r *Result) Graph() *GraphSummary {
+	if len(r.Services) == 0 {
+		return nil
+	}
+	nodes := r.Scenario.Nodes()
+	g := &GraphSummary{EntryService: r.Services[0].Name}
+	for i, sv := range r.Services {
+		s := sv.Summary
+		ln := GraphLine{Name: sv.Name, CallsOthers: len(nodes[i].Calls) > 0, Rejected: s.Rejected,
+			WastedWorkFraction: s.WastedWorkFraction, AttemptsPerRequest: s.AttemptsPerRequest, Utilisation: s.Utilisation,
+			RecoveryApplicable: s.Recovery.Applicable, Recovered: s.Recovery.Recovered, RecoveryTimeS: s.Recovery.RecoveryTimeS}
+		be := nodes[i].Backend
+		if mean := be.Service.MeanNS(); mean > 0 && be.TotalWorkers() > 0 && sv.Series.Interval > 0 {
+			var peak int64
+			for _, row := range sv.Series.Rows {
+				peak = max(peak, row.Received+row.FailedOutage)
+			}
+			capacity := float64(be.TotalWorkers()) / (mean / 1e9)
+			v := float64(peak) / (float64(sv.Series.Interval) / 1e9) / capacity
+			ln.PeakLoadOverCapacity = &v
+		}
+		g.Services = append(g.Services, ln)
+	}
+	load := func(l GraphLine) float64 {
+		if l.PeakLoadOverCapacity == nil {
+			return -1
+		}
+		return *l.PeakLoadOverCapacity
+	}
+	slices.SortStableFunc(g.Services, func(a, b GraphLine) int { return cmp.Compare(load(b), load(a)) })
+	g.MostOverloaded = g.Services[0].Name
+	return g
 }

@@ -312,6 +312,14 @@ func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]
 			return nil, err
 		}
 		if svcs := report.ServicesInput(res); svcs != nil {
+			// A graph's first chart compares every service with its own
+			// capacity: the entry service's server_load.png is flat
+			// against a capacity far above the tier that is overloaded.
+			over, err := plots.ServicesOverload(res.Scenario.Name, svcs, report.GraphFaults(res.Scenario))
+			if err != nil {
+				return nil, fmt.Errorf("plots: services_overload.png: %w", err)
+			}
+			cs = append([]plots.Chart{{File: "services_overload.png", PNG: over}}, cs...)
 			load, err := plots.ServicesLoad(res.Scenario.Name, svcs)
 			if err != nil {
 				return nil, fmt.Errorf("plots: services_load.png: %w", err)
@@ -390,10 +398,20 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 	}
 	rows := [][2]string{
 		{"application requests", fmt.Sprintf("%s offered   %s succeeded   %s dropped locally   %s failed", group(s.Offered), pct(s.SuccessRatio), pct(s.LocalDropRate), pct(failed))},
-		{"attempts", fmt.Sprintf("%s sent   amplification %s attempts per request", group(s.Attempts), num(s.Amplification, 3))},
-		{"backend", fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
-		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
 	}
+	// A service graph leads with its services, the most overloaded first;
+	// the backend and overload rows below are then the entry service's,
+	// and say so.
+	backend, overload := "backend", "overload"
+	if g := res.Graph(); g != nil {
+		rows = append(rows, graphRows(g)...)
+		backend, overload = "entry "+g.EntryService, "overload at "+g.EntryService
+	}
+	rows = append(rows, [][2]string{
+		{"attempts", fmt.Sprintf("%s sent   amplification %s attempts per request", group(s.Attempts), num(s.Amplification, 3))},
+		{backend, fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
+		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
+	}...)
 	if s.TimeAboveCapacityS != nil && (s.FaultLoadOverCapacity != nil || s.RecoveryWastedFraction != nil) {
 		line := fmt.Sprintf("%s s above capacity", num(s.TimeAboveCapacityS, 0))
 		if s.FaultLoadOverCapacity != nil {
@@ -406,7 +424,7 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 			}
 			line += fmt.Sprintf("   %s of worker time wasted from the fault's end to %s", pct(s.RecoveryWastedFraction), until)
 		}
-		rows = append(rows, [2]string{"overload", line})
+		rows = append(rows, [2]string{overload, line})
 	}
 	if sc.Backend.Kind == scenario.BackendOCC {
 		rows[2][1] = fmt.Sprintf("%s write calls   %s refused for a stale version", group(s.Received), group(s.Errors))
@@ -423,20 +441,35 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 	default:
 		rows = append(rows, [2]string{"recovery", "DID NOT RECOVER: " + r.Reason})
 	}
-	for _, sv := range res.Services {
-		ss := sv.Summary
-		rec := "n/a"
-		switch {
-		case ss.Recovery.Recovered:
-			rec = "recovered +" + num(ss.Recovery.RecoveryTimeS, 0) + " s"
-		case ss.Recovery.Applicable:
-			rec = "did not recover"
-		}
-		rows = append(rows, [2]string{"service " + sv.Name, fmt.Sprintf("%s attempts per request   %s received   %s rejected   %s busy   %s", num(ss.AttemptsPerRequest, 2), group(ss.Received), group(ss.Rejected), pct(ss.Utilisation), rec)})
-	}
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
 	}
 	printVerdicts(w, "thresholds", verdicts)
 	fmt.Fprintf(w, "results: %s%c\n", out, filepath.Separator)
+}
+
+// graphRows are a service graph's lines of the summary: a heading, then
+// one line per service, the most overloaded first.
+func graphRows(g *sim.GraphSummary) [][2]string {
+	rows := [][2]string{{"services", "most overloaded first (peak load ÷ the service's own capacity)"}}
+	for _, ln := range g.Services {
+		rec := "n/a"
+		switch {
+		case ln.Recovered:
+			rec = "recovered +" + num(ln.RecoveryTimeS, 0) + " s"
+		case ln.RecoveryApplicable:
+			rec = "did not recover"
+		}
+		load := num(ln.PeakLoadOverCapacity, 2) + "× capacity"
+		if ln.CallsOthers {
+			load = num(ln.PeakLoadOverCapacity, 2) + "× local capacity"
+		}
+		name := "  " + ln.Name
+		if ln.Name == g.EntryService {
+			name += " (entry)"
+		}
+		rows = append(rows, [2]string{name, fmt.Sprintf("%s   %s busy   %s rejected   %s of work wasted   %s attempts per request   %s",
+			load, pct(ln.Utilisation), group(ln.Rejected), pct(ln.WastedWorkFraction), num(ln.AttemptsPerRequest, 2), rec)})
+	}
+	return rows
 }

@@ -52,18 +52,22 @@ type Summary struct {
 	// Shed is the requests the server's rate limit refused (part of
 	// backend_rejected) or CoDel dropped (part of queue_timeouts); absent
 	// without them.
-	Shed          int64 `json:"shed,omitempty"`
-	Received      int64 `json:"backend_received"`
-	Accepted      int64 `json:"backend_accepted"`
-	Rejected      int64 `json:"backend_rejected"`
-	Unanswered    int64 `json:"backend_unanswered"`
-	QueueTimeouts int64 `json:"queue_timeouts"`
-	FailedOutage  int64 `json:"failed_outage"`
-	LostOutage    int64 `json:"lost_outage"`
-	TimedOut      int64 `json:"timed_out"`
-	Served        int64 `json:"served"`
-	Errors        int64 `json:"errors"`
-	Cancelled     int64 `json:"cancelled"`
+	Shed int64 `json:"shed,omitempty"`
+	// EntryService, in a service graph, names the service the backend
+	// figures (backend_*, the capacity, wasted-work and overload figures)
+	// describe: the one the clients call. Absent with one backend.
+	EntryService  string `json:"entry_service,omitempty"`
+	Received      int64  `json:"backend_received"`
+	Accepted      int64  `json:"backend_accepted"`
+	Rejected      int64  `json:"backend_rejected"`
+	Unanswered    int64  `json:"backend_unanswered"`
+	QueueTimeouts int64  `json:"queue_timeouts"`
+	FailedOutage  int64  `json:"failed_outage"`
+	LostOutage    int64  `json:"lost_outage"`
+	TimedOut      int64  `json:"timed_out"`
+	Served        int64  `json:"served"`
+	Errors        int64  `json:"errors"`
+	Cancelled     int64  `json:"cancelled"`
 
 	SuccessRatio             *float64 `json:"success_ratio"`
 	LocalDropRate            *float64 `json:"local_drop_rate"`
