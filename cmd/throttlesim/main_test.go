@@ -638,7 +638,9 @@ func TestRunGraphLeadsWithServices(t *testing.T) {
 		t.Errorf("stdout rows: got %q, want %q\n%s", labels, want, r.stdout)
 	}
 	var doc struct {
-		Run   struct{ EntryService string `json:"entry_service"` }
+		Run struct {
+			EntryService string `json:"entry_service"`
+		}
 		Graph *struct {
 			EntryService   string `json:"entry_service"`
 			MostOverloaded string `json:"most_overloaded"`
@@ -647,7 +649,9 @@ func TestRunGraphLeadsWithServices(t *testing.T) {
 				PeakLoadOverCapacity float64 `json:"peak_load_over_capacity"`
 			}
 		}
-		Summary struct{ EntryService string `json:"entry_service"` }
+		Summary struct {
+			EntryService string `json:"entry_service"`
+		}
 	}
 	if err := json.Unmarshal(readFile(t, filepath.Join(out, "summary.json")), &doc); err != nil {
 		t.Fatal(err)
