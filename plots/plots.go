@@ -650,8 +650,7 @@ func handshakePanel(in Input, title string) (*plot.Plot, *plot.Legend, error) {
 	hcap := func(r *metrics.Row) float64 {
 		return float64(r.CapacityNS) / float64(s.Interval) / float64(max(in.Workers, 1)) * in.ConnectCapacityRPS
 	}
-	ymax, _ := rcvd.axisMax()
-	ymax = 0
+	ymax := 0.0 // the means' maximum, not the band's (see below)
 	for _, m := range rcvd.mean {
 		ymax = max(ymax, m)
 	}
