@@ -365,3 +365,51 @@ func TestFiguresHaveThresholdNames(t *testing.T) {
 		t.Error("recovery_s of a run without a fault: want not applicable")
 	}
 }
+
+// TestTuneIntegerTriesEveryValue: one integer parameter with at most 25
+// whole values is evaluated at every value, so an optimum between the
+// points of a rounded 9-point grid is found; with more values the search
+// refines around the best of the grid (integer-only searches used to stop
+// after the first round). The objective is |n − opt| with no noise, so the
+// only way to pick opt is to have evaluated it.
+func TestTuneIntegerTriesEveryValue(t *testing.T) {
+	for _, tc := range []struct{ lo, hi, opt float64 }{
+		{1, 10, 5},   // the 9-point grid over 1..10 runs 1,2,3,4,6,7,8,9,10
+		{1, 25, 13},  // 25 values: still every one
+		{0, 17, 11},  // grid 0,2,4,6,9,11,13,15,17 — and 10, 12 skipped
+		{3, 7, 6},    // fewer values than grid points
+		{1, 100, 37}, // more than 25: found by refining, not by the grid
+	} {
+		eval := func(_ context.Context, v Variant) (Figures, error) {
+			_, val, _ := strings.Cut(v.Sets[0], "=")
+			n, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				return nil, err
+			}
+			return Figures{"backend_load_rps": math.Abs(n - tc.opt)}, nil
+		}
+		c := TuneConfig{
+			Params:    []Range{{Path: "clients.retry.max_attempts", Lo: tc.lo, Hi: tc.hi, Integer: true}},
+			Objective: "backend_load_rps",
+			Budget:    400, Jobs: 1,
+		}
+		res, err := Tune(context.Background(), eval, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Best.Values[0]; got != tc.opt {
+			t.Errorf("%g..%g: got %g, want %g", tc.lo, tc.hi, got, tc.opt)
+		}
+		if n := tc.hi - tc.lo + 1; n <= 25 {
+			seen := map[float64]bool{}
+			for _, x := range res.Candidates {
+				if x.Round == 0 {
+					seen[x.Values[0]] = true
+				}
+			}
+			if float64(len(seen)) != n {
+				t.Errorf("%g..%g: round 0 tried %d values, want all %g", tc.lo, tc.hi, len(seen), n)
+			}
+		}
+	}
+}

@@ -76,8 +76,9 @@ func (c *Candidate) ConstraintMean(i int, k Constraint) float64 {
 // Feasible reports whether no constraint is violated with confidence: a
 // candidate is rejected only when, in some scenario, the one-sided 95%
 // Student-t bound of a constraint's mean lies on the wrong side of the
-// bound. With fewer than two seeds the mean decides.
-func (c *Candidate) Feasible(ks []Constraint) bool { return c.violation(ks) == 0 }
+// bound. With fewer than two seeds the mean decides; a candidate that ran
+// no seed is not known to be feasible, so it is not.
+func (c *Candidate) Feasible(ks []Constraint) bool { return c.Seeds > 0 && c.violation(ks) == 0 }
 
 // violation sums, over constraints and scenarios, how far the confidence
 // bound is past the constraint's bound, relative to the bound's size.
@@ -347,6 +348,15 @@ func (t *tuner) design(box []Range, round int) []*Candidate {
 		axes := make([][]float64, d)
 		for i, b := range box {
 			axes[i] = b.Values(per)
+			// An integer parameter with few whole values takes every one:
+			// a grid rounded to integers skips some (1..10 in 9 steps
+			// never tries 5).
+			if n := wholeValues(b); b.Integer && n > 0 && n <= allValues[d-1] {
+				axes[i] = axes[i][:0]
+				for v := math.Ceil(b.Lo); v <= math.Floor(b.Hi); v++ {
+					axes[i] = append(axes[i], v)
+				}
+			}
 		}
 		pts = [][]float64{{}}
 		for _, ax := range axes {
@@ -380,6 +390,21 @@ func (t *tuner) design(box []Range, round int) []*Candidate {
 	return out
 }
 
+// allValues[d-1] is how many whole values an integer parameter may have
+// in a d-parameter grid for the design to take all of them: 25 alone (the
+// grid of one parameter has 9 points, so this costs at most 16 more
+// candidates), 5 in a 2-parameter grid (its grid already has 5 per axis).
+var allValues = [2]int{25, 5}
+
+// wholeValues is the number of whole values in [b.Lo, b.Hi].
+func wholeValues(b Range) int {
+	n := math.Floor(b.Hi) - math.Ceil(b.Lo) + 1
+	if n < 0 || n > 1e6 {
+		return int(max(0, min(n, 1e6)))
+	}
+	return int(n)
+}
+
 func halton(i int, b float64) float64 {
 	f, r := 1.0, 0.0
 	for x := float64(i); x > 0; x = math.Floor(x / b) {
@@ -410,9 +435,18 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		for _, x := range cs {
 			cost += max(0, 2-x.Seeds) * c.Scenarios
 		}
-		narrow := true // every continuous box is down to 1/64 of its range
+		// narrow: every continuous box is down to 1/64 of its range and
+		// every integer box to 3 whole values (which a grid covers). An
+		// integer box wider than that still has values between the grid's
+		// points to try, so it keeps the search going; when a round
+		// proposes nothing new, cost is 0 and the search ends.
+		narrow := true
 		for i, p := range c.Params {
-			if !p.Integer && box[i].Hi-box[i].Lo > (p.Hi-p.Lo)/64 {
+			if p.Integer {
+				if wholeValues(box[i]) > 3 {
+					narrow = false
+				}
+			} else if box[i].Hi-box[i].Lo > (p.Hi-p.Lo)/64 {
 				narrow = false
 			}
 		}
