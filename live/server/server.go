@@ -25,12 +25,15 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +58,12 @@ type Options struct {
 	// NoSchedule leaves out the scenario's faults (they can still be
 	// started through StartFault or the admin endpoint).
 	NoSchedule bool
+	// AdminToken turns on the admin endpoint (POST /admin/faults), which
+	// then requires "Authorization: Bearer AdminToken" and a JSON body.
+	// Empty (the default): the endpoint is off and answers 404, so nobody
+	// who can reach the port, nor a web page the operator opens, can
+	// start a fault.
+	AdminToken string
 	// End, when > 0, is the horizon of Series: time after it (the
 	// shutdown) is not accounted, so the last row holds no more than its
 	// interval of worker time and capacity.
@@ -110,6 +119,8 @@ type Server struct {
 	count  *prometheus.CounterVec
 	worker *prometheus.CounterVec
 	mux    *http.ServeMux
+
+	adminToken string // "": the admin endpoint is off
 }
 
 // New builds the server of sc's backend. It does not start: call Start.
@@ -126,6 +137,7 @@ func New(sc *scenario.Scenario, opt Options) (*Server, error) {
 		be: be, faults: sc.Faults, svc: sim.NewServiceTime(be.Service), src: rng.New(seed),
 		ser: opt.Series, end: opt.End, sched: !opt.NoSchedule, workers: be.Workers,
 		limit: be.Workers, outCh: make(chan struct{}), closed: make(chan struct{}),
+		adminToken: opt.AdminToken,
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.metrics()
@@ -147,6 +159,10 @@ func supported(sc *scenario.Scenario) error {
 		why = fmt.Sprintf("backend.queue.discipline: %s", be.Queue.Discipline)
 	case be.RateLimit != nil:
 		why = "backend.rate_limit"
+	case be.ConcurrencyLimit != nil:
+		why = "backend.concurrency_limit"
+	case be.PriorityShedding != nil:
+		why = "backend.priority_shedding"
 	case sc.Clients.Connection != nil:
 		why = "clients.connection"
 	}
@@ -198,7 +214,7 @@ func (s *Server) metrics() {
 	)
 	s.mux = http.NewServeMux()
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	s.mux.HandleFunc("POST /admin/faults", s.adminFault)
+	s.mux.HandleFunc("/admin/", s.admin)
 	s.mux.HandleFunc("/", s.work)
 }
 
@@ -621,6 +637,32 @@ func (s *Server) faultEnd(f scenario.Fault) {
 	}
 	s.capacityChanged(s.now(), s.workers)
 	s.cond.Broadcast()
+}
+
+// admin guards the admin endpoint: off (404) without a token; with one,
+// a request without the token is refused (401, compared in constant
+// time), and so is a body that is not declared JSON (415), which is what
+// a browser's cross-origin "simple" POST (text/plain, no preflight) sends.
+func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
+	if s.adminToken == "" {
+		http.Error(w, "admin: the admin endpoint is off (serve --admin turns it on)", http.StatusNotFound)
+		return
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.adminToken)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="throttlesim admin"`)
+		http.Error(w, "admin: missing or wrong token (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
+		return
+	}
+	if r.URL.Path != "/admin/faults" || r.Method != http.MethodPost {
+		http.Error(w, "admin: only POST /admin/faults", http.StatusNotFound)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		http.Error(w, "admin: the body must be Content-Type: application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	s.adminFault(w, r)
 }
 
 // adminFault starts the fault in the request body now.

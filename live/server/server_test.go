@@ -30,7 +30,7 @@ func start(t *testing.T, backend string, ser *metrics.Series) (*Server, *httptes
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(sc, Options{Series: ser})
+	s, err := New(sc, Options{Series: ser, AdminToken: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func bubble(t *testing.T, backend string, ser *metrics.Series) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(sc, Options{Series: ser})
+	s, err := New(sc, Options{Series: ser, AdminToken: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,10 @@ func TestRejectCost(t *testing.T) {
 func TestAdminOutage(t *testing.T) {
 	_, hs, hc := start(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n", nil)
 	post := func(body string) int {
-		resp, err := hc.Post(hs.URL+"/admin/faults", "application/json", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", hs.URL+"/admin/faults", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		resp, err := hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +276,10 @@ func TestAdminOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := bubble(t, "backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n", nil)
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/admin/faults", strings.NewReader(`{"kind":"outage","duration":"300ms"}`)))
+		req := httptest.NewRequest("POST", "/admin/faults", strings.NewReader(`{"kind":"outage","duration":"300ms"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		s.Handler().ServeHTTP(rec, req)
 		if rec.Code != http.StatusAccepted {
 			t.Fatalf("outage: got %d, want 202", rec.Code)
 		}
@@ -338,6 +344,9 @@ func TestUnsupported(t *testing.T) {
 		{"backend:\n  workers: 2\n  replicas: 2\n  service: {dist: constant, mean: 1ms}\n", "replicas"},
 		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  queue: {limit: 10, discipline: lifo}\n", "discipline"},
 		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  rate_limit: {rate: 10/s}\n", "rate_limit"},
+		// Silently ignored before: the live server ran without them.
+		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  concurrency_limit: {kind: aimd}\n", "concurrency_limit"},
+		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  priority_shedding: {}\n", "priority_shedding"},
 	} {
 		sc, err := scenario.Parse([]byte("name: t\nduration: 10s\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\n"+tt.yaml), "t.yaml", nil)
 		if err != nil {
@@ -440,4 +449,53 @@ func TestShortFaultAlwaysEnds(t *testing.T) {
 			}
 		}
 	})
+}
+
+// testToken is the admin token of the tests' servers.
+const testToken = "test-token"
+
+// TestAdminGuard: the admin endpoint is off without a token, and with one
+// refuses a request without it or with a wrong one, and a body not
+// declared JSON — the browser's cross-origin "simple" POST (text/plain,
+// any Origin, no preflight) that used to take the server down. Before,
+// every one of these was accepted (202).
+func TestAdminGuard(t *testing.T) {
+	sc, err := scenario.Parse([]byte("name: t\nduration: 10s\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\nbackend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n"), "t.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const body = `{"kind":"outage","duration":"1s"}`
+	for _, tt := range []struct {
+		name, token, auth, ctype, method string
+		want                             int
+	}{
+		{"off by default", "", "Bearer x", "application/json", "POST", http.StatusNotFound},
+		{"no token", "secret", "", "application/json", "POST", http.StatusUnauthorized},
+		{"wrong token", "secret", "Bearer secreT", "application/json", "POST", http.StatusUnauthorized},
+		{"not bearer", "secret", "secret", "application/json", "POST", http.StatusUnauthorized},
+		{"cross-origin simple POST", "secret", "Bearer secret", "text/plain", "POST", http.StatusUnsupportedMediaType},
+		{"form POST", "secret", "Bearer secret", "application/x-www-form-urlencoded", "POST", http.StatusUnsupportedMediaType},
+		{"other method", "secret", "Bearer secret", "application/json", "PUT", http.StatusNotFound},
+		{"accepted", "secret", "Bearer secret", "application/json; charset=utf-8", "POST", http.StatusAccepted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(sc, Options{AdminToken: tt.token, NoSchedule: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Start() // nothing here waits on the clock
+			defer s.Close()
+			req := httptest.NewRequest(tt.method, "/admin/faults", strings.NewReader(body))
+			req.Header.Set("Origin", "https://evil.example")
+			req.Header.Set("Content-Type", tt.ctype)
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			if rec.Code != tt.want {
+				t.Errorf("got %d (%s), want %d", rec.Code, strings.TrimSpace(rec.Body.String()), tt.want)
+			}
+		})
+	}
 }
