@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -149,4 +150,81 @@ func TestLiveInterrupted(t *testing.T) {
 		t.Errorf("status %s, stopped at %.1f s, offered %d", doc.Run.Status, doc.Run.StoppedAtS, doc.Summary.Offered)
 	}
 	t.Logf("TIMING stopped at %.1f s with %d offered (idle machine: under 2 s, some offered)", doc.Run.StoppedAtS, doc.Summary.Offered)
+}
+
+// serve is safe by default: it listens on loopback, and its admin
+// endpoint is off; with --admin it takes the token from the flag, the
+// environment, or generates one and prints it. Before, --listen defaulted
+// to :8080 (every interface) and POST /admin/faults took any request.
+func TestServeSafeByDefault(t *testing.T) {
+	if got := newServeCmd(&env{}, nil).Flags().Lookup("listen").DefValue; got != "127.0.0.1:8080" {
+		t.Errorf("--listen defaults to %q, want 127.0.0.1:8080", got)
+	}
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", liveScenario)
+	post := func(base, token string) int {
+		req, _ := http.NewRequest("POST", base+"/admin/faults", strings.NewReader(`{"kind":"outage","duration":"1s"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	t.Setenv("THROTTLESIM_ADMIN_TOKEN", "from-env")
+	for _, tt := range []struct {
+		name  string
+		o     serveOptions
+		token string // what to send
+		want  int
+	}{
+		{"admin off", serveOptions{}, "from-env", http.StatusNotFound},
+		{"token from the flag", serveOptions{admin: true, adminToken: "flag"}, "flag", http.StatusAccepted},
+		{"flag wins over the environment", serveOptions{admin: true, adminToken: "flag"}, "from-env", http.StatusUnauthorized},
+		{"token from the environment", serveOptions{admin: true}, "from-env", http.StatusAccepted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			addr := make(chan string, 1)
+			done := make(chan error, 1)
+			o := tt.o
+			o.file, o.listen, o.noFaults = file, "127.0.0.1:0", true
+			o.ready = func(a string) { addr <- a }
+			go func() { done <- runServe(ctx, &env{stdout: io.Discard, stderr: io.Discard}, &o) }()
+			select {
+			case a := <-addr:
+				if got := post("http://"+a, tt.token); got != tt.want {
+					t.Errorf("POST /admin/faults: got %d, want %d", got, tt.want)
+				}
+			case err := <-done:
+				t.Fatal(err)
+			case <-time.After(time.Minute): // a hang guard: serve starts in ms
+				t.Fatal("serve did not start")
+			}
+			http.DefaultClient.CloseIdleConnections()
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve ended with %v", err)
+			}
+		})
+	}
+	// Neither flag nor environment: a token is generated and printed.
+	t.Setenv("THROTTLESIM_ADMIN_TOKEN", "")
+	var stderr strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // serve starts, prints, and stops at once
+	if err := runServe(ctx, &env{stdout: io.Discard, stderr: &stderr}, &serveOptions{file: file, listen: "127.0.0.1:0", admin: true, noFaults: true}); err != nil {
+		t.Fatal(err)
+	}
+	if tok, ok := strings.CutPrefix(strings.TrimSpace(stderr.String()), "serve: admin token (Authorization: Bearer …): "); !ok || len(tok) != 32 {
+		t.Errorf("stderr %q: want the generated 32-hex-digit token", stderr.String())
+	}
+	err := runServe(ctx, &env{stdout: io.Discard, stderr: io.Discard}, &serveOptions{file: file, listen: "127.0.0.1:0", adminToken: "x"})
+	if !errors.As(err, new(usageError)) {
+		t.Errorf("--admin-token without --admin: got %v, want a usage error", err)
+	}
 }

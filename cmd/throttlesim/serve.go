@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +23,10 @@ type serveOptions struct {
 	seed     uint64
 	seedSet  bool
 	noFaults bool
+	// admin turns on POST /admin/faults; adminToken is its bearer token
+	// (--admin-token or THROTTLESIM_ADMIN_TOKEN; generated when empty).
+	admin      bool
+	adminToken string
 	// ready, in tests, is called with the address once the server listens.
 	ready func(addr string)
 }
@@ -43,8 +50,19 @@ moment it starts. Any path serves a request, except:
 
   GET  /metrics        Prometheus metrics (requests by result, worker time,
                        queue length, busy and available workers)
-  POST /admin/faults   start a fault now, e.g.
-                       curl -d '{"kind":"outage","duration":"30s"}' localhost:8080/admin/faults
+  POST /admin/faults   only with --admin: start a fault now, e.g.
+                       curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+                         -d '{"kind":"outage","duration":"30s"}' localhost:8080/admin/faults
+
+Safe by default: it listens on 127.0.0.1:8080 (loopback); --listen :8080
+or 0.0.0.0:8080 listens on every interface, with a warning. The admin
+endpoint is off (404) unless --admin; then it requires the bearer token
+(--admin-token, or THROTTLESIM_ADMIN_TOKEN, or one generated and printed
+on stderr at start) and a body declared application/json, so neither a
+stranger who reaches the port nor a web page the operator opens can start
+a fault. Connections are held to timeouts: 10 s to send the headers,
+30 s to send the whole request, 2 min idle between requests, headers of
+at most 64 KiB.
 
 An outage in "refuse" mode aborts connections, in "blackhole" mode holds
 requests unanswered. Service graphs, replicas, client connections, LIFO
@@ -52,7 +70,7 @@ and CoDel queues, the server rate limit and disconnect faults are not
 served (an error says which). It runs until interrupted (Ctrl-C), then
 stops cleanly and exits 0.`,
 		Example: `  throttlesim serve scenarios/outage.yaml
-  throttlesim serve scenarios/outage.yaml --listen 127.0.0.1:9090 --no-faults
+  throttlesim serve scenarios/outage.yaml --listen 127.0.0.1:9090 --no-faults --admin
   throttlesim serve scenarios/outage.yaml --set backend.workers=20`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,10 +80,12 @@ stops cleanly and exits 0.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.listen, "listen", ":8080", "address to listen on, host:port")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to listen on, host:port (loopback by default; :PORT listens on every interface)")
 	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. backend.workers=20 (repeatable)")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the service-time draws (default: the scenario's seed)")
-	f.BoolVar(&o.noFaults, "no-faults", false, "leave out the scenario's faults (start them through POST /admin/faults)")
+	f.BoolVar(&o.noFaults, "no-faults", false, "leave out the scenario's faults (start them through POST /admin/faults with --admin)")
+	f.BoolVar(&o.admin, "admin", false, "turn on POST /admin/faults, guarded by a bearer token")
+	f.StringVar(&o.adminToken, "admin-token", "", "the admin endpoint's bearer token (default: $THROTTLESIM_ADMIN_TOKEN, else one generated and printed on stderr)")
 	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
 }
@@ -76,6 +96,26 @@ func runServe(ctx context.Context, e *env, o *serveOptions) error {
 		return err
 	}
 	opt := server.Options{NoSchedule: o.noFaults}
+	if o.adminToken != "" && !o.admin {
+		return usageError{errors.New("--admin-token without --admin: the admin endpoint is off")}
+	}
+	if o.admin {
+		tok, generated := o.adminToken, false
+		if tok == "" {
+			tok = os.Getenv("THROTTLESIM_ADMIN_TOKEN")
+		}
+		if tok == "" {
+			var b [16]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return err
+			}
+			tok, generated = hex.EncodeToString(b[:]), true
+		}
+		opt.AdminToken = tok
+		if generated {
+			fmt.Fprintf(e.stderr, "serve: admin token (Authorization: Bearer …): %s\n", tok)
+		}
+	}
 	if o.seedSet {
 		opt.Seed = &o.seed
 	}
@@ -87,11 +127,25 @@ func runServe(ctx context.Context, e *env, o *serveOptions) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--listen %s: %w", o.listen, err)}
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if everyInterface(ln.Addr()) {
+		fmt.Fprintf(e.stderr, "serve: warning: listening on every interface (%s); anyone who can reach this port can send load\n", ln.Addr())
+	}
+	// Timeouts: a request's headers within 10 s and the whole request
+	// (bodies are not used, but a slow one must not hold a connection)
+	// within 30 s; an idle keep-alive connection is closed after 2 min.
+	// No WriteTimeout: an answer legitimately waits out the queue, the
+	// service time and a blackhole outage, which the scenario bounds, not
+	// we; the client's own timeout ends it.
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	srv.Start()
 	if !e.quiet {
-		fmt.Fprintf(e.stdout, "serving %s on http://%s: %d workers, capacity %.0f req/s, %d fault(s) scheduled; metrics at /metrics, faults at POST /admin/faults\n",
-			sc.Name, ln.Addr(), sc.Backend.Workers, sc.Capacity(), len(sc.Faults)*b2i(!o.noFaults))
+		admin := "admin endpoint off (--admin)"
+		if o.admin {
+			admin = "faults at POST /admin/faults (bearer token)"
+		}
+		fmt.Fprintf(e.stdout, "serving %s on http://%s: %d workers, capacity %.0f req/s, %d fault(s) scheduled; metrics at /metrics, %s\n",
+			sc.Name, ln.Addr(), sc.Backend.Workers, sc.Capacity(), len(sc.Faults)*b2i(!o.noFaults), admin)
 	}
 	if o.ready != nil {
 		o.ready(ln.Addr().String())
@@ -114,6 +168,13 @@ func runServe(ctx context.Context, e *env, o *serveOptions) error {
 		err = nil
 	}
 	return err
+}
+
+// everyInterface reports whether a listens on an unspecified address
+// (every interface), not loopback or one chosen address.
+func everyInterface(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && t.IP.IsUnspecified()
 }
 
 func b2i(b bool) int {
