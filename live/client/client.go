@@ -60,7 +60,16 @@ type Config struct {
 	// the time elapsed since the Transport was made and must not go
 	// backwards.
 	Now func() time.Duration
+	// MaxRetryAfter caps a server's Retry-After (as gRPC caps pushback):
+	// a longer one waits this long. Default DefaultMaxRetryAfter; the
+	// request's deadline still ends any wait first.
+	MaxRetryAfter time.Duration
 }
+
+// DefaultMaxRetryAfter is Config.MaxRetryAfter's default: a Retry-After
+// of a day (which a misconfigured or hostile server may send) stalls a
+// request for a minute at most.
+const DefaultMaxRetryAfter = time.Minute
 
 // EventKind is what happened to a request, in the simulator's metric
 // names (metrics.Row).
@@ -103,6 +112,7 @@ type Transport struct {
 	mu    sync.Mutex
 	draws []uint64 // per client: random draws taken, the counter of its streams
 	first uint64   // Config.First: added to a client's number in its stream keys
+	maxRA int64    // Config.MaxRetryAfter in ns
 }
 
 // New builds a Transport from the policy fields of a scenario, with the
@@ -115,6 +125,12 @@ func New(cfg Config) (*Transport, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("client: Clients must be >= 1, got %d", cfg.Clients)
 	}
+	if cfg.MaxRetryAfter < 0 {
+		return nil, fmt.Errorf("client: MaxRetryAfter must be >= 0, got %v", cfg.MaxRetryAfter)
+	}
+	if cfg.MaxRetryAfter == 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
 	if cfg.Policies.Hedge != nil {
 		return nil, errors.New("client: hedge: hedging is not supported by the live client")
 	}
@@ -126,7 +142,7 @@ func New(cfg Config) (*Transport, error) {
 	t := &Transport{
 		base: cfg.Base, st: st, src: src, observe: cfg.Observe, now: cfg.Now,
 		anyVerb: cfg.RetryNonIdempotent, attemptT: time.Duration(st.Timeout), overallT: time.Duration(st.Deadline),
-		draws: make([]uint64, n), first: uint64(max(cfg.First, 0)),
+		draws: make([]uint64, n), first: uint64(max(cfg.First, 0)), maxRA: int64(cfg.MaxRetryAfter),
 	}
 	if t.base == nil {
 		t.base = http.DefaultTransport
@@ -381,7 +397,7 @@ func (t *Transport) backoff(r *request, out sim.Outcome, resp *http.Response) (d
 	c := r.c
 	ra := int64(-1)
 	if resp != nil {
-		ra = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		ra = min(retryAfter(resp.Header.Get("Retry-After"), time.Now()), t.maxRA)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -388,6 +388,31 @@ func TestBackoffHonoursRetryAfter(t *testing.T) {
 	}
 }
 
+// A Retry-After of a day waits MaxRetryAfter at most (a minute by
+// default); before, it stalled the request for the whole day when no
+// deadline was set.
+func TestRetryAfterIsCapped(t *testing.T) {
+	for _, tt := range []struct {
+		max  time.Duration
+		ra   string
+		want time.Duration
+	}{
+		{0, "86400", DefaultMaxRetryAfter},
+		{5 * time.Second, "86400", 5 * time.Second},
+		{5 * time.Second, "2", 2 * time.Second},
+		{0, time.Now().Add(48 * time.Hour).UTC().Format(http.TimeFormat), DefaultMaxRetryAfter},
+	} {
+		tr, _ := newTransport(t, Config{Policies: policies(t, fastRetry+"    honor_retry_after: true\n"), MaxRetryAfter: tt.max})
+		d, ok := tr.backoff(&request{}, sim.OutcomeRejected, &http.Response{Header: http.Header{"Retry-After": {tt.ra}}})
+		if !ok || d != tt.want {
+			t.Errorf("max %v, Retry-After %s: delay %v (ok %v), want %v", tt.max, tt.ra, d, ok, tt.want)
+		}
+	}
+	if _, err := New(Config{MaxRetryAfter: -time.Second}); err == nil {
+		t.Error("a negative MaxRetryAfter was accepted")
+	}
+}
+
 // Thousands of goroutines share one Transport (run under -race by make
 // test-race): every request is accounted for exactly once.
 func TestConcurrent(t *testing.T) {
