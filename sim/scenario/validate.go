@@ -49,6 +49,14 @@ func (v *validator) check(ok bool, path, format string, args ...any) {
 	v.errs = append(v.errs, &FieldError{File: v.file, Pos: p, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
+// MaxNameLen and MaxDescriptionLen bound the scenario's name (a folder
+// name, and the title of every chart and page: a 1 MB name took 45 s to
+// draw) and its description (shown under the report's title).
+const (
+	MaxNameLen        = 100
+	MaxDescriptionLen = 10000
+)
+
 // Validate checks a scenario built in code (Load validates for you).
 func (s *Scenario) Validate() error {
 	if errs := s.validate("scenario", nil); len(errs) > 0 {
@@ -60,7 +68,9 @@ func (s *Scenario) Validate() error {
 func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v := &validator{scenario: s, file: file, pos: pos}
 	v.check(s.Name != "", "name", "is required: a short name for the results folder, e.g. outage")
-	v.check(s.Name == "" || nameRE.MatchString(s.Name), "name", "%q must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (it names the results folder)", s.Name)
+	v.check(len(s.Name) <= MaxNameLen, "name", "is %d characters long; at most %d (it names the results folder and titles every chart)", len(s.Name), MaxNameLen)
+	v.check(len(s.Description) <= MaxDescriptionLen, "description", "is %d characters long; at most %d", len(s.Description), MaxDescriptionLen)
+	v.check(s.Name == "" || len(s.Name) > MaxNameLen || nameRE.MatchString(s.Name), "name", "%q must start with a letter or digit and hold only letters, digits, '.', '_' and '-' (it names the results folder)", s.Name)
 	v.check(s.Duration > 0, "duration", "must be > 0, got %s", s.Duration)
 	v.check(s.Duration <= MaxDuration, "duration", "must be at most %s, got %s", MaxDuration, s.Duration)
 

@@ -40,6 +40,15 @@ func TestValidationRules(t *testing.T) {
 		line    int // 0: not checked
 		msg     []string
 	}{
+		// Bounded strings: a 1 MB name took 45 s to draw into charts.
+		{
+			name: "name too long", sets: []string{"name=" + strings.Repeat("a", MaxNameLen+1)},
+			path: "name", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "description too long", sets: []string{"description=" + strings.Repeat("a", MaxDescriptionLen+1)},
+			path: "description", msg: []string{"is 10001 characters long; at most 10000"},
+		},
 		// Thresholds: the metric name with did-you-mean, the expression.
 		{
 			name: "misspelt threshold metric", content: validBase + "thresholds:\n  - recovery_s<=120\n  - recovery<=120\n",
