@@ -1,7 +1,10 @@
 // Package resultdir writes a results folder atomically: every file goes
 // into a temporary folder beside the destination, each file is synced, the
-// folder is synced, and only then is it renamed into place (the previous
-// folder, if any, is moved aside first and removed after). A run that fails
+// folder is synced, and only then is it put in place: on Linux exchanged
+// with the previous folder in one renameat2(RENAME_EXCHANGE), elsewhere
+// (or where the file system cannot exchange) renamed into place after the
+// previous folder is moved aside; the previous folder is removed after. A
+// run that fails
 // or is killed half-way leaves the previous results untouched and at worst a
 // hidden ".<name>.tmp-*" folder, never a half-written results folder.
 package resultdir
@@ -61,6 +64,21 @@ func Write(dir string, files []File) (err error) {
 	}
 	var old string
 	if _, err := os.Stat(dir); err == nil {
+		// One step where the system can: tmp becomes dir and the previous
+		// results move to tmp, to be removed once the parent is synced.
+		ok, err := exchange(tmp, dir)
+		if err != nil {
+			return fmt.Errorf("resultdir: replacing the previous %s: %w", dir, err)
+		}
+		if ok {
+			if err := syncDir(parent); err != nil {
+				return fmt.Errorf("resultdir: %w", err)
+			}
+			if err := os.RemoveAll(tmp); err != nil {
+				return fmt.Errorf("resultdir: removing the previous results %s: %w", tmp, err)
+			}
+			return nil
+		}
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
 			return fmt.Errorf("resultdir: moving the previous %s aside: %w", dir, err)
