@@ -383,15 +383,17 @@ func (c BreakerConfig) OpenPeriod(opens int, u float64) int64 {
 // The state machine of each breaker:
 //
 //   - Closed: Allow admits every call. Record counts the outcome (a run of
-//     failures, or the sliding window) and trips to Open per Trip; the rate
-//     is checked after successes too, as resilience4j does (a success can
-//     be the call that reaches the minimum).
+//     failures, or the sliding window) and trips to Open per Trip; under
+//     TripRate the rate is checked after every result, successes too, as
+//     resilience4j does (a success can be the call that reaches the
+//     minimum), or after failures only with TripOnFailuresOnly (gobreaker).
 //   - Open until OpenUntil: Allow refuses. The move to HalfOpen is lazy, as
 //     in gobreaker and in resilience4j without its optional timer: it
-//     happens in Allow or State at a time now >= OpenUntil. (Both libraries
-//     compare strictly, now > expiry; at nanosecond resolution the
-//     difference is one nanosecond, and >= makes an open period last
-//     exactly its length.) Results recorded while Open — calls admitted
+//     happens in Allow or State at a time now >= OpenUntil, or now >
+//     OpenUntil with StrictExpiry (both libraries compare strictly; their
+//     presets set it). The open period is OpenPeriod: backed off per
+//     OpenBackoff, capped, then jittered — or jittered, then capped, with
+//     JitterBeforeCap (resilience4j). Results recorded while Open — calls admitted
 //     before the trip — change nothing (gobreaker drops them by
 //     generation; resilience4j counts them only in the open state's
 //     metrics, which never trip anything).
@@ -406,7 +408,9 @@ func (c BreakerConfig) OpenPeriod(opens int, u float64) int64 {
 // current state, as resilience4j does, so a call admitted while closed
 // whose result arrives in half-open counts as a probe result. RecordGen
 // implements gobreaker's rule instead: a result counts only if no state
-// change happened since its call was admitted.
+// change happened since its call was admitted. Which of the two is used is
+// the caller's choice (BreakerConfig.DropStaleResults tells it; the
+// BreakerSet does not read that field).
 //
 // Calls refused by Allow must not be recorded (neither library counts
 // them). Time must not go backwards for any one breaker, and must be >= 0.
