@@ -24,6 +24,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -32,6 +33,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,16 +60,59 @@ type Options struct {
 	// NoSchedule leaves out the scenario's faults (they can still be
 	// started through StartFault or the admin endpoint).
 	NoSchedule bool
-	// AdminToken turns on the admin endpoint (POST /admin/faults), which
+	// AdminToken turns on the admin endpoint (/admin/faults), which
 	// then requires "Authorization: Bearer AdminToken" and a JSON body.
 	// Empty (the default): the endpoint is off and answers 404, so nobody
 	// who can reach the port, nor a web page the operator opens, can
 	// start a fault.
 	AdminToken string
+	// MaxFaultDuration bounds an admin fault's duration and start delay
+	// (default DefaultMaxFaultDuration); MaxFaults bounds the faults
+	// pending or in progress at once (default DefaultMaxFaults).
+	MaxFaultDuration time.Duration
+	MaxFaults        int
 	// End, when > 0, is the horizon of Series: time after it (the
 	// shutdown) is not accounted, so the last row holds no more than its
 	// interval of worker time and capacity.
 	End int64
+}
+
+// The admin endpoint's bounds: a fault lasts at most an hour (and starts
+// at most an hour from now), and at most 16 are pending or in progress.
+const (
+	DefaultMaxFaultDuration = time.Hour
+	DefaultMaxFaults        = 16
+)
+
+// A FaultState is where a fault of the server's is: pending (it starts
+// later), active (in progress), or, in the answer of a cancel, cancelled.
+type FaultState string
+
+const (
+	FaultPending   FaultState = "pending"
+	FaultActive    FaultState = "active"
+	FaultCancelled FaultState = "cancelled"
+)
+
+// FaultInfo describes one of the server's faults: the scenario's scheduled
+// ones and those started through the admin endpoint alike. Start and End
+// are wall-clock times.
+type FaultInfo struct {
+	ID    int64          `json:"id"`
+	State FaultState     `json:"state"`
+	Start time.Time      `json:"start"`
+	End   time.Time      `json:"end"`
+	Fault scenario.Fault `json:"fault"`
+}
+
+// fault is a fault the server holds from the moment it is scheduled to
+// its end; its timers go with it (an ended fault holds nothing).
+type fault struct {
+	id         int64
+	f          scenario.Fault
+	start, end int64 // ns since Start
+	active     bool
+	timer      *time.Timer // the start while pending, the end while active
 }
 
 // job is an admitted request waiting for its answer.
@@ -110,7 +155,10 @@ type Server struct {
 	lastCap   int64
 	waitSum   float64 // ns waited in the queue by the requests served
 	waitN     int64
-	timers    []*time.Timer
+	faultsAt  map[int64]*fault // pending and active faults, by id
+	faultID   int64
+	maxFault  time.Duration
+	maxFaults int
 	closed    chan struct{}
 	wg        sync.WaitGroup
 	slack     atomic.Int64 // ns: how much earlier than asked a timer is set (see spend)
@@ -137,7 +185,8 @@ func New(sc *scenario.Scenario, opt Options) (*Server, error) {
 		be: be, faults: sc.Faults, svc: sim.NewServiceTime(be.Service), src: rng.New(seed),
 		ser: opt.Series, end: opt.End, sched: !opt.NoSchedule, workers: be.Workers,
 		limit: be.Workers, outCh: make(chan struct{}), closed: make(chan struct{}),
-		adminToken: opt.AdminToken,
+		adminToken: opt.AdminToken, faultsAt: map[int64]*fault{},
+		maxFault: cmp.Or(opt.MaxFaultDuration, DefaultMaxFaultDuration), maxFaults: cmp.Or(opt.MaxFaults, DefaultMaxFaults),
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.metrics()
@@ -211,6 +260,7 @@ func (s *Server) metrics() {
 		gauge("throttlesim_server_busy_workers", "Workers busy (serving or rejecting).", func() float64 { return float64(s.busy) }),
 		gauge("throttlesim_server_workers_available", "Workers available now (capacity faults lower it).", func() float64 { return float64(s.limit) }),
 		gauge("throttlesim_server_down", "1 during an outage.", func() float64 { return b2f(s.down) }),
+		gauge("throttlesim_server_faults_held", "Faults pending or in progress (GET /admin/faults lists them).", func() float64 { return float64(len(s.faultsAt)) }),
 	)
 	s.mux = http.NewServeMux()
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
@@ -225,9 +275,10 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// Handler serves the work (every path but these), GET /metrics and POST
-// /admin/faults (a JSON fault, e.g. {"kind":"outage","duration":"30s"},
-// started now).
+// Handler serves the work (every path but these), GET /metrics and, with
+// an admin token, /admin/faults: POST a JSON fault (e.g.
+// {"kind":"outage","duration":"30s"}, started now or "start" from now),
+// GET the faults held, DELETE one (/admin/faults/ID) or all.
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // Registry is the server's Prometheus registry.
@@ -249,7 +300,7 @@ func (s *Server) Start() {
 	}
 	if s.sched {
 		for _, f := range s.faults {
-			s.timers = append(s.timers, time.AfterFunc(time.Duration(f.Start), func() { s.faultStart(f) }))
+			s.schedule(f, int64(f.Start))
 		}
 	}
 }
@@ -264,9 +315,10 @@ func (s *Server) Close() {
 		return
 	}
 	s.stopped = true
-	for _, t := range s.timers {
-		t.Stop()
+	for _, x := range s.faultsAt {
+		x.timer.Stop()
 	}
+	clear(s.faultsAt)
 	now := s.now()
 	s.queueChanged(now)
 	s.capacityChanged(now, s.limit)
@@ -563,40 +615,131 @@ func (s *Server) learn(d, took int64) {
 	s.slack.Store(min(max(s.slack.Load()+(took-d)/8, 0), d/2+1))
 }
 
-// StartFault starts fault f now, for f.Duration (Start is ignored).
-func (s *Server) StartFault(f scenario.Fault) error {
+// StartFault starts fault f f.Start from now, for f.Duration, and returns
+// its id. It is checked as a scenario's fault is (scenario.CheckFault), and
+// as the admin endpoint's faults are: it starts within MaxFaultDuration,
+// lasts at most that long, a slowdown's service time is at most that long
+// on average, it does not overlap a fault pending or in progress (two
+// faults that overlap would end each other's effects, so a scenario
+// forbids it too), and at most MaxFaults are held at once.
+func (s *Server) StartFault(f scenario.Fault) (int64, error) {
 	if err := supportedFault(f); err != nil {
-		return fmt.Errorf("server: %w", err)
+		return 0, fmt.Errorf("server: %w", err)
 	}
-	switch {
-	case f.Duration <= 0:
-		return fmt.Errorf("server: fault duration must be > 0, got %s", f.Duration)
-	case f.Kind == scenario.FaultCapacity && !(f.Fraction >= 0 && f.Fraction <= 1):
-		return fmt.Errorf("server: capacity fault fraction must be in [0, 1], got %g", f.Fraction)
-	case f.Kind == scenario.FaultSlowdown && f.ServiceTime == nil && !(f.Factor > 0):
-		return fmt.Errorf("server: slowdown fault needs factor > 0 or service_time, got factor %g", f.Factor)
+	if err := scenario.CheckFault(f, "fault"); err != nil {
+		return 0, fmt.Errorf("server: %w", err)
 	}
-	s.mu.Lock()
-	running := s.started && !s.stopped
-	s.mu.Unlock()
-	if !running {
-		return errors.New("server: not running")
+	if f.Start < 0 {
+		return 0, fmt.Errorf("server: fault.start must be >= 0 (a delay from now), got %s", f.Start)
 	}
-	s.faultStart(f)
-	return nil
-}
-
-// faultStart starts fault f now and arms its end f.Duration later. The end
-// is armed here, under the lock, so that it cannot run before the start
-// (two timers armed apart could fire in either order for a short fault,
-// leaving it on for good).
-func (s *Server) faultStart(f scenario.Fault) {
+	if max := scenario.Duration(s.maxFault); f.Start > max || f.Duration > max {
+		return 0, fmt.Errorf("server: fault.start and fault.duration must be at most %s (serve --max-fault-duration), got start %s, duration %s", max, f.Start, f.Duration)
+	}
+	if f.Kind == scenario.FaultSlowdown {
+		mean := s.be.Service.MeanNS() * f.Factor
+		if f.ServiceTime != nil {
+			mean = f.ServiceTime.MeanNS()
+		}
+		if !(mean <= float64(s.maxFault)) {
+			return 0, fmt.Errorf("server: the slowed service time is %s on average, more than %s (serve --max-fault-duration): a worker would sleep that long after the fault ends", time.Duration(min(mean, 1<<62)), s.maxFault)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
-		return
+	if !s.started || s.stopped {
+		return 0, errors.New("server: not running")
 	}
-	s.timers = append(s.timers, time.AfterFunc(time.Duration(f.Duration), func() { s.faultEnd(f) }))
+	if len(s.faultsAt) >= s.maxFaults {
+		return 0, fmt.Errorf("server: %d faults are pending or in progress, the most allowed (serve --max-faults); cancel one with DELETE /admin/faults/ID: %w", len(s.faultsAt), errFull)
+	}
+	start := s.now() + int64(f.Start)
+	end := start + int64(f.Duration)
+	for _, x := range s.faultsAt {
+		if start < x.end && x.start < end {
+			return 0, fmt.Errorf("server: the fault would overlap fault %d (%s, %s..%s from now): %w", x.id, x.f.Kind,
+				time.Duration(x.start-s.now()).Round(time.Millisecond), time.Duration(x.end-s.now()).Round(time.Millisecond), errOverlap)
+		}
+	}
+	return s.schedule(f, start), nil
+}
+
+var (
+	errFull    = errors.New("too many faults")
+	errOverlap = errors.New("faults must not overlap")
+)
+
+// schedule holds fault f, to start at time at (ns since Start), and arms
+// its start. Called with mu held.
+func (s *Server) schedule(f scenario.Fault, at int64) int64 {
+	s.faultID++
+	x := &fault{id: s.faultID, f: f, start: at, end: at + int64(f.Duration)}
+	s.faultsAt[x.id] = x
+	if at <= s.now() {
+		s.begin(x) // now: in effect before the caller's answer
+	} else {
+		x.timer = time.AfterFunc(time.Duration(at-s.now()), func() { s.faultStart(x) })
+	}
+	return x.id
+}
+
+// Faults lists the faults pending or in progress, by id.
+func (s *Server) Faults() []FaultInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]FaultInfo, 0, len(s.faultsAt))
+	for _, x := range s.faultsAt {
+		out = append(out, s.info(x))
+	}
+	slices.SortFunc(out, func(a, b FaultInfo) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// info describes x. Called with mu held.
+func (s *Server) info(x *fault) FaultInfo {
+	st := FaultPending
+	if x.active {
+		st = FaultActive
+	}
+	return FaultInfo{ID: x.id, State: st, Start: s.start.Add(time.Duration(x.start)), End: s.start.Add(time.Duration(x.end)), Fault: x.f}
+}
+
+// CancelFault ends fault id now: a pending fault never starts, an active
+// one's effects end as if its time were up. It reports the fault as it was,
+// or false when no fault has that id (it ended, or never was).
+func (s *Server) CancelFault(id int64) (FaultInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x, ok := s.faultsAt[id]
+	if !ok || s.stopped {
+		return FaultInfo{}, false
+	}
+	info := s.info(x)
+	x.timer.Stop()
+	if x.active {
+		s.endEffects(x.f)
+	}
+	delete(s.faultsAt, id)
+	return info, true
+}
+
+// faultStart starts pending fault x now and arms its end x.f.Duration
+// later (begin). The end is armed there, under the lock, so that it cannot run before the
+// start (two timers armed apart could fire in either order for a short
+// fault, leaving it on for good).
+func (s *Server) faultStart(x *fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped || s.faultsAt[x.id] != x || x.active {
+		return // cancelled, or the server stopped, before its start ran
+	}
+	s.begin(x)
+}
+
+// begin starts fault x's effects now. Called with mu held.
+func (s *Server) begin(x *fault) {
+	f := x.f
+	x.active = true
+	x.timer = time.AfterFunc(time.Duration(f.Duration), func() { s.faultEnd(x) })
 	now := s.now()
 	switch f.Kind {
 	case scenario.FaultOutage:
@@ -623,12 +766,19 @@ func (s *Server) faultStart(f scenario.Fault) {
 	}
 }
 
-func (s *Server) faultEnd(f scenario.Fault) {
+// faultEnd ends fault x when its time is up and lets it go.
+func (s *Server) faultEnd(x *fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
-		return
+	if s.stopped || s.faultsAt[x.id] != x {
+		return // cancelled before its end ran
 	}
+	delete(s.faultsAt, x.id)
+	s.endEffects(x.f)
+}
+
+// endEffects undoes what fault f did. Called with mu held.
+func (s *Server) endEffects(f scenario.Fault) {
 	switch f.Kind {
 	case scenario.FaultOutage:
 		s.down, s.blackhole = false, false
@@ -654,15 +804,56 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "admin: missing or wrong token (Authorization: Bearer TOKEN)", http.StatusUnauthorized)
 		return
 	}
-	if r.URL.Path != "/admin/faults" || r.Method != http.MethodPost {
-		http.Error(w, "admin: only POST /admin/faults", http.StatusNotFound)
-		return
+	switch id, one := strings.CutPrefix(r.URL.Path, "/admin/faults/"); {
+	case r.URL.Path == "/admin/faults" && r.Method == http.MethodPost:
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			http.Error(w, "admin: the body must be Content-Type: application/json", http.StatusUnsupportedMediaType)
+			return
+		}
+		s.adminFault(w, r)
+	case r.URL.Path == "/admin/faults" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"faults": s.Faults()})
+	case r.URL.Path == "/admin/faults" && r.Method == http.MethodDelete:
+		gone := []FaultInfo{}
+		for _, x := range s.Faults() {
+			if info, ok := s.CancelFault(x.ID); ok {
+				info.State = FaultCancelled
+				gone = append(gone, info)
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"cancelled": gone})
+	case one && (r.Method == http.MethodGet || r.Method == http.MethodDelete):
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n <= 0 {
+			http.Error(w, fmt.Sprintf("admin: %q is not a fault id (a positive integer, as POST /admin/faults and GET /admin/faults give)", id), http.StatusBadRequest)
+			return
+		}
+		if r.Method == http.MethodGet {
+			for _, x := range s.Faults() {
+				if x.ID == n {
+					writeJSON(w, http.StatusOK, x)
+					return
+				}
+			}
+			http.Error(w, fmt.Sprintf("admin: no fault %d pending or in progress (GET /admin/faults lists them)", n), http.StatusNotFound)
+			return
+		}
+		info, ok := s.CancelFault(n)
+		if !ok {
+			http.Error(w, fmt.Sprintf("admin: no fault %d pending or in progress (GET /admin/faults lists them)", n), http.StatusNotFound)
+			return
+		}
+		info.State = FaultCancelled
+		writeJSON(w, http.StatusOK, info)
+	default:
+		http.Error(w, "admin: POST, GET or DELETE /admin/faults; GET or DELETE /admin/faults/ID", http.StatusNotFound)
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		http.Error(w, "admin: the body must be Content-Type: application/json", http.StatusUnsupportedMediaType)
-		return
-	}
-	s.adminFault(w, r)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // adminFault starts the fault in the request body now.
@@ -677,11 +868,22 @@ func (s *Server) adminFault(w http.ResponseWriter, r *http.Request) {
 	if f.Kind == scenario.FaultOutage && f.Mode == "" {
 		f.Mode = scenario.OutageRefuse
 	}
-	if err := s.StartFault(f); err != nil {
+	id, err := s.StartFault(f)
+	switch {
+	case errors.Is(err, errFull), errors.Is(err, errOverlap):
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	case err != nil:
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	_ = json.NewEncoder(w).Encode(f)
+	for _, x := range s.Faults() {
+		if x.ID == id {
+			w.Header().Set("Location", fmt.Sprintf("/admin/faults/%d", id))
+			writeJSON(w, http.StatusAccepted, x)
+			return
+		}
+	}
+	// It ended already (a fault shorter than this answer took).
+	writeJSON(w, http.StatusAccepted, FaultInfo{ID: id, State: FaultCancelled, Fault: f})
 }

@@ -57,6 +57,55 @@ const (
 	MaxDescriptionLen = 10000
 )
 
+// fault checks what fault f (at path p) needs whatever the scenario around
+// it: a kind, a duration, the fields of its kind in range. The scenario's
+// faults: section adds what depends on the run (it fits in the run, no
+// two overlap, a disconnect needs connections); the live server's admin
+// endpoint checks the faults it is given with CheckFault, the same rules.
+func (v *validator) fault(p string, f Fault) {
+	if f.Kind == FaultDisconnect {
+		v.check(f.Duration >= 0, p+".duration", "must be >= 0, got %s", f.Duration)
+		v.check(f.Fraction > 0 && f.Fraction <= 1, p+".fraction", "must be in (0, 1]: the share of connections closed, got %g", f.Fraction)
+	} else {
+		v.check(f.Duration > 0, p+".duration", "must be > 0, got %s", f.Duration)
+	}
+	v.check(f.Kind != "", p+".kind", "is required: outage, capacity, disconnect or slowdown")
+	if f.Kind == FaultCapacity {
+		v.check(f.Fraction >= 0 && f.Fraction < 1, p+".fraction", "must be in [0, 1), got %g", f.Fraction)
+	}
+	if f.Kind == FaultOutage {
+		v.check(f.Mode == "" || f.Mode == OutageRefuse || f.Mode == OutageBlackhole, p+".mode", "must be refuse or blackhole, got %q", f.Mode)
+	}
+	v.check(f.RetryAfter >= 0, p+".retry_after", "must be >= 0, got %s", f.RetryAfter)
+	if f.Kind == FaultSlowdown {
+		v.check((f.Factor != 0) != (f.ServiceTime != nil), p+".factor", "a slowdown needs factor (service time × factor) or service_time (another distribution), one of the two")
+		v.check(f.Factor == 0 || (f.Factor > 0 && f.Factor <= 1e6), p+".factor", "must be in (0, 1000000], got %g", f.Factor)
+		if f.ServiceTime != nil {
+			sp := p + ".service_time"
+			v.check(f.ServiceTime.Dist == ServiceConstant || f.ServiceTime.Dist == ServiceExponential || f.ServiceTime.Dist == ServiceLognormal || f.ServiceTime.Dist == ServiceMixture,
+				sp+".dist", "a slowdown's service_time is constant, exponential, lognormal or mixture, got %q", f.ServiceTime.Dist)
+			if f.ServiceTime.Dist != ServiceEmpirical {
+				v.service(sp, *f.ServiceTime)
+			}
+		}
+	} else {
+		v.check(f.Factor == 0 && f.ServiceTime == nil && f.AppliesTo == "", p+".kind", "factor, service_time and applies_to are for kind: slowdown only")
+	}
+}
+
+// CheckFault checks a fault given on its own (the live server's admin
+// endpoint) by the rules a scenario's faults: entry follows; errors name
+// the field as path.field. What depends on a run (start, overlap with
+// other faults) is the caller's.
+func CheckFault(f Fault, path string) error {
+	v := &validator{file: "fault"}
+	v.fault(path, f)
+	if len(v.errs) > 0 {
+		return v.errs
+	}
+	return nil
+}
+
 // Validate checks a scenario built in code (Load validates for you).
 func (s *Scenario) Validate() error {
 	if errs := s.validate("scenario", nil); len(errs) > 0 {
@@ -334,32 +383,10 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			continue
 		}
 		if f.Kind == FaultDisconnect {
-			v.check(f.Duration >= 0, p+".duration", "must be >= 0, got %s", f.Duration)
-			v.check(f.Fraction > 0 && f.Fraction <= 1, p+".fraction", "must be in (0, 1]: the share of connections closed, got %g", f.Fraction)
 			v.check(c.Connection != nil, p+".kind", "a disconnect fault needs clients.connection")
-		} else {
-			v.check(f.Duration > 0, p+".duration", "must be > 0, got %s", f.Duration)
 		}
 		v.check(f.End() <= s.Duration, p+".duration", "the fault ends at %s, after the run (duration %s)", f.End(), s.Duration)
-		v.check(f.Kind != "", p+".kind", "is required: outage, capacity, disconnect or slowdown")
-		if f.Kind == FaultCapacity {
-			v.check(f.Fraction >= 0 && f.Fraction < 1, p+".fraction", "must be in [0, 1), got %g", f.Fraction)
-		}
-		v.check(f.RetryAfter >= 0, p+".retry_after", "must be >= 0, got %s", f.RetryAfter)
-		if f.Kind == FaultSlowdown {
-			v.check((f.Factor != 0) != (f.ServiceTime != nil), p+".factor", "a slowdown needs factor (service time × factor) or service_time (another distribution), one of the two")
-			v.check(f.Factor == 0 || (f.Factor > 0 && f.Factor <= 1e6), p+".factor", "must be in (0, 1000000], got %g", f.Factor)
-			if f.ServiceTime != nil {
-				sp := p + ".service_time"
-				v.check(f.ServiceTime.Dist == ServiceConstant || f.ServiceTime.Dist == ServiceExponential || f.ServiceTime.Dist == ServiceLognormal || f.ServiceTime.Dist == ServiceMixture,
-					sp+".dist", "a slowdown's service_time is constant, exponential, lognormal or mixture, got %q", f.ServiceTime.Dist)
-				if f.ServiceTime.Dist != ServiceEmpirical {
-					v.service(sp, *f.ServiceTime)
-				}
-			}
-		} else {
-			v.check(f.Factor == 0 && f.ServiceTime == nil && f.AppliesTo == "", p+".kind", "factor, service_time and applies_to are for kind: slowdown only")
-		}
+		v.fault(p, f)
 		for j := 0; j < i; j++ {
 			g := s.Faults[j]
 			v.check(f.Start >= g.End() || g.Start >= f.End(), p+".start", "overlaps faults.%d (%s..%s); faults must not overlap", j, g.Start, g.End())
