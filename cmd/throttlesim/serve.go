@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -27,6 +26,11 @@ type serveOptions struct {
 	// (--admin-token or THROTTLESIM_ADMIN_TOKEN; generated when empty).
 	admin      bool
 	adminToken string
+	// maxConns, maxFaults and maxFaultDuration bound what a client or
+	// the admin can hold (0: the server's default).
+	maxConns         int
+	maxFaults        int
+	maxFaultDuration time.Duration
 	// ready, in tests, is called with the address once the server listens.
 	ready func(addr string)
 }
@@ -48,11 +52,15 @@ with Retry-After in whole seconds) that cost worker time (reject_cost), the
 accept backlog, and the scenario's faults on their schedule from the
 moment it starts. Any path serves a request, except:
 
-  GET  /metrics        Prometheus metrics (requests by result, worker time,
-                       queue length, busy and available workers)
-  POST /admin/faults   only with --admin: start a fault now, e.g.
-                       curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-                         -d '{"kind":"outage","duration":"30s"}' localhost:8080/admin/faults
+  GET  /metrics               Prometheus metrics (requests by result, worker
+                              time, queue, workers, connections open and refused)
+  POST /admin/faults          only with --admin: start a fault, now or after
+                              "start", e.g.
+      curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+        -d '{"kind":"outage","duration":"30s"}' localhost:8080/admin/faults
+  GET  /admin/faults[/ID]     the faults pending and in progress (scheduled
+                              ones too), with their ids
+  DELETE /admin/faults[/ID]   cancel one fault, or all: its effects end now
 
 Safe by default: it listens on 127.0.0.1:8080 (loopback); --listen :8080
 or 0.0.0.0:8080 listens on every interface, with a warning. The admin
@@ -60,15 +68,24 @@ endpoint is off (404) unless --admin; then it requires the bearer token
 (--admin-token, or THROTTLESIM_ADMIN_TOKEN, or one generated and printed
 on stderr at start) and a body declared application/json, so neither a
 stranger who reaches the port nor a web page the operator opens can start
-a fault. Connections are held to timeouts: 10 s to send the headers,
-30 s to send the whole request, 2 min idle between requests, headers of
-at most 64 KiB.
+a fault. Admin faults are checked as a scenario's faults are (one at a
+time: no two overlap, since one's end would end the other's effects),
+and bounded: at most --max-faults pending or in progress, none longer or
+starting later than --max-fault-duration, no slowdown whose service time
+exceeds it (workers would sleep on after the fault). Connections are held
+to limits: 10 s to send the headers, 30 s to send the whole request, 2 min
+idle between requests, headers of at most 64 KiB, at most --max-conns
+open (the excess is reset at once and counted). There is no write
+timeout: an answer waits out the queue, the service time or a blackhole
+outage, as the scenario says; the client's timeout ends it.
 
 An outage in "refuse" mode aborts connections, in "blackhole" mode holds
 requests unanswered. Service graphs, replicas, client connections, LIFO
 and CoDel queues, the server rate limit and disconnect faults are not
-served (an error says which). It runs until interrupted (Ctrl-C), then
-stops cleanly and exits 0.`,
+served (an error says which). It runs until interrupted (Ctrl-C or
+SIGTERM): held requests are released, open requests get 5 s to finish,
+and it exits 0; 2 for a usage error (a bad flag, a scenario it cannot
+serve, an address it cannot listen on).`,
 		Example: `  throttlesim serve scenarios/outage.yaml
   throttlesim serve scenarios/outage.yaml --listen 127.0.0.1:9090 --no-faults --admin
   throttlesim serve scenarios/outage.yaml --set backend.workers=20`,
@@ -76,6 +93,11 @@ stops cleanly and exits 0.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
 			o.seedSet = cmd.Flags().Changed("seed")
+			for _, name := range []string{"max-conns", "max-faults", "max-fault-duration"} {
+				if v := cmd.Flags().Lookup(name); v.Changed && (v.Value.String() == "0" || v.Value.String() == "0s") {
+					return usageError{fmt.Errorf("--%s must be > 0, got %s", name, v.Value)}
+				}
+			}
 			return runF(cmd.Context(), e, o)
 		},
 	}
@@ -86,6 +108,9 @@ stops cleanly and exits 0.`,
 	f.BoolVar(&o.noFaults, "no-faults", false, "leave out the scenario's faults (start them through POST /admin/faults with --admin)")
 	f.BoolVar(&o.admin, "admin", false, "turn on POST /admin/faults, guarded by a bearer token")
 	f.StringVar(&o.adminToken, "admin-token", "", "the admin endpoint's bearer token (default: $THROTTLESIM_ADMIN_TOKEN, else one generated and printed on stderr)")
+	f.IntVar(&o.maxConns, "max-conns", server.DefaultMaxConns, "cap on open connections; those beyond it are reset and counted (throttlesim_server_connections_refused_total)")
+	f.IntVar(&o.maxFaults, "max-faults", server.DefaultMaxFaults, "admin: most faults pending or in progress at once")
+	f.DurationVar(&o.maxFaultDuration, "max-fault-duration", server.DefaultMaxFaultDuration, "admin: longest fault, latest start and longest slowed service time")
 	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
 }
@@ -95,7 +120,15 @@ func runServe(ctx context.Context, e *env, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	opt := server.Options{NoSchedule: o.noFaults}
+	switch { // the flags' defaults are the server's; 0 in code means them too
+	case o.maxConns < 0:
+		return usageError{fmt.Errorf("--max-conns must be >= 1, got %d", o.maxConns)}
+	case o.maxFaults < 0:
+		return usageError{fmt.Errorf("--max-faults must be >= 1, got %d", o.maxFaults)}
+	case o.maxFaultDuration < 0:
+		return usageError{fmt.Errorf("--max-fault-duration must be > 0, got %s", o.maxFaultDuration)}
+	}
+	opt := server.Options{NoSchedule: o.noFaults, MaxFaults: o.maxFaults, MaxFaultDuration: o.maxFaultDuration}
 	if o.adminToken != "" && !o.admin {
 		return usageError{errors.New("--admin-token without --admin: the admin endpoint is off")}
 	}
@@ -130,14 +163,6 @@ func runServe(ctx context.Context, e *env, o *serveOptions) error {
 	if everyInterface(ln.Addr()) {
 		fmt.Fprintf(e.stderr, "serve: warning: listening on every interface (%s); anyone who can reach this port can send load\n", ln.Addr())
 	}
-	// Timeouts: a request's headers within 10 s and the whole request
-	// (bodies are not used, but a slow one must not hold a connection)
-	// within 30 s; an idle keep-alive connection is closed after 2 min.
-	// No WriteTimeout: an answer legitimately waits out the queue, the
-	// service time and a blackhole outage, which the scenario bounds, not
-	// we; the client's own timeout ends it.
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	srv.Start()
 	if !e.quiet {
 		admin := "admin endpoint off (--admin)"
@@ -150,8 +175,11 @@ func runServe(ctx context.Context, e *env, o *serveOptions) error {
 	if o.ready != nil {
 		o.ready(ln.Addr().String())
 	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	lim := server.DefaultLimits()
+	if o.maxConns > 0 {
+		lim.MaxConns = o.maxConns
+	}
+	hs, done := srv.Serve(ln, lim)
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -163,9 +191,6 @@ func runServe(ctx context.Context, e *env, o *serveOptions) error {
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil && err == nil {
 		err = serr
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
 	}
 	return err
 }
