@@ -25,6 +25,7 @@ var Metrics = []Metric{
 	{"last_success_s", "time of the last success", "seconds from the start", func(s *metrics.Summary) *float64 { return s.LastSuccessS }, "no success"},
 	{"backend_received", "attempts received by the backend", "attempts (occ backend: write calls)", func(s *metrics.Summary) *float64 { x := float64(s.Received); return &x }, "no value"},
 	{"fault_load_over_effective_capacity", "load during the fault", "received ÷ effective capacity", func(s *metrics.Summary) *float64 { return s.FaultLoadOverCapacity }, "no capacity left"},
+	{"fault_success_ratio", "success during the fault", "succeeded ÷ offered while a fault lasts", func(s *metrics.Summary) *float64 { return s.FaultSuccessRatio }, "no fault"},
 	{"time_above_capacity_s", "time above capacity", "seconds", func(s *metrics.Summary) *float64 { return s.TimeAboveCapacityS }, "no value"},
 	{"recovery_wasted_fraction", "work wasted during the recovery", "wasted ÷ worker time spent", func(s *metrics.Summary) *float64 { return s.RecoveryWastedFraction }, "no value"},
 	{"connect_attempts", "", "", func(s *metrics.Summary) *float64 {

@@ -24,6 +24,7 @@ var better = map[string]int{
 	// less of it while recovering.
 	"fault_load_over_effective_capacity": -1,
 	"time_above_capacity_s":              -1,
+	"fault_success_ratio":                +1,
 	"recovery_wasted_fraction":           -1,
 }
 

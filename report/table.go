@@ -117,7 +117,7 @@ func pc(p *float64) string {
 // write calls) and the time of the last success (with arrival process
 // once, when every client was served), and the load against the
 // effective capacity, and an autoscaler's replicas (docs/reading-results.md).
-var optionalColumns = []string{"backend received", "last success (s)", "fault load / eff. capacity", "time above capacity (s)", "wasted in recovery", "peak replicas", "mean replicas"}
+var optionalColumns = []string{"backend received", "last success (s)", "fault load / eff. capacity", "success during fault", "time above capacity (s)", "wasted in recovery", "peak replicas", "mean replicas"}
 
 // SweepTable is one row per point of a sweep: each figure's mean and the
 // half-width of its 95% confidence interval over the seeds. columns, when
@@ -160,7 +160,7 @@ func SweepTable(pts []sweep.PointData, columns []string) (Table, error) {
 		}
 		// Columns shown only when --columns asks for them.
 		row = append(row, cell("backend_received", 1, 0, ""), cell("last_success_s", 1, 2, ""),
-			cell("fault_load_over_effective_capacity", 1, 2, ""), cell("time_above_capacity_s", 1, 0, ""), cell("recovery_wasted_fraction", 100, 1, "%"),
+			cell("fault_load_over_effective_capacity", 1, 2, ""), cell("fault_success_ratio", 100, 1, "%"), cell("time_above_capacity_s", 1, 0, ""), cell("recovery_wasted_fraction", 100, 1, "%"),
 			cell("replicas_peak", 1, 1, ""), cell("replicas_mean", 1, 2, ""))
 		rows = append(rows, row)
 	}

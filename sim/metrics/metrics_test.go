@@ -232,11 +232,13 @@ func TestOverloadFigures(t *testing.T) {
 		r := &s.Rows[i]
 		r.CapacityNS = 10 * 1e9
 		r.Received, r.Succeeded, r.UsefulNS = 60, 60, 6e9
+		r.Offered = 60
 	}
 	for _, i := range []int{2, 3} { // the fault: half the workers, 120 received
 		s.Rows[i].CapacityNS = 5 * 1e9
 		s.Rows[i].Received, s.Rows[i].Succeeded = 120, 10
 	}
+	s.Rows[2].Succeeded = 20 // 30 of the fault's 120 offered succeed
 	for _, i := range []int{4, 5} { // after it: 110 received (> 100), mostly wasted
 		s.Rows[i].Received, s.Rows[i].Succeeded, s.Rows[i].UsefulNS, s.Rows[i].WastedNS = 110, 10, 1e9, 9e9
 	}
@@ -257,6 +259,7 @@ func TestOverloadFigures(t *testing.T) {
 		want float64
 	}{
 		{"fault load / effective capacity", sum.FaultLoadOverCapacity, 2.4},
+		{"success during the fault", sum.FaultSuccessRatio, 0.25},
 		{"time above capacity", sum.TimeAboveCapacityS, 4},
 		{"recovery wasted worker-s", sum.RecoveryWastedWorkerS, 18},
 		{"recovery wasted fraction", sum.RecoveryWastedFraction, 18.0 / 26},
@@ -275,6 +278,11 @@ func TestOverloadFigures(t *testing.T) {
 	}
 	if sum := Summarise(s, p, &h, 0, 0); sum.FaultLoadOverCapacity != nil {
 		t.Errorf("fault load with no capacity left: got %v, want null", *sum.FaultLoadOverCapacity)
+	}
+	// Without a fault there is no success during one.
+	p.Faults = nil
+	if sum := Summarise(s, p, &h, 0, 0); sum.FaultSuccessRatio != nil {
+		t.Errorf("success during the fault without one: got %v, want null", *sum.FaultSuccessRatio)
 	}
 }
 

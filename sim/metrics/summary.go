@@ -89,6 +89,14 @@ type Summary struct {
 	// pushing more than was left. Null without a fault, without a
 	// capacity (occ), or when no capacity was left (an outage).
 	FaultLoadOverCapacity *float64 `json:"fault_load_over_effective_capacity"`
+	// FaultSuccessRatio is the success ratio while the faults last: the
+	// application requests that succeeded ÷ those that arrived, both
+	// counted over the metrics intervals that overlap a fault window
+	// (a success is counted when it completes, an arrival when it
+	// arrives, so the two sets differ by the requests in flight at the
+	// windows' edges: with a 1 s timeout and 10 s intervals, at most a
+	// few per cent of one interval). Null without a fault.
+	FaultSuccessRatio *float64 `json:"fault_success_ratio"`
 	// TimeAboveCapacityS is the simulated time, in whole metrics
 	// intervals, in which the backend received more attempts per second
 	// than its effective capacity. Null without a capacity (occ).
@@ -339,6 +347,20 @@ func EffectiveCapacity(r *Row, interval int64, p Params) float64 {
 // capacity, and the work wasted during the recovery.
 func overload(sum *Summary, s *Series, p Params) {
 	sec := float64(s.Interval) / 1e9
+	var offered, succeeded int64
+	for i := range s.Rows {
+		from, to := int64(i)*s.Interval, int64(i+1)*s.Interval
+		for _, f := range p.Faults {
+			if from < f.End && to > f.Start {
+				offered += s.Rows[i].Offered
+				succeeded += s.Rows[i].Succeeded
+				break
+			}
+		}
+	}
+	if len(p.Faults) > 0 {
+		sum.FaultSuccessRatio = ratio(succeeded, offered)
+	}
 	if p.CapacityRPS > 0 {
 		above := 0
 		var rcvd, capacity float64

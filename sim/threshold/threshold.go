@@ -66,6 +66,7 @@ var table = map[string]metric{
 	"mean_queue_wait_ms":                 {"mean time an accepted attempt waited in the queue, ms", f(func(s *metrics.Summary) *float64 { return s.MeanQueueWaitMS })},
 	"last_success_s":                     {"time of the last success, seconds from the start", f(func(s *metrics.Summary) *float64 { return s.LastSuccessS })},
 	"fault_load_over_effective_capacity": {"attempts received during the faults ÷ what the capacity left could serve", f(func(s *metrics.Summary) *float64 { return s.FaultLoadOverCapacity })},
+	"fault_success_ratio":                {"succeeded ÷ offered over the metrics intervals that overlap a fault", f(func(s *metrics.Summary) *float64 { return s.FaultSuccessRatio })},
 	"time_above_capacity_s":              {"seconds the backend received more than its effective capacity", f(func(s *metrics.Summary) *float64 { return s.TimeAboveCapacityS })},
 	"recovery_wasted_fraction":           {"share of worker time wasted from the fault's end to recovery (or the end)", f(func(s *metrics.Summary) *float64 { return s.RecoveryWastedFraction })},
 	"offered":                            {"application requests offered", n(func(s *metrics.Summary) int64 { return s.Offered })},
