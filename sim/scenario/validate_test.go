@@ -49,6 +49,11 @@ func TestValidationRules(t *testing.T) {
 			name: "description too long", sets: []string{"description=" + strings.Repeat("a", MaxDescriptionLen+1)},
 			path: "description", msg: []string{"is 10001 characters long; at most 10000"},
 		},
+		// resilience4j works in whole milliseconds and refuses a wait under 1 ms.
+		{
+			name: "resilience4j open_duration under 1ms", sets: []string{"clients.breaker={style: resilience4j, open_duration: 500us}"},
+			path: "clients.breaker", msg: []string{"open_duration must be at least 1ms when open periods are whole milliseconds (resilience4j), got 500000 ns"},
+		},
 		// Thresholds: the metric name with did-you-mean, the expression.
 		{
 			name: "misspelt threshold metric", content: validBase + "thresholds:\n  - recovery_s<=120\n  - recovery<=120\n",
