@@ -313,14 +313,15 @@ func (m *model) send(now int64, slot uint32) {
 	} else if r.edge != 0 {
 		b = &m.svcs[nd.first]
 	}
+	id := m.drawOf(r, 0)
 	if m.net.on {
 		var svc int64
 		if !m.occ.on {
-			svc = m.serviceTime(b, r, 0) // named by the attempt: the same draw whenever it is taken
+			svc = m.serviceTime(b, id) // named by the attempt: the same draw whenever it is taken
 		}
-		m.post(now, slot, tok, svc, false, b.idx, dl, 0)
+		m.post(now, slot, tok, svc, false, b.idx, dl, 0, id)
 	} else {
-		m.accept(b, now, slot, tok, m.serviceTime(b, r, 0), m.cl.groupOf(r.client), dl, 0)
+		m.accept(b, now, slot, tok, m.serviceTime(b, id), m.cl.groupOf(r.client), dl, 0, id)
 	}
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.

@@ -481,11 +481,12 @@ func (m *model) forward(b *pool, now int64, wk *worker) bool {
 		if u < rt.p {
 			hop := wk.hop + 1
 			to := m.pick(rt.to, r, hop)
+			id := m.drawOf(r, hop)
 			if m.net.on { // the hop crosses the network
-				m.post(now, wk.slot, wk.token, m.serviceTime(to, r, hop), false, to.idx, wk.dl, hop)
+				m.post(now, wk.slot, wk.token, m.serviceTime(to, id), false, to.idx, wk.dl, hop, id)
 				return true
 			}
-			m.accept(to, now, wk.slot, wk.token, m.serviceTime(to, r, hop), wk.group, wk.dl, hop)
+			m.accept(to, now, wk.slot, wk.token, m.serviceTime(to, id), wk.group, wk.dl, hop, id)
 			return true
 		}
 		u -= rt.p

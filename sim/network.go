@@ -26,8 +26,9 @@ type msg struct {
 	dl        int64 // the deadline the attempt carries (0: none)
 	svc       uint16
 	group     uint8
-	hop       uint8 // forwarding hops before the service it goes to
-	write     bool  // occ: the write half of the attempt
+	hop       uint8   // forwarding hops before the service it goes to
+	write     bool    // occ: the write half of the attempt
+	id        svcDraw // pool: names the attempt's service-time draw
 }
 
 func (nw *network) init(n *scenario.Network) {
@@ -60,8 +61,9 @@ func (m *model) delay(c uint32, n uint64) int64 {
 
 // post sends a message for the current attempt of slot to the backend: the
 // request (the occ read) or, with write set, the occ write carrying the
-// version read in val; for a pool backend val is the attempt's service time.
-func (m *model) post(now int64, slot, tok uint32, val int64, write bool, svc uint16, dl int64, hop uint8) {
+// version read in val; for a pool backend val is the attempt's service time
+// and id names its draw.
+func (m *model) post(now int64, slot, tok uint32, val int64, write bool, svc uint16, dl int64, hop uint8, id svcDraw) {
 	nw := &m.net
 	r := &m.cl.reqs[slot]
 	var i uint32
@@ -72,7 +74,7 @@ func (m *model) post(now int64, slot, tok uint32, val int64, write bool, svc uin
 		i = uint32(len(nw.msgs))
 		nw.msgs = append(nw.msgs, msg{})
 	}
-	nw.msgs[i] = msg{slot: slot, tok: tok, val: val, group: m.cl.groupOf(r.client), write: write, svc: svc, dl: dl, hop: hop}
+	nw.msgs[i] = msg{slot: slot, tok: tok, val: val, group: m.cl.groupOf(r.client), write: write, svc: svc, dl: dl, hop: hop, id: id}
 	no := uint64(0)
 	if write {
 		no = 2
@@ -87,7 +89,7 @@ func (m *model) arrive(now int64, i uint32) {
 	if m.occ.on {
 		m.occArrive(now, mg)
 	} else {
-		m.accept(&m.svcs[mg.svc], now, mg.slot, mg.tok, mg.val, mg.group, mg.dl, mg.hop)
+		m.accept(&m.svcs[mg.svc], now, mg.slot, mg.tok, mg.val, mg.group, mg.dl, mg.hop, mg.id)
 	}
 }
 
@@ -116,7 +118,7 @@ func (m *model) delivered(now int64, slot uint32) {
 	if m.occ.on && r.phase == 0 && r.ansOut == outOK {
 		// The read came back with the version: write with it.
 		r.phase = 1
-		m.post(now, slot, r.token(), r.ansVal, true, m.be.idx, 0, 0)
+		m.post(now, slot, r.token(), r.ansVal, true, m.be.idx, 0, 0, svcDraw{})
 		return
 	}
 	m.outcome(now, slot, r.token(), r.ansOut, r.ansVal)

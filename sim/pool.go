@@ -102,6 +102,7 @@ type job struct {
 	dl          int64 // the attempt's deadline when its caller sends it (0: none)
 	group       uint8 // the client group of the attempt, for per-group metrics
 	hop         uint8 // forwarding hops before this service
+	id          svcDraw
 }
 
 const handshakeFlag = 1 << 31
@@ -173,11 +174,25 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	b.ser = ser
 }
 
-// serviceTime is the service time at b of r's current attempt after hop
-// forwarding hops: named by the attempt, so it is the same draw whenever
-// it is taken.
-func (m *model) serviceTime(b *pool, r *request, hop uint8) int64 {
-	return b.svc.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
+// svcDraw names the service-time draw of one attempt at one service: the
+// stream key of its client (or edge) and the draw index of its request
+// ordinal, attempt number and hop. It is taken while the attempt is its
+// request's current one and travels with the attempt (job, msg), so that a
+// draw made later, a slowdown's replacement at arrival or at the start of
+// service, is still the attempt's own when the client has given up on it
+// and its request slot holds a later attempt or another request.
+type svcDraw struct{ key, n uint64 }
+
+// drawOf names the service-time draw of r's current attempt after hop
+// forwarding hops.
+func (m *model) drawOf(r *request, hop uint8) svcDraw {
+	return svcDraw{m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt) | uint64(hop)<<56}
+}
+
+// serviceTime is the service time at b of the attempt id names: named by
+// the attempt, so it is the same draw whenever it is taken.
+func (m *model) serviceTime(b *pool, id svcDraw) int64 {
+	return b.svc.sample(id.key, id.n)
 }
 
 // sampler draws service times from one scenario distribution.
@@ -231,15 +246,17 @@ func (s *sampler) sample(key, n uint64) int64 {
 	return s.d.sample(key, n)
 }
 
-// slowed is the service time at b of attempt slot (after hop forwarding
-// hops) under the slowdown in progress: svc × factor, or the replacement
-// distribution's draw for the attempt (the same draw as its usual one).
-func (m *model) slowed(b *pool, slot uint32, hop uint8, svc int64) int64 {
+// slowed is the service time at b of the attempt id names, whose usual
+// service time is svc, under the slowdown in progress: svc × factor, or
+// the replacement distribution's draw for the attempt (the same draw as
+// its usual one). The attempt is named by id, not by its request slot: at
+// arrival over a network or at the start of service the slot may hold a
+// later attempt or another request.
+func (m *model) slowed(b *pool, id svcDraw, svc int64) int64 {
 	if b.slowFactor > 0 {
 		return int64(math.Min(math.Round(float64(svc)*b.slowFactor), 1<<62))
 	}
-	r := &m.cl.reqs[slot]
-	return b.slow.sample(m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt)|uint64(hop)<<56)
+	return b.slow.sample(id.key, id.n)
 }
 
 // brow is b's metrics row at now. Its common case (the entry service of
@@ -313,8 +330,8 @@ func (m *model) refusedInOutage(b *pool, now int64, row, g *metrics.Row, slot, t
 
 // accept is service b taking in attempt tok of slot, which needs svc of
 // service, from a client of group grp, with deadline dl, after hop
-// forwarding hops.
-func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint8, dl int64, hop uint8) {
+// forwarding hops; id names its service-time draw.
+func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint8, dl int64, hop uint8, id svcDraw) {
 	if b.tail != nil {
 		b.noteSys(now)
 	}
@@ -340,20 +357,20 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 		return
 	}
 	if b.slowOn && !b.slowStart {
-		svc = m.slowed(b, slot, hop, svc) // applies_to: arrival
+		svc = m.slowed(b, id, svc) // applies_to: arrival
 	}
 	if b.busy < b.limit {
 		row.Accepted++
 		g.Accepted++
 		b.waitN++
-		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now)
+		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now, id)
 		return
 	}
 	if b.queue.n < b.qlimit {
 		row.Accepted++
 		g.Accepted++
 		b.queueChanged(now)
-		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop})
+		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, id: id})
 		return
 	}
 	if !m.chargeReject(b, now) {
@@ -375,9 +392,9 @@ func (b *pool) takeWorker() uint32 {
 	return w
 }
 
-func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8, arrived int64) {
+func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8, arrived int64, id svcDraw) {
 	if b.slowOn && b.slowStart {
-		svc = m.slowed(b, slot, hop, svc) // applies_to: start
+		svc = m.slowed(b, id, svc) // applies_to: start
 	}
 	if b.perConc != 0 {
 		svc += b.perConc * int64(b.busy-1) // the others in service now (busy counts w)
@@ -552,7 +569,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		}
 		b.waitSum += float64(now - j.at)
 		b.waitN++
-		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop, j.at)
+		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop, j.at, j.id)
 		return
 	}
 }

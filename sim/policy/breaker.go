@@ -166,7 +166,9 @@ type BreakerConfig struct {
 	// min(MaxOpenDuration, OpenDuration·OpenBackoff^(k−1)), like
 	// resilience4j's IntervalFunction.ofExponentialBackoff applied to its
 	// attempts count (1 on the trip from closed, +1 per reopen from
-	// half-open, back to 1 after a close). 1 means a fixed period.
+	// half-open, back to 1 after a close). 1 means a fixed period. With
+	// TruncateMillis the product is resilience4j's, whole milliseconds
+	// truncated at every step.
 	OpenBackoff float64
 	// MaxOpenDuration caps the backed-off period; 0 means no cap.
 	MaxOpenDuration int64
@@ -206,6 +208,15 @@ type BreakerConfig struct {
 	// maximum: randomize, then Math.min), so clients pile up at the cap.
 	// false: capped, then jittered, so a capped period still spreads.
 	JitterBeforeCap bool
+	// TruncateMillis: open periods are whole milliseconds, truncated at
+	// every step as resilience4j computes them (IntervalFunction works in
+	// long milliseconds: Duration.toMillis() of the wait and of the cap,
+	// each backoff step (long)(previous × multiplier), the randomised wait
+	// (long)). 100 ms × 1.5 is 100, 150, 225, 337, 505, 757 ms, not
+	// 100 · 1.5^(k−1) = … 337.5, 506.25, 759.375 ms. OpenDuration must then
+	// be at least 1 ms (resilience4j refuses less). false: exact
+	// nanoseconds, Open·Backoff^(k−1).
+	TruncateMillis bool
 	// DropStaleResults tells the caller to record results with RecordGen:
 	// a result counts only if the breaker has not changed state since its
 	// call was admitted (gobreaker afterRequest: generation != before →
@@ -214,7 +225,10 @@ type BreakerConfig struct {
 	DropStaleResults bool
 }
 
-const sec64 = int64(1e9)
+const (
+	sec64  = int64(1e9)
+	msec64 = int64(1e6)
+)
 
 // GobreakerDefaults is sony/gobreaker's NewCircuitBreaker(Settings{}):
 // ReadyToTrip "ConsecutiveFailures > 5" (ConsecutiveFailures 6), Timeout
@@ -245,7 +259,8 @@ func GobreakerDefaults() BreakerConfig {
 // (0: wait for the probes forever, which is what this does) and the
 // automatic open → half-open timer (off by default; here it is lazy).
 // Still open at exactly the wait; a backed-off, randomised wait is
-// randomised first and capped after.
+// randomised first and capped after; every open period is whole
+// milliseconds, truncated at each backoff step (TruncateMillis).
 func Resilience4jDefaults() BreakerConfig {
 	return BreakerConfig{
 		Trip:            TripRate,
@@ -258,6 +273,7 @@ func Resilience4jDefaults() BreakerConfig {
 		HalfOpen:        HalfOpenRate,
 		StrictExpiry:    true,
 		JitterBeforeCap: true,
+		TruncateMillis:  true,
 	}
 }
 
@@ -317,6 +333,8 @@ func (c BreakerConfig) Validate() error {
 	}
 	if c.OpenDuration <= 0 {
 		bad("open_duration must be > 0, got %d ns", c.OpenDuration)
+	} else if c.TruncateMillis && c.OpenDuration < msec64 {
+		bad("open_duration must be at least 1ms when open periods are whole milliseconds (resilience4j), got %d ns", c.OpenDuration)
 	}
 	if !(c.OpenBackoff >= 1) || math.IsInf(c.OpenBackoff, 1) {
 		bad("open_backoff must be a finite number >= 1 (1: no backoff), got %v", c.OpenBackoff)
@@ -341,20 +359,27 @@ const maxOpenPeriod = float64(1 << 61)
 // (opens >= 1: 1 for a trip from closed, +1 for each reopen from half-open)
 // given the uniform draw u for the jitter:
 //
-//	min(Max, Open·Backoff^(opens−1)) · (1 + Jitter·(2u − 1))     (cap, then jitter)
-//	min(Max, Open·Backoff^(opens−1) · (1 + Jitter·(2u − 1)))     (JitterBeforeCap)
+//	min(Max, B(opens)) · (1 + Jitter·(2u − 1))     (cap, then jitter)
+//	min(Max, B(opens) · (1 + Jitter·(2u − 1)))     (JitterBeforeCap)
+//
+// where the backed-off period B(k) is Open·Backoff^(k−1) exactly or, with
+// TruncateMillis, resilience4j's per-step truncation in whole milliseconds:
+// B(1) = ⌊Open⌋ms, B(k) = ⌊B(k−1)·Backoff⌋ms; the cap is then ⌊Max⌋ms and
+// the jittered period is truncated to whole milliseconds too.
 //
 //	Open 1s, Backoff 2, Max 5s:  opens 1 → 1s, 2 → 2s, 3 → 4s, 4 → 5s, 5 → 5s
 //	Open 10s, Jitter 0.2:        u = 0 → 8s, 0.5 → 10s, 0.75 → 11s, → 12s
 //	Open 10s, Jitter 0.2, Max 10s, JitterBeforeCap: u = 0 → 8s, 0.5 → 10s, 0.75 → 10s
+//	Open 100ms, Backoff 1.5, TruncateMillis: 100, 150, 225, 337, 505, 757 ms
 func (c BreakerConfig) OpenPeriod(opens int, u float64) int64 {
-	d := float64(c.OpenDuration)
-	if c.OpenBackoff > 1 && opens > 1 {
-		d *= math.Pow(c.OpenBackoff, float64(opens-1))
+	maxD := float64(c.MaxOpenDuration)
+	if c.TruncateMillis {
+		maxD = float64(c.MaxOpenDuration / msec64 * msec64)
 	}
+	d := c.backedOff(opens, maxD)
 	capped := func() {
-		if c.MaxOpenDuration > 0 && d > float64(c.MaxOpenDuration) {
-			d = float64(c.MaxOpenDuration)
+		if c.MaxOpenDuration > 0 && d > maxD {
+			d = maxD
 		}
 		if d > maxOpenPeriod {
 			d = maxOpenPeriod
@@ -373,7 +398,47 @@ func (c BreakerConfig) OpenPeriod(opens int, u float64) int64 {
 	if c.JitterBeforeCap {
 		capped()
 	}
+	if c.TruncateMillis {
+		return int64(d) / msec64 * msec64 // the randomised wait, (long) in ms
+	}
 	return int64(d)
+}
+
+// backedOff is B(opens) of OpenPeriod in nanoseconds, before cap and
+// jitter; maxD is the cap OpenPeriod applies (whole milliseconds with
+// TruncateMillis).
+func (c BreakerConfig) backedOff(opens int, maxD float64) float64 {
+	if !c.TruncateMillis {
+		d := float64(c.OpenDuration)
+		if c.OpenBackoff > 1 && opens > 1 {
+			d *= math.Pow(c.OpenBackoff, float64(opens-1))
+		}
+		return d
+	}
+	// resilience4j: LongStream.iterate(initial, x -> (long) (x * multiplier)).
+	// Milliseconds below 2^53 are exact in a float64, and the product is
+	// the same IEEE double multiplication as Java's, so the truncation
+	// matches. The steps stop once the period can no longer change the
+	// result: past the bound maxOpenPeriod, at the cap (or at cap/(1−jitter)
+	// when the jitter comes before the cap), or at a fixed point
+	// (⌊x·Backoff⌋ = x, which a multiplier close to 1 reaches at once).
+	ms := float64(c.OpenDuration / msec64)
+	stop := maxOpenPeriod / float64(msec64)
+	if c.MaxOpenDuration > 0 {
+		lim := maxD / float64(msec64)
+		if c.JitterBeforeCap && c.OpenJitter > 0 {
+			lim /= 1 - c.OpenJitter
+		}
+		stop = math.Min(stop, lim)
+	}
+	for k := 1; k < opens && c.OpenBackoff > 1 && ms < stop; k++ {
+		next := math.Floor(ms * c.OpenBackoff)
+		if next == ms {
+			break
+		}
+		ms = next
+	}
+	return ms * float64(msec64)
 }
 
 // BreakerSet holds n circuit breakers that share one BreakerConfig, as

@@ -422,6 +422,73 @@ func TestBreakerOpenBackoff(t *testing.T) {
 	}
 }
 
+// resilience4j's IntervalFunction works in whole milliseconds: the wait
+// and the cap are Duration.toMillis(), each exponential step is
+// (long) (previous × multiplier) and the randomised wait is (long) too
+// (resilience4j-core IntervalFunction.java, ofExponentialBackoff and
+// ofExponentialRandomBackoff). So 100 ms × 1.5 gives 100, 150, 225, 337,
+// 505, 757 ms, where 100 · 1.5^(k−1) gives 337.5, 506.25, 759.375 ms;
+// the gobreaker style keeps the exact product. A multiplier that cannot
+// lift a period by a whole millisecond leaves it where it is (1 ms × 1.5
+// stays 1 ms), as in resilience4j.
+func TestResilience4jOpenPeriodWholeMilliseconds(t *testing.T) {
+	r4j := func(open, max int64, backoff, jitter float64) BreakerConfig {
+		c := Resilience4jDefaults()
+		c.OpenDuration, c.MaxOpenDuration, c.OpenBackoff, c.OpenJitter = open, max, backoff, jitter
+		return c
+	}
+	exact := GobreakerDefaults()
+	exact.OpenDuration, exact.OpenBackoff = 100*ms, 1.5
+	const us = ms / 1000
+	for _, tt := range []struct {
+		name  string
+		c     BreakerConfig
+		opens int
+		u     float64
+		want  int64
+	}{
+		{"r4j 100ms×1.5", r4j(100*ms, 0, 1.5, 0), 1, 0.5, 100 * ms},
+		{"r4j 100ms×1.5", r4j(100*ms, 0, 1.5, 0), 2, 0.5, 150 * ms},
+		{"r4j 100ms×1.5", r4j(100*ms, 0, 1.5, 0), 3, 0.5, 225 * ms},
+		{"r4j 100ms×1.5", r4j(100*ms, 0, 1.5, 0), 4, 0.5, 337 * ms},
+		{"r4j 100ms×1.5", r4j(100*ms, 0, 1.5, 0), 5, 0.5, 505 * ms},
+		{"r4j 100ms×1.5", r4j(100*ms, 0, 1.5, 0), 6, 0.5, 757 * ms},
+		{"gobreaker exact", exact, 4, 0.5, 337500 * us},
+		{"gobreaker exact", exact, 6, 0.5, 759375 * us},
+		// The wait and the cap are truncated to milliseconds first.
+		{"r4j 100.9ms", r4j(100*ms+900*us, 0, 1.5, 0), 1, 0.5, 100 * ms},
+		{"r4j 100.9ms×1.5", r4j(100*ms+900*us, 0, 1.5, 0), 2, 0.5, 150 * ms},
+		{"r4j cap 400.9ms", r4j(100*ms, 400*ms+900*us, 1.5, 0), 5, 0.5, 400 * ms},
+		{"r4j cap 400.9ms", r4j(100*ms, 400*ms+900*us, 1.5, 0), 1000, 0.5, 400 * ms},
+		// The randomised wait is truncated: 757 ms × 0.5 = 378.5 ms.
+		{"r4j jitter 0.5", r4j(100*ms, 0, 1.5, 0.5), 6, 0, 378 * ms},
+		{"r4j jitter 0.5, cap 500ms", r4j(100*ms, 500*ms, 1.5, 0.5), 6, 0, 378 * ms},
+		{"r4j jitter 0.5, cap 500ms", r4j(100*ms, 500*ms, 1.5, 0.5), 7, 0, 500 * ms}, // 1135 ms × 0.5
+		// A fixed point: ⌊1 × 1.5⌋ = 1.
+		{"r4j 1.5ms×1.5", r4j(1500*us, 0, 1.5, 0), 1, 0.5, 1 * ms},
+		{"r4j 1.5ms×1.5", r4j(1500*us, 0, 1.5, 0), 50, 0.5, 1 * ms},
+		// 7 ms × 1.1: 7, 7 (⌊7.7⌋), ... stays 7 ms.
+		{"r4j 7ms×1.1", r4j(7*ms, 0, 1.1, 0), 10, 0.5, 7 * ms},
+		// 10 ms × 1.1: 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 (⌊17.6⌋ = 17, ⌊18.7⌋ = 18, ⌊19.8⌋ = 19).
+		{"r4j 10ms×1.1", r4j(10*ms, 0, 1.1, 0), 10, 0.5, 19 * ms},
+		// Uncapped, bounded as before, in whole milliseconds.
+		{"r4j uncapped", r4j(sec, 0, 2, 0), 1000, 0.5, (1 << 61) / ms * ms},
+	} {
+		if got := tt.c.OpenPeriod(tt.opens, tt.u); got != tt.want {
+			t.Errorf("%s, opens %d, u %v: %v, want %v", tt.name, tt.opens, tt.u, time.Duration(got), time.Duration(tt.want))
+		}
+	}
+	// resilience4j refuses a wait under 1 ms; so does the resilience4j style.
+	if err := r4j(500*us, 0, 1, 0).Validate(); err == nil || !strings.Contains(err.Error(), "at least 1ms") {
+		t.Errorf("resilience4j open_duration 500µs: %v, want an error", err)
+	}
+	g := GobreakerDefaults()
+	g.OpenDuration = 500 * us
+	if err := g.Validate(); err != nil {
+		t.Errorf("gobreaker open_duration 500µs: %v", err)
+	}
+}
+
 // Open jitter multiplies the period by U(1−f, 1+f): with f = 0.2 a 10 s
 // period lies in [8 s, 12 s), grows with u, and averages 10 s over a grid
 // of u. It applies after the cap (a capped 5 s period with u = 0.75 is

@@ -30,6 +30,9 @@ func (s *Scenario) loadData(name string, pos map[string]Pos) Errors {
 	fail := func(format string, a ...any) Errors {
 		return Errors{&FieldError{File: name, Pos: pos[path], Path: path, Msg: fmt.Sprintf(format, a...)}}
 	}
+	if len(sv.File) > MaxFileLen {
+		return fail("is %d characters long; at most %d", len(sv.File), MaxFileLen)
+	}
 	file := sv.File
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(filepath.Dir(name), file)

@@ -154,9 +154,15 @@ func (c Call) CallPolicies() Policies {
 func (v *validator) graph(s *Scenario) {
 	names := map[string]int{}
 	var list []string
+	namesOK := true // every service name is short enough to quote
 	for i, sv := range s.Services {
 		p := fmt.Sprintf("services.%d", i)
 		v.check(sv.Name != "", p+".name", "is required: it names the service in calls, faults and results")
+		if !v.short(p+".name", sv.Name, MaxLabelLen) {
+			names[sv.Name] = i // found by its references, but never quoted or listed
+			namesOK = false
+			continue
+		}
 		v.check(sv.Name == "" || nameRE.MatchString(sv.Name), p+".name", "%q must start with a letter or digit and hold only letters, digits, '.', '_' and '-'", sv.Name)
 		if j, dup := names[sv.Name]; dup && sv.Name != "" {
 			v.check(false, p+".name", "%q is also the name of services.%d", sv.Name, j)
@@ -165,6 +171,9 @@ func (v *validator) graph(s *Scenario) {
 		list = append(list, sv.Name)
 	}
 	ref := func(path, name string) {
+		if !v.short(path, name, MaxLabelLen) {
+			return
+		}
 		if _, ok := names[name]; ok {
 			return
 		}
@@ -186,7 +195,7 @@ func (v *validator) graph(s *Scenario) {
 		p := fmt.Sprintf("services.%d", i)
 		v.backend(p, sv.Backend, s)
 		v.check(sv.Kind == BackendPool, p+".kind", "only pool services can be part of a graph, got %s", sv.Kind)
-		v.check(len(sv.Calls) == 0 || len(sv.Forward) == 0, p+".forward", "a service either calls (and waits) or forwards (and does not); %s has both", sv.Name)
+		v.check(len(sv.Calls) == 0 || len(sv.Forward) == 0 || len(sv.Name) > MaxLabelLen, p+".forward", "a service either calls (and waits) or forwards (and does not); %s has both", sv.Name)
 		v.check(sv.DeadlineMargin >= 0, p+".deadline_margin", "must be >= 0, got %s", sv.DeadlineMargin)
 		for j, c := range sv.Calls {
 			cp := fmt.Sprintf("%s.calls.%d", p, j)
@@ -226,6 +235,9 @@ func (v *validator) graph(s *Scenario) {
 				fwd[i] = append(fwd[i], j)
 			}
 		}
+	}
+	if !namesOK {
+		return // the checks below name services; a name too long is reported already
 	}
 	if cyc := findCycle(calls); cyc != nil {
 		v.check(false, fmt.Sprintf("services.%d.calls", cyc[0]), "the calls form a cycle: %s (a request would wait for itself)", cycleNames(s.Services, cyc))

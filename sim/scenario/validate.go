@@ -51,10 +51,21 @@ func (v *validator) check(ok bool, path, format string, args ...any) {
 
 // MaxNameLen and MaxDescriptionLen bound the scenario's name (a folder
 // name, and the title of every chart and page: a 1 MB name took 45 s to
-// draw) and its description (shown under the report's title).
+// draw) and its description (shown under the report's title). MaxLabelLen
+// bounds every other name and label a scenario gives, which end up in
+// legends, table columns, reports and messages as the name does: service
+// and group names, the service names clients.target, calls, forward
+// routes and faults refer to, sweep point labels, sweep.baseline and
+// sweep.vary paths, and thresholds. MaxValueLen bounds a sweep value (a
+// sweep.vary value, a sweep.points set entry: YAML text that becomes part
+// of a point's label or is printed with it), MaxFileLen a data file path.
+// Lengths are in bytes of UTF-8.
 const (
 	MaxNameLen        = 100
 	MaxDescriptionLen = 10000
+	MaxLabelLen       = 100
+	MaxValueLen       = 1000
+	MaxFileLen        = 4096
 )
 
 // fault checks what fault f (at path p) needs whatever the scenario around
@@ -104,6 +115,14 @@ func CheckFault(f Fault, path string) error {
 		return v.errs
 	}
 	return nil
+}
+
+// short reports whether the string at path is at most max long, and an
+// error saying how long it is when not, without printing it. Checks that
+// would quote the string skip it when it is too long.
+func (v *validator) short(path, s string, max int) bool {
+	v.check(len(s) <= max, path, "is %d characters long; at most %d", len(s), max)
+	return len(s) <= max
 }
 
 // Validate checks a scenario built in code (Load validates for you).
@@ -230,11 +249,14 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			}
 		}
 	}
+	namesOK := true // every group name short enough to quote
 	for i, g := range c.Groups {
 		p := fmt.Sprintf("clients.groups.%d", i)
 		v.check(g.Name != "", p+".name", "is required: it names the group in the results")
+		ok := v.short(p+".name", g.Name, MaxLabelLen)
+		namesOK = namesOK && ok
 		v.check(g.Share > 0, p+".share", "must be > 0 (a share of the fleet, e.g. 0.8), got %g", g.Share)
-		for j := 0; j < i; j++ {
+		for j := 0; j < i && ok; j++ {
 			v.check(c.Groups[j].Name != g.Name, p+".name", "%q is also the name of clients.groups.%d", g.Name, j)
 		}
 		if g.Timeout != nil {
@@ -253,7 +275,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		for _, g := range c.Groups {
 			sharesOK = sharesOK && g.Share > 0
 		}
-		if sharesOK && c.Count >= 1 {
+		if sharesOK && namesOK && c.Count >= 1 {
 			for i, g := range c.ResolvedGroups() {
 				v.check(g.Count >= 1, fmt.Sprintf("clients.groups.%d.share", i), "gives group %q no client out of %d; raise its share or clients.count", g.Name, c.Count)
 			}
@@ -405,22 +427,34 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	if sw := s.Sweep; sw != nil {
 		v.check(sw.Seeds >= 1 && sw.Seeds <= 100_000, "sweep.seeds", "must be in 1..100000, got %d", sw.Seeds)
 		v.check(len(sw.Vary) > 0 || len(sw.Points) > 0, "sweep", "needs vary: (fields and values) or points: (labelled overrides)")
+		v.short("sweep.baseline", sw.Baseline, MaxLabelLen)
 		for i, vr := range sw.Vary {
 			p := fmt.Sprintf("sweep.vary.%d", i)
 			v.check(vr.Path != "", p+".path", "is required: the YAML path of the field to vary, e.g. clients.throttle.k")
+			v.short(p+".path", vr.Path, MaxLabelLen)
 			v.check(len(vr.Values) > 0, p+".values", "needs at least one value")
+			for j, val := range vr.Values {
+				v.short(fmt.Sprintf("%s.values.%d", p, j), string(val), MaxValueLen)
+			}
 		}
 		for i, pt := range sw.Points {
 			p := fmt.Sprintf("sweep.points.%d", i)
 			v.check(pt.Label != "", p+".label", "is required: it names the point in tables and legends")
+			v.short(p+".label", pt.Label, MaxLabelLen)
 			for j, st := range pt.Set {
-				v.check(strings.Contains(st, "="), fmt.Sprintf("%s.set.%d", p, j), "expected path=value, got %q", st)
+				sp := fmt.Sprintf("%s.set.%d", p, j)
+				if v.short(sp, st, MaxValueLen) {
+					v.check(strings.Contains(st, "="), sp, "expected path=value, got %q", st)
+				}
 			}
 		}
 	}
 	for i, t := range s.Thresholds {
-		_, err := threshold.Parse(t)
-		v.check(err == nil, fmt.Sprintf("thresholds.%d", i), "%v", err)
+		p := fmt.Sprintf("thresholds.%d", i)
+		if v.short(p, t, MaxLabelLen) {
+			_, err := threshold.Parse(t)
+			v.check(err == nil, p, "%v", err)
+		}
 	}
 	return v.errs
 }
@@ -581,7 +615,9 @@ func (v *validator) service(path string, sv Service) {
 		}
 	case ServiceEmpirical:
 		v.check(sv.File != "" || sv.Empirical != nil, path+".file", "dist: empirical needs a file of samples or a quantile table (relative to the scenario file's folder)")
-		v.check(sv.File == "" || sv.Empirical != nil, path+".file", "%s was not read: dist: empirical is read for backend.service only, by scenario.Load", sv.File)
+		if v.short(path+".file", sv.File, MaxFileLen) {
+			v.check(sv.File == "" || sv.Empirical != nil, path+".file", "%s was not read: dist: empirical is read for backend.service only, by scenario.Load", sv.File)
+		}
 	default:
 		v.check(sv.Mean > 0, path+".mean", "must be > 0, got %s", sv.Mean)
 	}

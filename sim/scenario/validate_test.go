@@ -49,6 +49,65 @@ func TestValidationRules(t *testing.T) {
 			name: "description too long", sets: []string{"description=" + strings.Repeat("a", MaxDescriptionLen+1)},
 			path: "description", msg: []string{"is 10001 characters long; at most 10000"},
 		},
+		// So is every other name and label (issue 21 item 7.3), and no
+		// message quotes the long string (checked for every case below).
+		{
+			name: "service name too long", content: graphBase, sets: []string{"services.1.name=" + long},
+			path: "services.1.name", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "call target too long", content: graphBase, sets: []string{"services.0.calls.0.to=" + long},
+			path: "services.0.calls.0.to", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "forward target too long", content: graphBase, sets: []string{"services.1.forward=[{to: " + long + ", probability: 0.5}]"},
+			path: "services.1.forward.0.to", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "clients.target too long", content: graphBase, sets: []string{"clients.target=" + long},
+			path: "clients.target", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "fault service too long", content: graphBase, sets: []string{"faults=[{kind: outage, start: 1m, duration: 30s, service: " + long + "}]"},
+			path: "faults.0.service", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "group name too long", sets: []string{"clients.groups=[{name: " + long + ", share: 1}]"},
+			path: "clients.groups.0.name", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "sweep point label too long", sets: []string{"sweep={points: [{label: " + long + ", set: [clients.throttle.k=3]}]}"},
+			path: "sweep.points.0.label", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "sweep point set too long", sets: []string{"sweep={points: [{label: a, set: [clients.throttle.k=" + strings.Repeat("3", MaxValueLen) + "]}]}"},
+			path: "sweep.points.0.set.0", msg: []string{"is 1019 characters long; at most 1000"},
+		},
+		{
+			name: "sweep baseline too long", sets: []string{"sweep={points: [{label: a, set: [clients.throttle.k=3]}], baseline: " + long + "}"},
+			path: "sweep.baseline", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "sweep vary path too long", sets: []string{"sweep={vary: [{path: " + long + ", values: [1]}]}"},
+			path: "sweep.vary.0.path", msg: []string{"is 101 characters long; at most 100"},
+		},
+		{
+			name: "sweep vary value too long", sets: []string{"sweep={vary: [{path: clients.throttle.k, values: [2, " + strings.Repeat("a", MaxValueLen+1) + "]}]}"},
+			path: "sweep.vary.0.values.1", msg: []string{"is 1001 characters long; at most 1000"},
+		},
+		{
+			name: "threshold too long", sets: []string{"thresholds=[recovery_s<=" + strings.Repeat("1", MaxLabelLen) + "]"},
+			path: "thresholds.0", msg: []string{"is 112 characters long; at most 100"},
+		},
+		{
+			name: "data file path too long", sets: []string{"backend.service={dist: empirical, file: " + strings.Repeat("a", MaxFileLen+1) + "}"},
+			path: "backend.service.file", msg: []string{"is 4097 characters long; at most 4096"},
+		},
+		// resilience4j works in whole milliseconds and refuses a wait under 1 ms.
+		{
+			name: "resilience4j open_duration under 1ms", sets: []string{"clients.breaker={style: resilience4j, open_duration: 500us}"},
+			path: "clients.breaker", msg: []string{"open_duration must be at least 1ms when open periods are whole milliseconds (resilience4j), got 500000 ns"},
+		},
 		// Thresholds: the metric name with did-you-mean, the expression.
 		{
 			name: "misspelt threshold metric", content: validBase + "thresholds:\n  - recovery_s<=120\n  - recovery<=120\n",
@@ -436,9 +495,17 @@ clients:
 					t.Errorf("message: got %q, want it to contain %q", e.Msg, s)
 				}
 			}
+			for _, e := range errs {
+				if strings.Contains(e.Msg, long) || len(e.Msg) > 2000 {
+					t.Errorf("%s: a %d-byte message quotes a string too long to print", e.Path, len(e.Msg))
+				}
+			}
 		})
 	}
 }
+
+// long is one character over MaxLabelLen.
+var long = strings.Repeat("x", MaxLabelLen+1)
 
 // TestValidationPointsAtTheLine: a rule broken in the file is reported at
 // the field's line and column; a rule about a field the file leaves out is

@@ -77,12 +77,21 @@ func NewPlan(file string, data []byte, o PlanOptions) (*Plan, error) {
 		for _, v := range o.Vary {
 			path, vals, ok := strings.Cut(v, "=")
 			path = strings.TrimSpace(path)
+			// The path and the values name the points in tables and
+			// legends: bounded as a scenario's sweep.vary is.
+			if len(path) > scenario.MaxLabelLen {
+				return nil, fmt.Errorf("--vary: the path is %d characters long; at most %d", len(path), scenario.MaxLabelLen)
+			}
 			if !ok || path == "" || strings.TrimSpace(vals) == "" {
 				return nil, fmt.Errorf("--vary %q: expected path=v1,v2,..., e.g. clients.throttle.k=1.1,2,3", v)
 			}
 			var rv []scenario.RawValue
-			for _, x := range splitTop(vals) {
-				rv = append(rv, scenario.RawValue(strings.TrimSpace(x)))
+			for i, x := range splitTop(vals) {
+				x = strings.TrimSpace(x)
+				if len(x) > scenario.MaxValueLen {
+					return nil, fmt.Errorf("--vary %s: value %d is %d characters long; at most %d", path, i+1, len(x), scenario.MaxValueLen)
+				}
+				rv = append(rv, scenario.RawValue(x))
 			}
 			vary = append(vary, scenario.Vary{Path: path, Values: rv})
 		}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 const small = `name: tiny
@@ -87,6 +89,9 @@ func TestBadVaryIsAClearError(t *testing.T) {
 		{"clients.throttle.scope=pod", []string{`"pod" is not one of client, group`}},
 		{"clients.throttle.k=abc", []string{"clients.throttle.k", `expected a number, got "abc"`}},
 		{"clients.throttle.k", []string{"expected path=v1,v2"}},
+		// Bounded as sweep.vary in a scenario: the path and values label the points.
+		{strings.Repeat("p", scenario.MaxLabelLen+1) + "=1", []string{"the path is 101 characters long; at most 100"}},
+		{"clients.throttle.k=2," + strings.Repeat("9", scenario.MaxValueLen+1), []string{"--vary clients.throttle.k: value 2 is 1001 characters long; at most 1000"}},
 	}
 	for _, tt := range tests {
 		_, err := NewPlan("tiny.yaml", []byte(small), PlanOptions{Vary: []string{tt.vary}})
