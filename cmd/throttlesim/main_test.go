@@ -633,7 +633,7 @@ func TestRunGraphLeadsWithServices(t *testing.T) {
 			labels = append(labels, label)
 		}
 	}
-	want := []string{"application requests", "services", "database", "frontend (entry)", "backend", "attempts", "entry frontend", "latency", "overload at frontend", "recovery"}
+	want := []string{"application requests", "services", "database", "frontend (entry)", "backend", "attempts", "entry frontend", "latency", "overload at frontend", "during the fault", "recovery"}
 	if strings.Join(labels, "|") != strings.Join(want, "|") {
 		t.Errorf("stdout rows: got %q, want %q\n%s", labels, want, r.stdout)
 	}

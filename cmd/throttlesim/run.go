@@ -426,6 +426,9 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 		}
 		rows = append(rows, [2]string{overload, line})
 	}
+	if s.FaultSuccessRatio != nil {
+		rows = append(rows, [2]string{"during the fault", pct(s.FaultSuccessRatio) + " of the requests succeeded"})
+	}
 	if sc.Backend.Kind == scenario.BackendOCC {
 		rows[2][1] = fmt.Sprintf("%s write calls   %s refused for a stale version", group(s.Received), group(s.Errors))
 	}

@@ -238,7 +238,7 @@ func TestOverloadFigures(t *testing.T) {
 		s.Rows[i].CapacityNS = 5 * 1e9
 		s.Rows[i].Received, s.Rows[i].Succeeded = 120, 10
 	}
-	s.Rows[2].Succeeded = 20 // 30 of the fault's 120 offered succeed
+	s.Rows[2].Succeeded = 20        // 30 of the fault's 120 offered succeed
 	for _, i := range []int{4, 5} { // after it: 110 received (> 100), mostly wasted
 		s.Rows[i].Received, s.Rows[i].Succeeded, s.Rows[i].UsefulNS, s.Rows[i].WastedNS = 110, 10, 1e9, 9e9
 	}
