@@ -111,6 +111,25 @@ experiment-reconnect: build ## the reconnect-storm experiment (docs/experiments/
 	$(call splice,$(RECONNECT_DOC).md,results/experiments/reconnect-storm-table.md,table)
 	@echo "updated $(RECONNECT_DOC).md and its figures"
 
+FLAG_DOC := docs/experiments/flagship
+FLAG_OUT := results/experiments/flagship
+FLAG_COLUMNS := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
+
+.PHONY: experiment-flagship
+experiments: experiment-flagship
+experiment-flagship: build ## the flagship table: outage.yaml under every client policy, 10 seeds (README.md, docs/experiments/flagship.md; ~35 s)
+	@mkdir -p $(FLAG_DOC)
+	./$(BIN) sweep -q scenarios/flagship.yaml --out $(FLAG_OUT)
+	./$(BIN) summarize $(FLAG_OUT) --columns "$(FLAG_COLUMNS)" > $(FLAG_OUT)/table.md
+	./$(BIN) sweep -q scenarios/flagship.yaml --set backend.queue.limit=250 --out $(FLAG_OUT)-short-queue
+	./$(BIN) summarize $(FLAG_OUT)-short-queue --columns "$(FLAG_COLUMNS)" > $(FLAG_OUT)/short-queue-table.md
+	@for f in compare_goodput compare_server_load compare_local_drops compare_success compare_recovery; do \
+		cp $(FLAG_OUT)/$$f.png $(FLAG_DOC)/$$f.png; done
+	$(call splice,$(FLAG_DOC).md,$(FLAG_OUT)/table.md,flagship)
+	$(call splice,$(FLAG_DOC).md,$(FLAG_OUT)/short-queue-table.md,flagship-short-queue)
+	$(call splice,README.md,$(FLAG_OUT)/table.md,flagship)
+	@echo "updated README.md, $(FLAG_DOC).md and its figures"
+
 KSWEEP_DOC := docs/experiments/k-sweep
 KSWEEP_OUT := results/experiments/k-sweep
 
@@ -121,7 +140,6 @@ experiment-k-sweep: build ## the K sweep (docs/experiments/k-sweep.md)
 	./$(BIN) sweep -q scenarios/outage.yaml --vary clients.throttle.window=30s,1m,2m,5m --seeds 10 \
 		--set faults.0.start=6m --set duration=14m --out $(KSWEEP_OUT)/window
 	./$(BIN) summarize $(KSWEEP_OUT)/outage --columns "point,recovered,recovery (s),fault load / eff. capacity,time above capacity (s),wasted in recovery,peak load / capacity,success,dropped locally" > $(KSWEEP_OUT)/outage-table.md
-	./$(BIN) summarize $(KSWEEP_OUT)/outage --columns "point,recovered,recovery (s),time above capacity (s),wasted in recovery" > $(KSWEEP_OUT)/readme-table.md
 	./$(BIN) summarize $(KSWEEP_OUT)/overload > $(KSWEEP_OUT)/overload-table.md
 	./$(BIN) summarize $(KSWEEP_OUT)/window --columns "point,recovered,recovery (s),time above capacity (s),wasted in recovery,success,dropped locally" > $(KSWEEP_OUT)/window-table.md
 	@for f in compare_recovery compare_local_drops compare_goodput compare_server_load compare_fault_load compare_time_above_capacity compare_recovery_waste; do \
@@ -133,7 +151,6 @@ experiment-k-sweep: build ## the K sweep (docs/experiments/k-sweep.md)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/outage-table.md,outage)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/overload-table.md,overload)
 	$(call splice,$(KSWEEP_DOC).md,$(KSWEEP_OUT)/window-table.md,window)
-	$(call splice,README.md,$(KSWEEP_OUT)/readme-table.md,k-sweep-readme)
 	@echo "updated $(KSWEEP_DOC).md and its figures"
 
 # ---- performance against the peers (shared/bench/R1.md) ----
