@@ -97,7 +97,7 @@ func TestEveryNameHasAValue(t *testing.T) {
 		SuccessRatio: fp(1), LocalDropRate: fp(1), Amplification: fp(1), PeakReceivedOverCapacity: fp(1),
 		WastedWorkFraction: fp(1), Utilisation: fp(1), LatencyP50MS: fp(1), LatencyP99MS: fp(1),
 		MeanQueueWaitMS: fp(1), LastSuccessS: fp(1),
-		FaultLoadOverCapacity: fp(1), TimeAboveCapacityS: fp(1), RecoveryWastedFraction: fp(1),
+		FaultLoadOverCapacity: fp(1), FaultSuccessRatio: fp(1), TimeAboveCapacityS: fp(1), RecoveryWastedFraction: fp(1),
 		Recovery:    metrics.Recovery{Applicable: true, Recovered: true, RecoveryTimeS: fp(1)},
 		Connections: &metrics.ConnSummary{PeakConnectRateOverCapacity: fp(1), WastedHandshakeFraction: fp(1), Reconnected99S: fp(1), ReconnectedAllS: fp(1)},
 		Replicas:    &metrics.ReplicaSummary{Peak: 1, Mean: 1},
