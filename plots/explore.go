@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -34,6 +35,91 @@ type MapInput struct {
 	TriggerLo, TriggerHi           float64
 	Cells                          []MapCell
 	Boundary                       []MapBoundary
+	// ViewLo, ViewHi, when ViewHi > ViewLo, is the part of the trigger
+	// range drawn (MapView's zoom); else the whole range.
+	ViewLo, ViewHi float64
+}
+
+// MapView is the part of the trigger range map.png should show: the whole
+// range, unless the bracketed boundary lies in less than 40% of it; then
+// the band of the brackets with half its width (at least 5% of the range)
+// on either side, within the range. zoomed says which.
+func MapView(in MapInput) (lo, hi float64, zoomed bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, b := range in.Boundary {
+		if b.Kind == "bracketed" && finite(b.Lo) && finite(b.Hi) {
+			lo, hi = math.Min(lo, b.Lo), math.Max(hi, b.Hi)
+		}
+	}
+	span := in.TriggerHi - in.TriggerLo
+	if !(hi >= lo) || !(span > 0) || hi-lo >= 0.4*span {
+		return in.TriggerLo, in.TriggerHi, false
+	}
+	pad := math.Max((hi-lo)/2, 0.05*span)
+	lo, hi = lo-pad, hi+pad
+	// Round outwards to a tenth of the view's order of magnitude, so the
+	// title says 0.5–7.5 s rather than 0.5–7.464 s.
+	step := math.Pow(10, math.Floor(math.Log10(hi-lo))-1)
+	lo, hi = math.Floor(lo/step+1e-9)*step, math.Ceil(hi/step-1e-9)*step
+	lo, hi = math.Max(in.TriggerLo, lo), math.Min(in.TriggerHi, hi)
+	return lo, hi, hi-lo < 0.95*span
+}
+
+// Shades of the two regions: the estimate of where the service recovers
+// (below the boundary) and where it does not (above).
+var (
+	stableShade = color.NRGBA{0xDD, 0xEE, 0xF8, 0xff}
+	metaShade   = color.NRGBA{0xF6, 0xC9, 0xB8, 0xff}
+)
+
+// boundaryLine is the estimated boundary, one point per load level (a
+// bracketed threshold; the range's bottom for "below", its top for
+// "above"), held flat to the edges of the outer cells.
+// A boundary below or above the range is drawn at the view's edge, so
+// nothing beyond the probed range is claimed.
+func boundaryLine(in MapInput, dx, vlo, vhi float64) plotter.XYs {
+	var xy plotter.XYs
+	for _, b := range in.Boundary {
+		switch b.Kind {
+		case "bracketed":
+			if finite(b.Threshold) {
+				xy = append(xy, plotter.XY{X: b.Load, Y: b.Threshold})
+			}
+		case "below":
+			xy = append(xy, plotter.XY{X: b.Load, Y: vlo})
+		case "above":
+			xy = append(xy, plotter.XY{X: b.Load, Y: vhi})
+		}
+	}
+	sortXY(xy)
+	if len(xy) == 0 {
+		return nil
+	}
+	first, last := xy[0], xy[len(xy)-1]
+	return append(append(plotter.XYs{{X: first.X - dx, Y: first.Y}}, xy...), plotter.XY{X: last.X + dx, Y: last.Y})
+}
+
+// clipY clips the polyline xy to lo <= y <= hi: a segment that leaves the
+// band gets the point where it crosses, and points outside are held at
+// the edge, so a region bounded by the line is clipped exactly.
+func clipY(xy plotter.XYs, lo, hi float64) plotter.XYs {
+	var out plotter.XYs
+	for i, p := range xy {
+		if i > 0 {
+			q := xy[i-1]
+			for _, edge := range []float64{lo, hi} {
+				if (q.Y-edge)*(p.Y-edge) < 0 {
+					t := (edge - q.Y) / (p.Y - q.Y)
+					out = append(out, plotter.XY{X: q.X + t*(p.X-q.X), Y: edge})
+				}
+			}
+			if n := len(out); n >= 2 && out[n-1].X < out[n-2].X { // two crossings in one segment: keep them in order
+				out[n-1], out[n-2] = out[n-2], out[n-1]
+			}
+		}
+		out = append(out, plotter.XY{X: p.X, Y: math.Min(math.Max(p.Y, lo), hi)})
+	}
+	return out
 }
 
 // heat maps P in [0, 1] from white through orange to vermillion.
@@ -95,46 +181,79 @@ func Map(in MapInput) ([]byte, error) {
 		}
 	}
 	dx, dy := spacing(uniq(loads))/2, spacing(uniq(trigs))/2
+	vlo, vhi := in.TriggerLo-dy, in.TriggerHi+dy
+	if in.ViewHi > in.ViewLo {
+		vlo, vhi = in.ViewLo, in.ViewHi
+	}
+	inView := func(y float64) bool { return y >= vlo && y <= vhi }
+	l := NewLegend()
+	// The regions follow the estimated boundary: metastable above it,
+	// stable below; the probes on top are the evidence, each coloured by
+	// its own P(no recovery).
+	if bl := clipY(boundaryLine(in, dx, vlo, vhi), vlo, vhi); len(bl) > 0 {
+		x0, x1 := bl[0].X, bl[len(bl)-1].X
+		under := append(plotter.XYs{{X: x0, Y: vlo}}, bl...)
+		under = append(under, plotter.XY{X: x1, Y: vlo})
+		over := append(plotter.XYs{{X: x0, Y: vhi}}, bl...)
+		over = append(over, plotter.XY{X: x1, Y: vhi})
+		for _, r := range []struct {
+			xy   plotter.XYs
+			c    color.Color
+			name string
+		}{{under, stableShade, "estimate: recovers"}, {over, metaShade, "estimate: does not recover"}} {
+			poly, err := plotter.NewPolygon(r.xy)
+			if err != nil {
+				return nil, err
+			}
+			poly.Color, poly.LineStyle.Width = r.c, 0
+			p.Add(poly)
+			box, _ := plotter.NewPolygon(plotter.XYs{{}, {X: 1}, {X: 1, Y: 1}})
+			box.Color, box.LineStyle.Width = r.c, 0
+			l.Add(r.name, box)
+		}
+	}
+	var dots, gridDots plotter.XYs
+	var dotColors, gridColors []color.Color
 	for _, c := range in.Cells {
-		if !c.Grid {
+		if !inView(c.Trigger) {
 			continue
 		}
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: c.Load - dx, Y: c.Trigger - dy}, {X: c.Load + dx, Y: c.Trigger - dy}, {X: c.Load + dx, Y: c.Trigger + dy}, {X: c.Load - dx, Y: c.Trigger + dy}})
+		if c.Grid {
+			gridDots, gridColors = append(gridDots, plotter.XY{X: c.Load, Y: c.Trigger}), append(gridColors, heat(c.P))
+		} else {
+			dots, dotColors = append(dots, plotter.XY{X: c.Load, Y: c.Trigger}), append(dotColors, heat(c.P))
+		}
+	}
+	for _, g := range []struct {
+		xy    plotter.XYs
+		cs    []color.Color
+		shape draw.GlyphDrawer
+		ring  draw.GlyphDrawer
+		r     vg.Length
+		name  string
+	}{{gridDots, gridColors, draw.BoxGlyph{}, draw.SquareGlyph{}, vg.Points(4.5), "grid probe"}, {dots, dotColors, draw.CircleGlyph{}, draw.RingGlyph{}, vg.Points(3.5), "bisection probe"}} {
+		if len(g.xy) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(g.xy)
 		if err != nil {
 			return nil, err
 		}
-		poly.Color = heat(c.P)
-		poly.LineStyle.Width = 0
-		p.Add(poly)
+		cs, r := g.cs, g.r
+		sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+			return draw.GlyphStyle{Color: cs[i], Radius: r, Shape: g.shape}
+		}
+		ring, _ := plotter.NewScatter(g.xy)
+		ring.GlyphStyle = draw.GlyphStyle{Color: Black, Radius: g.r, Shape: g.ring}
+		p.Add(sc, ring)
+		l.Add(g.name+" (fill: its P)", ring)
 	}
-	l := NewLegend()
-	for _, v := range []float64{0, 0.25, 0.5, 0.75, 1} {
+	for _, v := range []float64{0, 0.5, 1} {
 		box, _ := plotter.NewPolygon(plotter.XYs{{}, {X: 1}, {X: 1, Y: 1}})
 		box.Color = heat(v)
 		box.LineStyle.Color = Grey
 		box.LineStyle.Width = vg.Points(0.5)
 		l.Add(fmt.Sprintf("P(no recovery) = %g", v), box)
-	}
-	var dots plotter.XYs
-	var dotColors []color.Color
-	for _, c := range in.Cells {
-		if !c.Grid {
-			dots = append(dots, plotter.XY{X: c.Load, Y: c.Trigger})
-			dotColors = append(dotColors, heat(c.P))
-		}
-	}
-	if len(dots) > 0 {
-		sc, err := plotter.NewScatter(dots)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyleFunc = func(i int) draw.GlyphStyle {
-			return draw.GlyphStyle{Color: dotColors[i], Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
-		}
-		ring, _ := plotter.NewScatter(dots)
-		ring.GlyphStyle = draw.GlyphStyle{Color: Black, Radius: vg.Points(3.5), Shape: draw.RingGlyph{}}
-		p.Add(sc, ring)
-		l.Add("bisection probe", ring)
 	}
 	var line plotter.XYs
 	var errs plotter.YErrors
@@ -145,9 +264,9 @@ func Map(in MapInput) ([]byte, error) {
 			line = append(line, plotter.XY{X: b.Load, Y: b.Threshold})
 			errs = append(errs, struct{ Low, High float64 }{b.Threshold - b.Lo, b.Hi - b.Threshold})
 		case "below":
-			below = append(below, plotter.XY{X: b.Load, Y: in.TriggerLo})
+			below = append(below, plotter.XY{X: b.Load, Y: math.Max(in.TriggerLo, vlo)})
 		case "above":
-			above = append(above, plotter.XY{X: b.Load, Y: in.TriggerHi})
+			above = append(above, plotter.XY{X: b.Load, Y: math.Min(in.TriggerHi, vhi)})
 		}
 	}
 	if len(line) > 0 {
@@ -194,7 +313,19 @@ func Map(in MapInput) ([]byte, error) {
 			stable = stable || c.P < 0.5
 			meta = meta || c.P > 0.5
 		}
-		ys, ym := in.TriggerLo+(in.TriggerHi-in.TriggerLo)*0.08, in.TriggerHi-(in.TriggerHi-in.TriggerLo)*0.08
+		// Between the two lowest (highest) rows of probes in view, so a
+		// label never sits on a probe of the grid.
+		ys, ym := vlo+(vhi-vlo)*0.06, vhi-(vhi-vlo)*0.06
+		var rows []float64
+		for _, c := range in.Cells {
+			if c.Grid && c.Trigger >= vlo && c.Trigger <= vhi {
+				rows = append(rows, c.Trigger)
+			}
+		}
+		slices.Sort(rows)
+		if rows = slices.Compact(rows); len(rows) >= 2 {
+			ys, ym = (rows[0]+rows[1])/2, (rows[len(rows)-1]+rows[len(rows)-2])/2
+		}
 		var xy plotter.XYs
 		var texts []string
 		var styles []text.Style
@@ -205,7 +336,7 @@ func Map(in MapInput) ([]byte, error) {
 		}
 		if meta {
 			xy, texts = append(xy, plotter.XY{X: ul[len(ul)-1], Y: ym}), append(texts, "METASTABLE (does not recover)")
-			styles = append(styles, text.Style{Color: color.White, XAlign: draw.XRight})
+			styles = append(styles, text.Style{Color: Vermillion, XAlign: draw.XRight})
 		}
 		if len(xy) > 0 {
 			lab, err := plotter.NewLabels(plotter.XYLabels{XYs: xy, Labels: texts})
@@ -220,7 +351,7 @@ func Map(in MapInput) ([]byte, error) {
 		}
 		p.X.Min, p.X.Max = ul[0]-dx, ul[len(ul)-1]+dx
 	}
-	p.Y.Min, p.Y.Max = in.TriggerLo-dy, in.TriggerHi+dy
+	p.Y.Min, p.Y.Max = vlo, vhi
 	p.X.Tick.Marker = p.Y.Tick.Marker // round ticks on both axes
 	return Render(p, l)
 }

@@ -298,6 +298,9 @@ func (yTicks) Ticks(lo, hi float64) []plot.Tick {
 		v := min(max(k*minor, lo), hi)
 		if math.Abs(math.Round(v/step)*step-v) < minor*1e-6 {
 			v = math.Round(v/step) * step
+			if v == 0 {
+				v = 0 // not -0, which prints as "-0"
+			}
 			ts = append(ts, plot.Tick{Value: v, Label: thousands(strconv.FormatFloat(v, 'f', decimals, 64))})
 		} else {
 			ts = append(ts, plot.Tick{Value: v})

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/throttlesim/throttlesim/internal/testfs"
+	"github.com/throttlesim/throttlesim/sim/explore"
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 var mapArgs = []string{"testdata/map-small.yaml", "--load", "clients.arrival.total_rate=30/s..60/s/2",
@@ -159,5 +162,86 @@ func TestTuneInfeasible(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "tune.csv")); err != nil {
 		t.Errorf("an infeasible tuning still writes tune.csv: %v", err)
+	}
+}
+
+// The map's axes speak the user's language: a trigger that is the end of
+// a load step is measured from the step's start ("spike length", not the
+// absolute time the issue found: a 3.8 s spike shown as 63.79 s on an
+// axis named clients.arrival.profile.1.at (s)), a fault's field is named
+// in words, the total rate is "offered load", and --load-label and
+// --trigger-label win.
+func TestMapAxes(t *testing.T) {
+	sc, err := scenario.Parse([]byte("name: t\nduration: 100s\nclients:\n  count: 1\n  arrival:\n    total_rate: 10/s\n    profile: [{at: 60s, multiplier: 3}, {at: 64s, multiplier: 1}, {at: 90s, multiplier: 0.5}, {at: 95s, multiplier: 1}]\n"+
+		"faults:\n  - {kind: outage, start: 10s, duration: 5s}\n"), "t.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := func(s string) explore.Range {
+		r, err := explore.ParseRange("--x", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	load := rng("clients.arrival.total_rate=5/s..20/s")
+	for _, tt := range []struct {
+		trigger, loadLabel, trigLabel string
+		wantLoad, wantTrig            string
+		origin                        float64
+	}{
+		{"clients.arrival.profile.1.at=61s..80s", "", "", "offered load (/s)", "spike length (s), from its start at 60 s (×3 load)", 60},
+		{"clients.arrival.profile.3.at=91s..99s", "", "", "offered load (/s)", "length of load step 2 (s), from its start at 90 s", 90},
+		{"clients.arrival.profile.0.at=10s..20s", "", "", "offered load (/s)", "clients.arrival.profile.0.at (s)", 0},
+		{"faults.0.duration=1s..9s", "", "", "offered load (/s)", "fault 0 duration (s)", 0},
+		{"clients.arrival.profile.1.at=61s..80s", "rate", "how long", "rate", "how long", 60},
+	} {
+		t.Run(tt.trigger, func(t *testing.T) {
+			tr := rng(tt.trigger)
+			l, g, o := axes(sc, load, tr, tt.loadLabel, tt.trigLabel)
+			if g == "" {
+				g = axisLabel(tr)
+			}
+			if l != tt.wantLoad || g != tt.wantTrig || o != tt.origin {
+				t.Errorf("got %q, %q, origin %g; want %q, %q, %g", l, g, o, tt.wantLoad, tt.wantTrig, tt.origin)
+			}
+		})
+	}
+}
+
+// The printout measures the trigger as the chart does: from its origin.
+func TestPrintBoundaryShifted(t *testing.T) {
+	tr, _ := explore.ParseRange("--trigger", "clients.arrival.profile.1.at=60.5s..80s")
+	ld, _ := explore.ParseRange("--load", "clients.arrival.total_rate=500/s..600/s/2")
+	doc := &mapDoc{TriggerLabel: "spike length (s)", TriggerOrigin: 60, Result: &explore.MapResult{Load: ld, Trigger: tr, Levels: []explore.Level{
+		{Load: 500, Boundary: explore.Boundary{Kind: "bracketed", Threshold: 63.8, Lo: 63.6, Hi: 64}},
+		{Load: 600, Boundary: explore.Boundary{Kind: "above", Lo: 80, Hi: math.NaN(), Threshold: math.NaN()}},
+	}}}
+	var b strings.Builder
+	printBoundary(&b, doc)
+	for _, want := range []string{"threshold: where P(no recovery) crosses ½, in spike length (s)", "3.80s [3.60s, 4.00s]", "above 20s"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("printout lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// A threshold is printed to its bracket's resolution, and the printed
+// bracket contains the one found.
+func TestBracketed(t *testing.T) {
+	for _, c := range []struct {
+		x, lo, hi float64
+		want      string
+	}{
+		{5.20089, 5.02679, 5.375, "5.20s [5.02s, 5.38s]"},
+		{13.558, 13.3839, 13.7321, "13.56s [13.38s, 13.74s]"},
+		{63.8, 63.6, 64, "63.80s [63.60s, 64.00s]"},
+		{450, 400, 500, "450s [400s, 500s]"},
+		{0.0123, 0.0121, 0.0125, "0.01230s [0.01210s, 0.01250s]"},
+		{7, 7, 7, "7s [7s, 7s]"},
+	} {
+		if got := bracketed(c.x, c.lo, c.hi, "s"); got != c.want {
+			t.Errorf("bracketed(%v, %v, %v) = %q, want %q", c.x, c.lo, c.hi, got, c.want)
+		}
 	}
 }

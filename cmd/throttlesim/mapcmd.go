@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -53,6 +54,9 @@ type mapOptions struct {
 	rareFactor    float64
 	rareSlot      time.Duration
 	rareFlagsSet  string // the first --rare-* flag given, to refuse it without --rare
+	// loadLabel, triggerLabel name the chart's axes (default: derived
+	// from the fields, see axes).
+	loadLabel, triggerLabel string
 }
 
 func newMapCmd(e *env, runF func(context.Context, *env, *mapOptions) error) *cobra.Command {
@@ -131,6 +135,8 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 	f := cmd.Flags()
 	f.StringVar(&o.load, "load", "", "the load field and its levels: PATH=a..b[/steps] (default 10 steps)")
 	f.StringVar(&o.trigger, "trigger", "", "the trigger field and its range: PATH=a..b")
+	f.StringVar(&o.loadLabel, "load-label", "", `the load axis's name on the chart (default: derived from the field, e.g. "offered load (/s)")`)
+	f.StringVar(&o.triggerLabel, "trigger-label", "", `the trigger axis's name on the chart (default: derived, e.g. "spike length (s)" measured from the spike's start)`)
 	f.StringArrayVar(&o.sets, "set", nil, "override a field of every run, path=value (repeatable)")
 	f.DurationVar(&o.horizon, "horizon", 0, "count a run as recovered only if it recovers within this long after the trigger ends (default: before the run ends)")
 	f.IntVar(&o.grid, "grid", 6, "trigger values probed at every load level before bisecting")
@@ -170,6 +176,12 @@ type mapDoc struct {
 	Shard      string             `json:"shard,omitempty"`
 	Result     *explore.MapResult `json:"result"`
 	Levels     int                `json:"levels"`
+	// The chart's axes: names, and the trigger's origin (the chart and
+	// the printout show trigger − origin: a spike's end time as its
+	// length). The CSVs keep the field's own values.
+	LoadLabel     string  `json:"load_label"`
+	TriggerLabel  string  `json:"trigger_label"`
+	TriggerOrigin float64 `json:"trigger_origin"`
 }
 
 func readSource(file string, sets []string) (explore.Source, *scenario.Scenario, error) {
@@ -323,6 +335,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	wall := time.Since(start)
 	doc := mapDoc{Scenario: o.file, Name: sc.Name, Sets: o.sets, Load: o.load, Trigger: o.trigger, HorizonS: cfg.HorizonS,
 		Grid: o.grid, Resolution: o.resolution, Test: cfg.Test, BaseSeed: seed, Shard: o.shard, Result: res, Levels: len(res.Load.Values(res.Load.Steps))}
+	doc.LoadLabel, doc.TriggerLabel, doc.TriggerOrigin = axes(sc, res.Load, res.Trigger, o.loadLabel, o.triggerLabel)
 	if err := writeMap(e, out, &doc); err != nil {
 		return err
 	}
@@ -350,7 +363,11 @@ func printRare(w io.Writer, doc *mapDoc) {
 		}
 	}
 	fmt.Fprintf(w, "rare collapses below the boundary (%d runs, pilots and replays included):\n", runs)
-	fmt.Fprintf(w, "%-14s %-12s %-9s %-6s %-28s %s\n", "load", "trigger", "map", "method", "P(no recovery) [95%]", "how")
+	trigName := "trigger"
+	if doc.TriggerOrigin != 0 {
+		trigName = "length" // measured from its origin, as in the boundary table
+	}
+	fmt.Fprintf(w, "%-14s %-12s %-9s %-6s %-28s %s\n", "load", trigName, "map", "method", "P(no recovery) [95%]", "how")
 	for _, p := range r.Rare {
 		est := p.Err
 		if est == "" {
@@ -372,7 +389,7 @@ func printRare(w io.Writer, doc *mapDoc) {
 		if method == "" {
 			method = "split"
 		}
-		fmt.Fprintf(w, "%-14s %-12s %-9s %-6s %-28s %s\n", r.Load.Short(p.Load), r.Trigger.Short(p.Trigger), fmt.Sprintf("%d/%d", p.K, p.N), method, est, how)
+		fmt.Fprintf(w, "%-14s %-12s %-9s %-6s %-28s %s\n", r.Load.Short(p.Load), r.Trigger.Short(p.Trigger-doc.TriggerOrigin), fmt.Sprintf("%d/%d", p.K, p.N), method, est, how)
 		if p.Warning != "" {
 			fmt.Fprintf(w, "%-14s %-12s   ^ %s\n", "", "", p.Warning)
 		}
@@ -395,17 +412,20 @@ func isIntegerField(src explore.Source, r explore.Range) bool {
 
 func printBoundary(w io.Writer, doc *mapDoc) {
 	r := doc.Result
-	fmt.Fprintf(w, "%-14s %-36s %s\n", "load", "threshold ("+r.Trigger.Path+")", "runs")
+	tr := shifted(r.Trigger, doc.TriggerOrigin)
+	fmt.Fprintf(w, "threshold: where P(no recovery) crosses ½, in %s\n", triggerName(doc))
+	fmt.Fprintf(w, "%-14s %-36s %s\n", "load", "threshold [bracket]", "runs")
 	for _, l := range r.Levels {
 		b := l.Boundary
+		b.Threshold, b.Lo, b.Hi = b.Threshold-doc.TriggerOrigin, b.Lo-doc.TriggerOrigin, b.Hi-doc.TriggerOrigin
 		var s string
 		switch b.Kind {
 		case "below":
-			s = "below " + r.Trigger.Short(b.Hi)
+			s = "below " + tr.Short(b.Hi)
 		case "above":
-			s = "above " + r.Trigger.Short(b.Lo)
+			s = "above " + tr.Short(b.Lo)
 		default:
-			s = fmt.Sprintf("%s in [%s, %s]", r.Trigger.Short(b.Threshold), r.Trigger.Short(b.Lo), r.Trigger.Short(b.Hi))
+			s = bracketed(b.Threshold, b.Lo, b.Hi, tr.Unit)
 		}
 		if l.NonMonotone != "" {
 			s += "  NON-MONOTONE: " + l.NonMonotone
@@ -415,6 +435,21 @@ func printBoundary(w io.Writer, doc *mapDoc) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// bracketed writes a threshold and its bracket to the bracket's
+// resolution: two significant digits of its width (5.20089 in
+// [5.02679, 5.375] is "5.20s [5.02s, 5.38s]"). The printed bracket is
+// rounded outwards, so it still contains the one found.
+func bracketed(x, lo, hi float64, unit string) string {
+	d := 0
+	if w := hi - lo; w > 0 && !math.IsInf(w, 0) {
+		d = max(0, 1-int(math.Floor(math.Log10(w))))
+	}
+	d = min(d, 9)
+	p := math.Pow(10, float64(d))
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', d, 64) + unit }
+	return fmt.Sprintf("%s [%s, %s]", f(x), f(math.Floor(lo*p+1e-9)/p), f(math.Ceil(hi*p-1e-9)/p))
 }
 
 func writeMap(e *env, out string, doc *mapDoc) error {
@@ -431,11 +466,15 @@ func writeMap(e *env, out string, doc *mapDoc) error {
 		files = append(files, resultdir.File{Name: "rare.csv", Data: doc.Result.RareCSV()})
 	}
 	var charts []report.Chart
-	if png, err := mapChart(doc); err != nil {
+	if png, full, err := mapCharts(doc); err != nil {
 		fmt.Fprintf(e.stderr, "throttlesim: warning: no map.png: %v\n", err) // the tables are still worth writing
 	} else {
 		files = append(files, resultdir.File{Name: "map.png", Data: png})
 		charts = append(charts, report.Chart{Title: "P(no recovery) over load × trigger, with the boundary", File: "map.png", PNG: png})
+		if full != nil {
+			files = append(files, resultdir.File{Name: "map-full.png", Data: full})
+			charts = append(charts, report.Chart{Title: "the whole trigger range", File: "map-full.png", PNG: full})
+		}
 	}
 	html, err := mapReport(doc, files[0].Data, files[1].Data, charts)
 	if err != nil {
@@ -480,21 +519,41 @@ func horizonFact(s float64) string {
 	return strconv.FormatFloat(s, 'g', -1, 64) + " s after the trigger"
 }
 
-func mapChart(doc *mapDoc) ([]byte, error) {
-	r := doc.Result
+// mapCharts draws map.png, zoomed to the boundary when it lies in a
+// small part of the trigger range (then map-full.png is the whole range),
+// with the axes named and the trigger measured from its origin.
+func mapCharts(doc *mapDoc) (zoomed, full []byte, err error) {
+	r, o := doc.Result, doc.TriggerOrigin
 	in := plots.MapInput{
 		Title:        fmt.Sprintf("%s: where it stops recovering%s (%d runs)", doc.Name, horizonText(doc.HorizonS), r.Runs()),
-		LoadLabel:    axisLabel(r.Load),
-		TriggerLabel: axisLabel(r.Trigger),
-		TriggerLo:    r.Trigger.Lo, TriggerHi: r.Trigger.Hi,
+		LoadLabel:    cmp.Or(doc.LoadLabel, axisLabel(r.Load)),
+		TriggerLabel: cmp.Or(doc.TriggerLabel, axisLabel(r.Trigger)),
+		TriggerLo:    r.Trigger.Lo - o, TriggerHi: r.Trigger.Hi - o,
 	}
 	for _, l := range r.Levels {
 		for _, p := range l.Probes {
-			in.Cells = append(in.Cells, plots.MapCell{Load: l.Load, Trigger: p.Trigger, P: p.P(), Grid: p.Phase == "grid"})
+			in.Cells = append(in.Cells, plots.MapCell{Load: l.Load, Trigger: p.Trigger - o, P: p.P(), Grid: p.Phase == "grid"})
 		}
-		in.Boundary = append(in.Boundary, plots.MapBoundary{Load: l.Load, Threshold: l.Boundary.Threshold, Lo: l.Boundary.Lo, Hi: l.Boundary.Hi, Kind: l.Boundary.Kind})
+		b := l.Boundary
+		in.Boundary = append(in.Boundary, plots.MapBoundary{Load: l.Load, Threshold: b.Threshold - o, Lo: b.Lo - o, Hi: b.Hi - o, Kind: b.Kind})
 	}
-	return plots.Map(in)
+	lo, hi, zoom := plots.MapView(in)
+	if !zoom {
+		png, err := plots.Map(in)
+		return png, nil, err
+	}
+	if full, err = plots.Map(in); err != nil {
+		return nil, nil, err
+	}
+	in.ViewLo, in.ViewHi = lo, hi
+	in.Title += fmt.Sprintf("\nzoomed to the boundary: %s of %s (map-full.png: all of it)",
+		shortRange(r.Trigger, lo, hi), shortRange(r.Trigger, in.TriggerLo, in.TriggerHi))
+	zoomed, err = plots.Map(in)
+	return zoomed, full, err
+}
+
+func shortRange(r explore.Range, lo, hi float64) string {
+	return strconv.FormatFloat(lo, 'g', 4, 64) + "–" + strconv.FormatFloat(hi, 'g', 4, 64) + r.Unit
 }
 
 func axisLabel(r explore.Range) string {
@@ -502,6 +561,62 @@ func axisLabel(r explore.Range) string {
 		return r.Path
 	}
 	return fmt.Sprintf("%s (%s)", r.Path, r.Unit)
+}
+
+// shifted is r measured from origin (its unit kept).
+func shifted(r explore.Range, origin float64) explore.Range {
+	r.Lo, r.Hi = r.Lo-origin, r.Hi-origin
+	return r
+}
+
+// triggerName is the printout's name for the trigger: the chart's label,
+// or the field.
+func triggerName(doc *mapDoc) string {
+	if doc.TriggerLabel != "" {
+		return doc.TriggerLabel
+	}
+	return doc.Result.Trigger.Path
+}
+
+var profileAt = regexp.MustCompile(`^clients\.arrival\.profile\.(\d+)\.at$`)
+var faultField = regexp.MustCompile(`^faults\.(\d+)\.(duration|start|fraction|factor)$`)
+
+// axes names the chart's axes. A name given (--load-label,
+// --trigger-label) is used as it is. Otherwise: a trigger that is the time
+// a load step ends (clients.arrival.profile.N.at, N >= 1) is measured
+// from that step's start (profile N−1's at in the scenario as run), and is
+// "spike length (s)" when the step raised the load, "length of load step
+// N−1 (s)" otherwise; a fault's field is named in words ("fault 0
+// duration (s)"); the load's total_rate is "offered load (/s)"; anything
+// else is its path and unit.
+func axes(sc *scenario.Scenario, load, trig explore.Range, loadLabel, trigLabel string) (string, string, float64) {
+	var origin float64
+	if m := profileAt.FindStringSubmatch(trig.Path); m != nil && trig.Unit == "s" {
+		n, _ := strconv.Atoi(m[1])
+		prof := sc.Clients.Arrival.Profile
+		if n >= 1 && n < len(prof) {
+			origin = time.Duration(prof[n-1].At).Seconds()
+			if trigLabel == "" {
+				trigLabel = fmt.Sprintf("length of load step %d (s), from its start at %s s", n-1, strconv.FormatFloat(origin, 'g', -1, 64))
+				if prof[n-1].Multiplier > 1 && (n-1 == 0 || prof[n-2].Multiplier <= prof[n-1].Multiplier) {
+					trigLabel = fmt.Sprintf("spike length (s), from its start at %s s (×%g load)", strconv.FormatFloat(origin, 'g', -1, 64), prof[n-1].Multiplier)
+				}
+			}
+		}
+	}
+	if m := faultField.FindStringSubmatch(trig.Path); m != nil && trigLabel == "" {
+		trigLabel = "fault " + m[1] + " " + m[2]
+		if trig.Unit != "" {
+			trigLabel += " (" + trig.Unit + ")"
+		}
+	}
+	if loadLabel == "" && (load.Path == "clients.arrival.total_rate" || strings.HasSuffix(load.Path, ".arrival.total_rate")) {
+		loadLabel = "offered load"
+		if load.Unit != "" {
+			loadLabel += " (" + load.Unit + ")"
+		}
+	}
+	return loadLabel, trigLabel, origin
 }
 
 func newMapMergeCmd(e *env) *cobra.Command {
@@ -548,7 +663,8 @@ func mapMergeRun(e *env, shards []string, out string) error {
 			m.Result = &explore.MapResult{Load: doc.Result.Load, Trigger: doc.Result.Trigger}
 			merged = &m
 		} else if doc.Scenario != merged.Scenario || doc.Load != merged.Load || doc.Trigger != merged.Trigger || doc.Test != merged.Test ||
-			doc.BaseSeed != merged.BaseSeed || doc.Grid != merged.Grid || doc.HorizonS != merged.HorizonS || !slices.Equal(doc.Sets, merged.Sets) {
+			doc.BaseSeed != merged.BaseSeed || doc.Grid != merged.Grid || doc.HorizonS != merged.HorizonS || !slices.Equal(doc.Sets, merged.Sets) ||
+			doc.TriggerLabel != merged.TriggerLabel || doc.TriggerOrigin != merged.TriggerOrigin || doc.LoadLabel != merged.LoadLabel {
 			return fmt.Errorf("%s: a shard of a different map (its settings differ from %s's)", d, shards[0])
 		}
 		for _, l := range doc.Result.Levels {
