@@ -60,6 +60,9 @@ type Options struct {
 	// arrived, when set (tests), is called after each arrival is sent
 	// (true) or dropped at the cap (false).
 	arrived func(sent bool)
+	// events, when set (tests), is called with each client event the
+	// rows counted.
+	events func(client.Event)
 }
 
 // MaxInFlightCap is the default cap on requests in flight. A machine
@@ -182,6 +185,7 @@ type recorder struct {
 	latN    int64
 	arr     int64
 	stopped bool
+	events  func(client.Event) // Options.events
 	// the cap on requests in flight
 	cap, inFlight, peak int
 	dropped             int64
@@ -225,6 +229,9 @@ func (r *recorder) observe(e client.Event) {
 		row.DropBreaker++
 	case client.TimedOut:
 		row.TimedOut++
+	}
+	if r.events != nil {
+		r.events(e)
 	}
 }
 
@@ -281,6 +288,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 	rows := int((end + interval - 1) / interval)
 	rec := &recorder{end: end, ser: metrics.NewSeries(interval, rows), hist: make([]metrics.Histogram, rows)}
 	info := &Info{Target: opt.Target, CPUs: runtime.GOMAXPROCS(0)}
+	rec.events = opt.events
 	rec.cap = opt.MaxInFlight
 	if rec.cap == 0 {
 		rec.cap = DefaultInFlight(opt.Target == "")
