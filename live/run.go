@@ -236,13 +236,14 @@ func (r *recorder) observe(e client.Event) {
 }
 
 // arrival counts an arrival that started lag ns late and takes a place
-// in flight for it: false, the arrival is not to be sent (the run has
-// stopped, or the cap is reached and it counts as dropped).
-func (r *recorder) arrival(lag int64) bool {
+// in flight for it; send false: the cap is reached and it counts as
+// dropped. stopped: the run has stopped; the arrival is not counted, and
+// its client is to return.
+func (r *recorder) arrival(lag int64) (send, stopped bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
-		return false
+		return false, true
 	}
 	r.arr++
 	r.lag.Add(max(lag, 0))
@@ -252,11 +253,11 @@ func (r *recorder) arrival(lag int64) bool {
 	}
 	if r.inFlight >= r.cap {
 		r.dropped++
-		return false
+		return false, false
 	}
 	r.inFlight++
 	r.peak = max(r.peak, r.inFlight)
-	return true
+	return true, false
 }
 
 // done gives back the place in flight of a request that ended.
@@ -365,7 +366,10 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 				case <-stop:
 					return
 				}
-				sent := rec.arrival(int64(time.Since(start)) - t)
+				sent, stopped := rec.arrival(int64(time.Since(start)) - t)
+				if stopped {
+					return
+				}
 				if opt.arrived != nil {
 					opt.arrived(sent)
 				}
