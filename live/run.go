@@ -49,6 +49,55 @@ type Options struct {
 	// Progress, when set, is called about twice a second with the time
 	// elapsed and the duration, in ns.
 	Progress func(now, end int64)
+	// MaxInFlight caps the application requests in flight (each one a
+	// goroutine, and while an attempt is out a connection); 0:
+	// DefaultInFlight. An arrival that finds the cap reached is not sent:
+	// it is the load generator's own drop (Info.GeneratorDropped), as k6
+	// counts dropped_iterations, and the run no longer stands for the
+	// scenario (Info.ScheduleOK false).
+	MaxInFlight int
+
+	// arrived, when set (tests), is called after each arrival is sent
+	// (true) or dropped at the cap (false).
+	arrived func(sent bool)
+	// events, when set (tests), is called with each client event the
+	// rows counted.
+	events func(client.Event)
+}
+
+// MaxInFlightCap is the default cap on requests in flight. A machine
+// that keeps the load limits (MaxAttemptRate attempts/s with the usual
+// 1 s timeouts) has about 3,000 in flight; 10,000 leaves room for a
+// backend that holds requests (a blackhole, a full backlog) for up to 3
+// timeouts, and bounds what a dead or hanging target can cost: 10,000
+// goroutines and connections, some 100 MB, instead of one per arrival
+// until the run ends.
+const MaxInFlightCap = 10_000
+
+// fdReserve is the open files kept out of the in-flight cap: the
+// listener, the results files, the runtime's own.
+const fdReserve = 256
+
+// DefaultInFlight is the cap a run takes when Options.MaxInFlight is 0:
+// MaxInFlightCap, lowered to what the open-file limit allows, since each
+// request in flight may hold a connection (one file descriptor, two when
+// the backend is in process: both ends are this process's). Past the fd
+// limit dials fail with "too many open files", which would be counted as
+// the target's failures; a drop at the cap is counted as the generator's.
+func DefaultInFlight(inProcess bool) int {
+	n := MaxInFlightCap
+	if lim := openFileLimit(); lim > 0 {
+		per := uint64(1)
+		if inProcess {
+			per = 2
+		}
+		avail := uint64(0)
+		if lim > fdReserve {
+			avail = (lim - fdReserve) / per
+		}
+		n = int(min(uint64(n), max(avail, 1)))
+	}
+	return n
 }
 
 // Info is what a live run measured about itself (live.json).
@@ -63,8 +112,15 @@ type Info struct {
 	ScheduleLagMaxMS float64 `json:"schedule_lag_max_ms"`
 	// LateArrivals started more than 10 ms late.
 	LateArrivals int64 `json:"late_arrivals"`
-	// ScheduleOK is ScheduleKept(p99, max): false means the machine, not
-	// the policies, shaped the run.
+	// MaxInFlight is the cap on application requests in flight;
+	// PeakInFlight the most that were; GeneratorDropped the arrivals not
+	// sent because the cap was reached (they are not in the offered
+	// count: the load generator, not the client's policies, dropped them).
+	MaxInFlight      int   `json:"max_in_flight"`
+	PeakInFlight     int   `json:"peak_in_flight"`
+	GeneratorDropped int64 `json:"generator_dropped"`
+	// ScheduleOK is ScheduleKept(p99, max) and no arrival dropped at the
+	// cap: false means the machine, not the policies, shaped the run.
 	ScheduleOK    bool    `json:"schedule_ok"`
 	PeakGoroutine int     `json:"peak_goroutines"`
 	PeakHeapMB    float64 `json:"peak_heap_mb"`
@@ -129,6 +185,10 @@ type recorder struct {
 	latN    int64
 	arr     int64
 	stopped bool
+	events  func(client.Event) // Options.events
+	// the cap on requests in flight
+	cap, inFlight, peak int
+	dropped             int64
 }
 
 func (r *recorder) observe(e client.Event) {
@@ -170,13 +230,20 @@ func (r *recorder) observe(e client.Event) {
 	case client.TimedOut:
 		row.TimedOut++
 	}
+	if r.events != nil {
+		r.events(e)
+	}
 }
 
-func (r *recorder) arrival(lag int64) {
+// arrival counts an arrival that started lag ns late and takes a place
+// in flight for it; send false: the cap is reached and it counts as
+// dropped. stopped: the run has stopped; the arrival is not counted, and
+// its client is to return.
+func (r *recorder) arrival(lag int64) (send, stopped bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
-		return
+		return false, true
 	}
 	r.arr++
 	r.lag.Add(max(lag, 0))
@@ -184,6 +251,20 @@ func (r *recorder) arrival(lag int64) {
 	if lag > 10e6 {
 		r.late++
 	}
+	if r.inFlight >= r.cap {
+		r.dropped++
+		return false, false
+	}
+	r.inFlight++
+	r.peak = max(r.peak, r.inFlight)
+	return true, false
+}
+
+// done gives back the place in flight of a request that ended.
+func (r *recorder) done() {
+	r.mu.Lock()
+	r.inFlight--
+	r.mu.Unlock()
 }
 
 // Run runs sc live until its duration has passed or ctx ends. An ended
@@ -196,6 +277,9 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 	if err := Check(sc, opt.Force); err != nil {
 		return nil, nil, err
 	}
+	if opt.MaxInFlight < 0 {
+		return nil, nil, fmt.Errorf("live: MaxInFlight must be >= 0 (0: the default), got %d", opt.MaxInFlight)
+	}
 	rs := *sc
 	if opt.Seed != nil {
 		rs.Seed = *opt.Seed
@@ -205,6 +289,12 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 	rows := int((end + interval - 1) / interval)
 	rec := &recorder{end: end, ser: metrics.NewSeries(interval, rows), hist: make([]metrics.Histogram, rows)}
 	info := &Info{Target: opt.Target, CPUs: runtime.GOMAXPROCS(0)}
+	rec.events = opt.events
+	rec.cap = opt.MaxInFlight
+	if rec.cap == 0 {
+		rec.cap = DefaultInFlight(opt.Target == "")
+	}
+	info.MaxInFlight = rec.cap
 
 	arr, err := sim.NewArrivals(&rs, rs.Seed)
 	if err != nil {
@@ -276,8 +366,20 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 				case <-stop:
 					return
 				}
-				rec.arrival(int64(time.Since(start)) - t)
+				sent, stopped := rec.arrival(int64(time.Since(start)) - t)
+				if stopped {
+					return
+				}
+				if opt.arrived != nil {
+					opt.arrived(sent)
+				}
+				t = arr.Next(c, n, t)
+				n++
+				if !sent {
+					continue
+				}
 				reqs.Go(func() {
+					defer rec.done()
 					req, err := http.NewRequestWithContext(cctx, http.MethodGet, target, nil)
 					if err != nil {
 						return
@@ -288,8 +390,6 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 						resp.Body.Close()
 					}
 				})
-				t = arr.Next(c, n, t)
-				n++
 			}
 		})
 	}
@@ -374,9 +474,11 @@ wait:
 	}
 	info.ScheduleLagMaxMS = float64(rec.lagMax) / 1e6
 	info.LateArrivals = rec.late
-	info.ScheduleOK = ScheduleKept(info.ScheduleLagP99MS, info.ScheduleLagMaxMS)
+	info.PeakInFlight, info.GeneratorDropped = rec.peak, rec.dropped
+	info.ScheduleOK = ScheduleKept(info.ScheduleLagP99MS, info.ScheduleLagMaxMS) && rec.dropped == 0
 	res.Live = &sim.LiveSchedule{ScheduleLagP50MS: info.ScheduleLagP50MS, ScheduleLagP99MS: info.ScheduleLagP99MS,
-		ScheduleLagMaxMS: info.ScheduleLagMaxMS, ScheduleOK: info.ScheduleOK}
+		ScheduleLagMaxMS: info.ScheduleLagMaxMS, ScheduleOK: info.ScheduleOK,
+		MaxInFlight: info.MaxInFlight, PeakInFlight: info.PeakInFlight, GeneratorDropped: info.GeneratorDropped}
 	if interrupted {
 		return res, info, fmt.Errorf("%w at %.3fs of %.3fs", sim.ErrInterrupted, float64(stoppedAt)/1e9, float64(end)/1e9)
 	}

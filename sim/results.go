@@ -71,8 +71,16 @@ type LiveSchedule struct {
 	ScheduleLagP50MS float64 `json:"schedule_lag_p50_ms"`
 	ScheduleLagP99MS float64 `json:"schedule_lag_p99_ms"`
 	ScheduleLagMaxMS float64 `json:"schedule_lag_max_ms"`
-	// ScheduleOK false: the machine, not the policies, shaped the run.
+	// ScheduleOK false: the machine, not the policies, shaped the run
+	// (the lag, or arrivals dropped at the in-flight cap).
 	ScheduleOK bool `json:"schedule_ok"`
+	// MaxInFlight is the cap on requests in flight, PeakInFlight the most
+	// that were, GeneratorDropped the arrivals the load generator did not
+	// send because the cap was reached (as k6's dropped_iterations; they
+	// are not in summary.offered).
+	MaxInFlight      int   `json:"max_in_flight"`
+	PeakInFlight     int   `json:"peak_in_flight"`
+	GeneratorDropped int64 `json:"generator_dropped"`
 }
 
 // Build identifies the binary; the CLI fills it from its link-time flags.

@@ -28,6 +28,8 @@ type liveOptions struct {
 	quiet    bool
 	noCharts bool
 	force    bool
+	// maxInFlight caps the requests in flight (0: live.DefaultInFlight).
+	maxInFlight int
 }
 
 // newLiveCmd builds `throttlesim live`; runF replaces the run function in
@@ -56,8 +58,13 @@ started (schedule lag p50, p99, max), the peak goroutines and heap.
 A run takes the scenario's duration in wall time. Loads above 20,000
 clients or 3,000 attempts/s (peak rate × max attempts) are refused, as
 more than one machine drives honestly; --force runs them anyway (check
-the schedule lag). Ctrl-C stops it: the partial result goes to
-<folder>.incomplete/ with status "incomplete", exit code 130.`,
+the schedule lag). At most --max-in-flight requests are in flight
+(default 10,000, less if the open-file limit is lower): an arrival
+beyond it is not sent but counted as dropped by the load generator
+(generator_dropped in live.json and summary.json), and the run is then
+flagged as not the scenario's. Ctrl-C or SIGTERM stops it: the partial
+result goes to <folder>.incomplete/ with status "incomplete", exit code
+130.`,
 		Example: `  throttlesim live scenarios/live-outage.yaml
   throttlesim live scenarios/live-outage.yaml --set clients.throttle=null --out results/live-none
   throttlesim live scenarios/live-outage.yaml --target http://staging.internal:8080/api/ping`,
@@ -76,6 +83,7 @@ the schedule lag). Ctrl-C stops it: the partial result goes to
 	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts")
 	f.BoolVar(&o.force, "force", false, "run loads above the limits anyway")
+	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "cap on requests in flight; an arrival beyond it is dropped by the generator and counted (default 10,000, lowered to fit the open-file limit)")
 	cmd.MarkFlagDirname("out")
 	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
@@ -87,6 +95,9 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageError{fmt.Errorf("--target %q: expected an http:// or https:// URL", o.target)}
 		}
+	}
+	if o.maxInFlight < 0 {
+		return usageError{fmt.Errorf("--max-in-flight %d: expected a number of requests >= 1 (or 0, the default)", o.maxInFlight)}
 	}
 	sc, err := loadScenario(e, o.file, o.sets)
 	if err != nil {
@@ -107,9 +118,9 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 		return err
 	}
 	if !o.quiet {
-		fmt.Fprintf(e.stderr, "live: running %s for %s of wall time (Ctrl-C stops it, keeping what ran)\n", sc.Name, sc.Duration)
+		fmt.Fprintf(e.stderr, "live: running %s for %s of wall time (Ctrl-C or SIGTERM stops it, keeping what ran)\n", sc.Name, sc.Duration)
 	}
-	res, info, runErr := live.Run(ctx, sc, live.Options{Target: o.target, Force: o.force})
+	res, info, runErr := live.Run(ctx, sc, live.Options{Target: o.target, Force: o.force, MaxInFlight: o.maxInFlight})
 	if runErr != nil && !errors.Is(runErr, sim.ErrInterrupted) {
 		return runErr
 	}
@@ -130,8 +141,7 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 		return writeError(out, err)
 	}
 	if !info.ScheduleOK {
-		fmt.Fprintf(e.stderr, "throttlesim: warning: this machine did not keep the schedule (arrival lag p99 %.1f ms, max %.0f ms): the results show the machine as much as the policies\n",
-			info.ScheduleLagP99MS, info.ScheduleLagMaxMS)
+		fmt.Fprintln(e.stderr, scheduleWarning(info))
 	}
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "throttlesim: interrupted; the partial result (status \"incomplete\") is in %s\n", out)
@@ -154,5 +164,18 @@ func printLiveSummary(e *env, res *sim.Result, info *live.Info, out string) {
 		sc.Name, sc.Seed, group(int64(sc.Clients.Count)), sc.Duration, info.Target, group(info.Arrivals))
 	fmt.Fprintf(e.stdout, "  %-22s p50 %.2f ms   p99 %.2f ms   max %.1f ms   %s started > 10 ms late   peak %d goroutines, %.0f MB heap\n",
 		"schedule lag", info.ScheduleLagP50MS, info.ScheduleLagP99MS, info.ScheduleLagMaxMS, group(info.LateArrivals), info.PeakGoroutine, info.PeakHeapMB)
+	fmt.Fprintf(e.stdout, "  %-22s peak %s of at most %s   %s arrivals dropped by the generator\n",
+		"in flight", group(int64(info.PeakInFlight)), group(int64(info.MaxInFlight)), group(info.GeneratorDropped))
 	fmt.Fprint(e.stdout, rest)
+}
+
+// scheduleWarning is the one line that says a live run's result is the
+// load generator's, not the scenario's: it dropped arrivals at the
+// in-flight cap, or started them too late.
+func scheduleWarning(info *live.Info) string {
+	why := fmt.Sprintf("arrival lag p99 %.1f ms, max %.0f ms", info.ScheduleLagP99MS, info.ScheduleLagMaxMS)
+	if info.GeneratorDropped > 0 {
+		why = fmt.Sprintf("%s arrivals dropped at the cap of %s in flight (--max-in-flight); %s", group(info.GeneratorDropped), group(int64(info.MaxInFlight)), why)
+	}
+	return "throttlesim: warning: the load generator could not keep the schedule (" + why + "): the result is this machine's, not the scenario's"
 }

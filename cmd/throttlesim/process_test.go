@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -164,4 +165,85 @@ func TestSameBytesWhateverGOMAXPROCS(t *testing.T) {
 		sweeps = append(sweeps, testfs.Tree(t, out))
 	}
 	sameTree(t, "sweep GOMAXPROCS 1 vs 2", sweeps[0], sweeps[1])
+}
+
+// SIGTERM stops `throttlesim live` exactly as Ctrl-C (SIGINT) does: exit
+// 130, the partial result in <out>.incomplete marked so, the previous
+// results untouched. The signal is sent once the child has said it is
+// running (that line is printed after the signal handlers are set), not
+// after a sleep, so it never lands before them.
+func TestSignalStopsLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			file := writeFile(t, dir, "s.yaml", liveScenario)
+			out := filepath.Join(dir, "out")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, out, "summary.json", `{"previous": true}`)
+			cmd := child(t, nil, "live", file, "--out", out, "--no-charts", "--set", "duration=1h")
+			pipe, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			running := make(chan struct{})
+			copied := make(chan struct{})
+			go func() {
+				defer close(copied)
+				sc := bufio.NewScanner(pipe)
+				once := false
+				for sc.Scan() {
+					stderr.WriteString(sc.Text() + "\n")
+					if !once && strings.HasPrefix(sc.Text(), "live: running") {
+						once = true
+						close(running)
+					}
+				}
+			}()
+			select {
+			case <-running:
+			case <-copied:
+				cmd.Wait()
+				t.Fatalf("live ended before running; stderr:\n%s", stderr.String())
+			case <-time.After(time.Minute): // a hang guard: live starts in ms
+				cmd.Process.Kill()
+				t.Fatal("hang guard: live did not start")
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			<-copied
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit: %v, want 130; stderr:\n%s", err, stderr.String())
+			}
+			if got := string(readFile(t, filepath.Join(out, "summary.json"))); got != `{"previous": true}` {
+				t.Errorf("previous results changed: %q", got)
+			}
+			var doc struct {
+				Run struct {
+					Status     string  `json:"status"`
+					StoppedAtS float64 `json:"stopped_at_s"`
+				} `json:"run"`
+			}
+			if err := json.Unmarshal(readFile(t, filepath.Join(out+".incomplete", "summary.json")), &doc); err != nil || doc.Run.Status != "incomplete" || doc.Run.StoppedAtS >= 3600 {
+				t.Errorf("partial result: %v, %+v", err, doc.Run)
+			}
+			if _, err := os.Stat(filepath.Join(out+".incomplete", "live.json")); err != nil {
+				t.Errorf("partial result without live.json: %v", err)
+			}
+			if !strings.Contains(stderr.String(), "interrupted; the partial result") {
+				t.Errorf("stderr: %q", stderr.String())
+			}
+		})
+	}
 }
