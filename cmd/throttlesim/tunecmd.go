@@ -58,8 +58,11 @@ them or, with --objective worst, the worst one (per seed).
 The search runs in rounds: a grid (or, with more than two parameters, a
 Halton design) over the current box, successive halving on it (2 seeds
 each, then the best third gets twice as many, up to 8), then a box half as
-wide around the best so far, until --budget runs are used. Every candidate
-runs the same seeds (common random numbers). A candidate is rejected only
+wide around the best so far, until --budget runs are used. The values tried
+are on a grid, so that the chosen value is short and is the value that was
+run: the multiples of the step of PATH=a..b:step, or without a step the
+multiples of (b−a)/1024 rounded down to 1, 2 or 5×10^k (and a and b). Every
+candidate runs the same seeds (common random numbers). A candidate is rejected only
 when a constraint is violated with 95% confidence (one-sided Student-t over
 its seeds). Last, the best --final candidates get --final-seeds seeds each
 and are compared with paired 95% intervals: the report gives the chosen
@@ -94,7 +97,7 @@ the chosen values).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.params, "param", nil, "a field to tune and its range: PATH=a..b (repeatable)")
+	f.StringArrayVar(&o.params, "param", nil, "a field to tune and its range: PATH=a..b, or PATH=a..b:step to try only multiples of step (repeatable)")
 	f.StringVar(&o.minimize, "minimize", "", "the metric to minimise")
 	f.StringVar(&o.maximize, "maximize", "", "the metric to maximise (instead of --minimize)")
 	f.StringArrayVar(&o.subjectTo, "subject-to", nil, "a constraint METRIC<=x or METRIC>=x (x may be a percentage), in every scenario (repeatable)")
@@ -167,9 +170,12 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 			return usageError{err}
 		}
 		if r.Steps != 0 {
-			return usageError{fmt.Errorf("--param %q: the search chooses its own points; drop the /steps", s)}
+			return usageError{fmt.Errorf("--param %q: the search chooses its own points; drop the /steps (to keep its values on a grid, give a step: PATH=a..b:step)", s)}
 		}
 		r.Integer = isIntegerField(srcs[0], r)
+		if r.Integer && r.Step != math.Floor(r.Step) {
+			return usageError{fmt.Errorf("--param %q: %s is an integer field; give a whole step, not %g", s, r.Path, r.Step)}
+		}
 		cfg.Params = append(cfg.Params, r)
 	}
 	var lo, hi []string

@@ -158,6 +158,18 @@ func (c *TuneConfig) setDefaults() error {
 		if p.Integer && math.Floor(p.Hi) < math.Ceil(p.Lo) {
 			return configErr("--param %s: no whole number in [%g, %g]", p.Path, p.Lo, p.Hi)
 		}
+		if math.IsNaN(p.Step) || p.Step < 0 || math.IsInf(p.Step, 0) {
+			return configErr("--param %s: the step must be above 0, got %g", p.Path, p.Step)
+		}
+		if p.Step > p.Hi-p.Lo {
+			return configErr("--param %s: the step %g is wider than the range [%g, %g]", p.Path, p.Step, p.Lo, p.Hi)
+		}
+		if p.Integer && p.Step != math.Floor(p.Step) {
+			return configErr("--param %s: the field is an integer; give a whole step, not %g", p.Path, p.Step)
+		}
+		if p.stepped() && gridCount(p.Lo, p.Hi, p.Grid()) == 0 {
+			return configErr("--param %s: no multiple of the step %g in [%g, %g]", p.Path, p.Grid(), p.Lo, p.Hi)
+		}
 	}
 	if err := CheckMetric(c.Objective); err != nil {
 		return configErr("objective: %w", err)
@@ -231,9 +243,11 @@ func (t *tuner) sort(cs []*Candidate) {
 	})
 }
 
+// candidate is the candidate at vals, each snapped to its parameter's
+// grid first (Range.Snap): the values evaluated are the values reported.
 func (t *tuner) candidate(vals []float64, round int) *Candidate {
 	for i := range vals {
-		vals[i] = t.c.Params[i].Clamp(vals[i])
+		vals[i] = t.c.Params[i].Snap(vals[i])
 	}
 	k := valuesKey(vals)
 	if c, ok := t.cands[k]; ok {
@@ -335,8 +349,8 @@ func Value(f Figures, metric string) (float64, bool) {
 }
 
 // design proposes the candidates of a round inside box: a grid for one or
-// two parameters, a Halton sequence for more; integer parameters take
-// every whole value when there are few.
+// two parameters, a Halton sequence for more; integer parameters, and
+// parameters with a step, take every value when there are few.
 func (t *tuner) design(box []Range, round int) []*Candidate {
 	d := len(box)
 	var pts [][]float64
@@ -348,13 +362,16 @@ func (t *tuner) design(box []Range, round int) []*Candidate {
 		axes := make([][]float64, d)
 		for i, b := range box {
 			axes[i] = b.Values(per)
-			// An integer parameter with few whole values takes every one:
-			// a grid rounded to integers skips some (1..10 in 9 steps
-			// never tries 5).
-			if n := wholeValues(b); b.Integer && n > 0 && n <= allValues[d-1] {
-				axes[i] = axes[i][:0]
-				for v := math.Ceil(b.Lo); v <= math.Floor(b.Hi); v++ {
-					axes[i] = append(axes[i], v)
+			// An integer parameter (or one with a step) with few values
+			// takes every one: a grid rounded to integers skips some
+			// (1..10 in 9 steps never tries 5).
+			p := t.c.Params[i]
+			if g := p.Grid(); p.stepped() {
+				if n := gridCount(b.Lo, b.Hi, g); n > 0 && n <= allValues[d-1] {
+					axes[i] = axes[i][:0]
+					for k := gridIndex(b.Lo, g, false); k <= gridIndex(b.Hi, g, true); k++ {
+						axes[i] = append(axes[i], onGrid(k, g))
+					}
 				}
 			}
 		}
@@ -390,20 +407,11 @@ func (t *tuner) design(box []Range, round int) []*Candidate {
 	return out
 }
 
-// allValues[d-1] is how many whole values an integer parameter may have
-// in a d-parameter grid for the design to take all of them: 25 alone (the
+// allValues[d-1] is how many values an integer (or stepped) parameter may
+// have in a d-parameter grid for the design to take all of them: 25 alone (the
 // grid of one parameter has 9 points, so this costs at most 16 more
 // candidates), 5 in a 2-parameter grid (its grid already has 5 per axis).
 var allValues = [2]int{25, 5}
-
-// wholeValues is the number of whole values in [b.Lo, b.Hi].
-func wholeValues(b Range) int {
-	n := math.Floor(b.Hi) - math.Ceil(b.Lo) + 1
-	if n < 0 || n > 1e6 {
-		return int(max(0, min(n, 1e6)))
-	}
-	return int(n)
-}
 
 func halton(i int, b float64) float64 {
 	f, r := 1.0, 0.0
@@ -436,14 +444,14 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 			cost += max(0, 2-x.Seeds) * c.Scenarios
 		}
 		// narrow: every continuous box is down to 1/64 of its range and
-		// every integer box to 3 whole values (which a grid covers). An
-		// integer box wider than that still has values between the grid's
-		// points to try, so it keeps the search going; when a round
-		// proposes nothing new, cost is 0 and the search ends.
+		// every integer (or stepped) box to 3 values (which a grid
+		// covers). An integer box wider than that still has values
+		// between the grid's points to try, so it keeps the search going;
+		// when a round proposes nothing new, cost is 0 and the search ends.
 		narrow := true
 		for i, p := range c.Params {
-			if p.Integer {
-				if wholeValues(box[i]) > 3 {
+			if p.stepped() {
+				if gridCount(box[i].Lo, box[i].Hi, p.Grid()) > 3 {
 					narrow = false
 				}
 			} else if box[i].Hi-box[i].Lo > (p.Hi-p.Lo)/64 {
@@ -477,13 +485,14 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		best := all[0]
 		for i, p := range c.Params {
 			w := (box[i].Hi - box[i].Lo) / 4
-			if p.Integer {
-				w = math.Max(1, math.Floor(w))
+			g := p.Grid()
+			if p.stepped() {
+				w = math.Max(g, math.Floor(w/g)*g)
 			}
 			box[i].Lo = math.Max(p.Lo, best.Values[i]-w)
 			box[i].Hi = math.Min(p.Hi, best.Values[i]+w)
-			if p.Integer {
-				box[i].Lo, box[i].Hi = math.Ceil(box[i].Lo), math.Floor(box[i].Hi)
+			if p.stepped() {
+				box[i].Lo, box[i].Hi = onGrid(gridIndex(box[i].Lo, g, false), g), onGrid(gridIndex(box[i].Hi, g, true), g)
 			}
 		}
 	}
