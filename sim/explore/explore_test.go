@@ -351,7 +351,7 @@ func TestTuneRecoveryApplicability(t *testing.T) {
 	if k := res.Best.Values[0]; res.Infeasible || k < 2.5 || k > 2.55 {
 		t.Errorf("got k = %g (infeasible %v), want 2.5", k, res.Infeasible)
 	}
-	if res.RunnerUp == nil || !res.RunnerUp.Feasible(c.Constraints) {
+	if res.RunnerUp == nil || !c.Feasible(res.RunnerUp) {
 		t.Errorf("the runner-up of a feasible choice should be feasible when one exists: %+v", res.RunnerUp)
 	}
 	// An objective that applies nowhere is an error, not a silent NaN.
@@ -538,5 +538,109 @@ func TestTuneStepValidation(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v, want a ConfigError containing %q", tc.p, err, tc.want)
 		}
+	}
+}
+
+// spread is n values alternating mean+d and mean−d (mean exactly, sd
+// about d).
+func spread(mean, d float64, n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = mean + d
+		if i%2 == 1 {
+			xs[i] = mean - d
+		}
+	}
+	return xs
+}
+
+// TestCandidateFeasibility: the default rule rejects a constraint only
+// when it is violated with 95% confidence (so a breach within noise
+// passes); Strict accepts it only when it is met with 95% confidence.
+// The one-sided 95% t quantile over 10 seeds is 1.833, so with d = 0.02
+// the bounds are the mean ± 0.0122.
+func TestCandidateFeasibility(t *testing.T) {
+	drop := Constraint{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}
+	succ := Constraint{Metric: "success_ratio", AtMost: false, Bound: 0.999}
+	for _, tc := range []struct {
+		name     string
+		k        Constraint
+		scen     [][]float64 // per scenario, the constraint's value per seed
+		want     Standing
+		def, str bool // feasible by default, under Strict
+	}{
+		{"just over the limit, wide spread", drop, [][]float64{spread(0.601, 0.02, 10)}, BreachWithinNoise, true, false},
+		{"under the limit, wide spread", drop, [][]float64{spread(0.59, 0.02, 10)}, MetWithinNoise, true, false},
+		{"clearly under", drop, [][]float64{spread(0.5, 0.01, 10)}, Met, true, true},
+		{"clearly over", drop, [][]float64{spread(0.7, 0.01, 10)}, Violated, false, false},
+		{"at least: just under, wide spread", succ, [][]float64{spread(0.9985, 0.002, 10)}, BreachWithinNoise, true, false},
+		{"at least: clearly over", succ, [][]float64{spread(0.9995, 0.0001, 10)}, Met, true, true},
+		{"no spread, exactly at the limit", drop, [][]float64{spread(0.6, 0, 4)}, Met, true, true},
+		{"a seed without a value", drop, [][]float64{{0.5, math.NaN(), 0.5}}, Violated, false, false},
+		{"one seed under: the mean decides, strict shows nothing", drop, [][]float64{{0.5}}, MetWithinNoise, true, false},
+		{"one seed over", drop, [][]float64{{0.61}}, Violated, false, false},
+		{"worst scenario decides", drop, [][]float64{spread(0.5, 0.01, 10), spread(0.601, 0.02, 10)}, BreachWithinNoise, true, false},
+		{"a scenario it does not apply to", drop, [][]float64{nil, spread(0.5, 0.01, 10)}, Met, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			for _, xs := range tc.scen {
+				n = max(n, len(xs))
+			}
+			c := &Candidate{Seeds: n, cons: [][][]float64{tc.scen}}
+			ks := []Constraint{tc.k}
+			if got := c.Standing(0, tc.k); got != tc.want {
+				t.Errorf("standing %v, want %v", got, tc.want)
+			}
+			if got := c.Feasible(ks, false); got != tc.def {
+				t.Errorf("default rule: feasible %v, want %v", got, tc.def)
+			}
+			if got := c.Feasible(ks, true); got != tc.str {
+				t.Errorf("strict: feasible %v, want %v", got, tc.str)
+			}
+			for _, strict := range []bool{false, true} {
+				if h := tc.want.Holds(strict); h != c.Feasible(ks, strict) {
+					t.Errorf("strict %v: Standing.Holds %v disagrees with Feasible", strict, h)
+				}
+			}
+		})
+	}
+	if (&Candidate{cons: [][][]float64{{nil}}}).Feasible([]Constraint{drop}, false) {
+		t.Error("a candidate without seeds: want not feasible")
+	}
+}
+
+// TestTuneStrict: with the drop at 0.601 ± 0.02 (alternating by seed,
+// whatever k), every candidate breaches within noise: the default rule
+// takes the least load, Strict finds nothing shown feasible.
+func TestTuneStrict(t *testing.T) {
+	eval := func(_ context.Context, v Variant) (Figures, error) {
+		k := setValue(t, v, "k")
+		d := 0.02
+		if v.Seed%2 == 1 {
+			d = -d
+		}
+		return Figures{"backend_load_rps": 200 * k, "local_drop_rate": 0.601 + d}, nil
+	}
+	c := TuneConfig{
+		Params:      []Range{{Path: "k", Lo: 1, Hi: 4}},
+		Objective:   "backend_load_rps",
+		Constraints: []Constraint{{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}},
+		Budget:      100, Jobs: 2,
+	}
+	res, err := Tune(context.Background(), eval, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Infeasible || res.Best.Values[0] != 1 || res.Best.Standing(0, c.Constraints[0]) != BreachWithinNoise {
+		t.Errorf("default: got k = %g, infeasible %v, %v; want k = 1, feasible, breach within noise", res.Best.Values[0], res.Infeasible, res.Best.Standing(0, c.Constraints[0]))
+	}
+	c.Strict = true
+	res, err = Tune(context.Background(), eval, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Infeasible {
+		t.Errorf("strict: got a feasible k = %g, want infeasible", res.Best.Values[0])
 	}
 }

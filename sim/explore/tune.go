@@ -31,9 +31,14 @@ type TuneConfig struct {
 	// the optimum (0: no scan), each with SensitivitySeeds seeds
 	// (default 4).
 	Sensitivity, SensitivitySeeds int
-	BaseSeed                      uint64
-	Jobs                          int
-	Progress                      func(runs int)
+	// Strict: a constraint holds only when it is met with confidence (the
+	// one-sided 95% bound of its mean on the unfavourable side meets it);
+	// else it holds unless it is violated with confidence (the bound on
+	// the favourable side breaches it), so a breach within noise passes.
+	Strict   bool
+	BaseSeed uint64
+	Jobs     int
+	Progress func(runs int)
 }
 
 // Candidate is one evaluated parameter vector.
@@ -73,16 +78,101 @@ func (c *Candidate) ConstraintMean(i int, k Constraint) float64 {
 	return w
 }
 
-// Feasible reports whether no constraint is violated with confidence: a
-// candidate is rejected only when, in some scenario, the one-sided 95%
-// Student-t bound of a constraint's mean lies on the wrong side of the
-// bound. With fewer than two seeds the mean decides; a candidate that ran
-// no seed is not known to be feasible, so it is not.
-func (c *Candidate) Feasible(ks []Constraint) bool { return c.Seeds > 0 && c.violation(ks) == 0 }
+// Feasible reports whether every constraint holds in every scenario. By
+// default a constraint holds unless it is violated with confidence: the
+// candidate is rejected only when the one-sided 95% Student-t bound of
+// the constraint's mean on the favourable side lies on the wrong side of
+// the limit (a mean just past the limit with a wide spread is a breach
+// within noise, and passes). With strict, it holds only when met with
+// confidence: the bound on the unfavourable side must meet the limit.
+// With fewer than two seeds the mean decides by default, and nothing is
+// shown under strict; a candidate that ran no seed is not known to be
+// feasible, so it is not.
+func (c *Candidate) Feasible(ks []Constraint, strict bool) bool {
+	return c.Seeds > 0 && c.violation(ks, strict) == 0
+}
+
+// Feasible is x.Feasible under the configuration's constraints and rule.
+func (c TuneConfig) Feasible(x *Candidate) bool { return x.Feasible(c.Constraints, c.Strict) }
+
+// Standing is how a candidate stands against one constraint (in its worst
+// scenario), by the mean and the one-sided 95% bounds of its seeds.
+type Standing int
+
+const (
+	// Met: met with confidence (the bound on the unfavourable side meets
+	// the limit). Feasible under either rule.
+	Met Standing = iota
+	// MetWithinNoise: the mean meets the limit, but not with confidence
+	// (or from fewer than two seeds). Feasible by default, not under
+	// strict.
+	MetWithinNoise
+	// BreachWithinNoise: the mean is past the limit, but not with
+	// confidence. Feasible by default, not under strict.
+	BreachWithinNoise
+	// Violated: past the limit with confidence, or without a value where
+	// the constraint applies. Feasible under neither rule.
+	Violated
+)
+
+func (s Standing) String() string {
+	switch s {
+	case Met:
+		return "met"
+	case MetWithinNoise:
+		return "met within noise"
+	case BreachWithinNoise:
+		return "breach within noise"
+	}
+	return "violated"
+}
+
+// Holds is whether a constraint with this standing holds under the rule.
+func (s Standing) Holds(strict bool) bool {
+	if strict {
+		return s == Met
+	}
+	return s != Violated
+}
+
+// Standing is constraint i's standing in the candidate's worst scenario
+// (Met when it applies to none).
+func (c *Candidate) Standing(i int, k Constraint) Standing {
+	w := Met
+	for _, xs := range c.cons[i] {
+		if len(xs) == 0 {
+			continue
+		}
+		w = max(w, standing(xs, k))
+	}
+	return w
+}
+
+func standing(xs []float64, k Constraint) Standing {
+	if slices.ContainsFunc(xs, math.IsNaN) {
+		return Violated
+	}
+	dir := 1.0 // the favourable side
+	if k.AtMost {
+		dir = -1
+	}
+	fav, unfav := oneSided(xs, dir), oneSided(xs, -dir)
+	switch {
+	case math.IsNaN(fav) || k.violation(fav) > 0:
+		return Violated
+	case k.violation(Describe(xs).Mean) > 0:
+		return BreachWithinNoise
+	case len(xs) < 2 || k.violation(unfav) > 0:
+		return MetWithinNoise
+	}
+	return Met
+}
 
 // violation sums, over constraints and scenarios, how far the confidence
-// bound is past the constraint's bound, relative to the bound's size.
-func (c *Candidate) violation(ks []Constraint) float64 {
+// bound is past the constraint's bound, relative to the bound's size: the
+// bound on the favourable side by default, on the unfavourable side under
+// strict (where fewer than two seeds show nothing: a violation of 1).
+func (c *Candidate) violation(ks []Constraint, strict bool) float64 {
 	v := 0.0
 	for i, k := range ks {
 		for _, xs := range c.cons[i] {
@@ -96,6 +186,13 @@ func (c *Candidate) violation(ks []Constraint) float64 {
 			dir := 1.0 // the bound on the favourable side
 			if k.AtMost {
 				dir = -1
+			}
+			if strict {
+				if len(xs) < 2 {
+					v++
+					continue
+				}
+				dir = -dir
 			}
 			b := oneSided(xs, dir)
 			if math.IsNaN(b) {
@@ -214,7 +311,7 @@ type tuner struct {
 // better orders candidates: feasible ones by objective, then infeasible
 // ones by violation.
 func (t *tuner) better(a, b *Candidate) bool {
-	va, vb := a.violation(t.c.Constraints), b.violation(t.c.Constraints)
+	va, vb := a.violation(t.c.Constraints, t.c.Strict), b.violation(t.c.Constraints, t.c.Strict)
 	if (va == 0) != (vb == 0) {
 		return va == 0
 	}
@@ -548,14 +645,14 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		top = done[:min(c.Final, len(done))]
 	}
 	res := &TuneResult{Candidates: t.order, Best: top[0], Runs: t.r.runs}
-	res.Infeasible = !res.Best.Feasible(c.Constraints)
+	res.Infeasible = !c.Feasible(res.Best)
 	if len(top) > 1 {
 		// The runner-up is the next feasible candidate when the chosen
 		// one is feasible and there is one; else simply the next.
 		res.RunnerUp = top[1]
 		if !res.Infeasible {
 			for _, x := range top[1:] {
-				if x.Feasible(c.Constraints) {
+				if c.Feasible(x) {
 					res.RunnerUp = x
 					break
 				}
@@ -580,7 +677,7 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 				if err := t.evaluate(ctx, []*Candidate{x}, max(c.SensitivitySeeds, x.Seeds)); err != nil {
 					return nil, err
 				}
-				scan = append(scan, SensPoint{Value: x.Values[i], Objective: x.Objective(), Feasible: x.Feasible(c.Constraints)})
+				scan = append(scan, SensPoint{Value: x.Values[i], Objective: x.Objective(), Feasible: c.Feasible(x)})
 			}
 			res.Sensitivity = append(res.Sensitivity, scan)
 		}
