@@ -83,7 +83,7 @@ func ParseRange(flag, s string) (Range, error) {
 			return Range{}, fmt.Errorf("%s %q: the step must be above 0, got %g", flag, s, st)
 		}
 		if st > hi-lo {
-			return Range{}, fmt.Errorf("%s %q: the step %g is wider than the range (%g): no two values to compare", flag, s, st, hi-lo)
+			return Range{}, fmt.Errorf("%s %q: the step %g is wider than the range (%.6g): no two values to compare", flag, s, st, hi-lo)
 		}
 		r.Step = st
 	}
