@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"html"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,6 +131,11 @@ func TestTuneAndMapBadInput(t *testing.T) {
 		{"no objective", []string{"tune", small, "--param", "clients.timeout=1s..2s"}, 2, "--minimize METRIC"},
 		{"bad objective mode", []string{"tune", small, "--param", "clients.timeout=1s..2s", "--minimize", "amplification", "--objective", "median"}, 2, "expected mean or worst"},
 		{"budget too small", []string{"tune", small, "--param", "clients.timeout=1s..2s", "--minimize", "amplification", "--budget", "10"}, 2, "budget of 10 runs is too small"},
+		{"zero step", []string{"tune", small, "--param", "clients.timeout=1s..2s:0s", "--minimize", "amplification"}, 2, "the step must be above 0"},
+		{"step wider than range", []string{"tune", small, "--param", "clients.timeout=1s..2s:2s", "--minimize", "amplification"}, 2, "wider than the range"},
+		{"step and steps", []string{"tune", small, "--param", "clients.timeout=1s..2s/4:0.1s", "--minimize", "amplification"}, 2, "not both"},
+		{"fractional step of an integer", []string{"tune", small, "--param", "clients.retry.max_attempts=1..6:1.5", "--minimize", "amplification"}, 2, "integer field; give a whole step"},
+		{"map step", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s:10/s", "--trigger", "clients.arrival.profile.1.at=61s..80s"}, 2, "a step (:step) is for tune"},
 		{"map empty load", []string{"map", small, "--load", "clients.arrival.total_rate=50/s..50/s", "--trigger", "clients.arrival.profile.1.at=61s..80s"}, 2, "empty range"},
 		{"map no trigger", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s"}, 2, "--trigger PATH=a..b are required"},
 		{"map units", []string{"map", small, "--load", "clients.arrival.total_rate=30/s..60/s", "--trigger", "clients.arrival.profile.1.at=61s..80000ms"}, 2, "different units"},
@@ -242,6 +250,74 @@ func TestBracketed(t *testing.T) {
 	} {
 		if got := bracketed(c.x, c.lo, c.hi, "s"); got != c.want {
 			t.Errorf("bracketed(%v, %v, %v) = %q, want %q", c.x, c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
+// TestTuneReportSaysTheFeasibilityRule: a chosen point whose constraint
+// mean is past the limit but not significantly (the drop alternates
+// 0.581, 0.621 by seed: mean 0.601) is feasible by default, and the
+// printout and report.html say "breach within noise" next to it and state
+// the rule; under --strict nothing is feasible and the report says why.
+func TestTuneReportSaysTheFeasibilityRule(t *testing.T) {
+	eval := func(_ context.Context, v explore.Variant) (explore.Figures, error) {
+		_, val, _ := strings.Cut(v.Sets[0], "=")
+		k, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return nil, err
+		}
+		d := 0.02
+		if v.Seed%2 == 1 {
+			d = -d
+		}
+		return explore.Figures{"backend_load_rps": 200 * k, "local_drop_rate": 0.601 + d}, nil
+	}
+	for _, tc := range []struct {
+		strict     bool
+		infeasible bool
+		want       []string
+	}{
+		{false, false, []string{
+			"chosen: k=1: backend_load_rps = 200",
+			"local_drop_rate = 0.601 (limit ≤ 0.6: breach within noise, 95% one-sided)",
+			"feasible: no constraint violated with 95% confidence (one-sided Student-t bound over the seeds, in every scenario); a breach within noise passes",
+		}},
+		{true, true, []string{
+			"INFEASIBLE, closest: k=1",
+			"local_drop_rate = 0.601 (limit ≤ 0.6: breach, and not met with 95% confidence (--strict)) (violates a constraint)",
+			"feasible (--strict): every constraint met with 95% confidence",
+		}},
+	} {
+		cfg := explore.TuneConfig{
+			Params:      []explore.Range{{Path: "k", Lo: 1, Hi: 4}},
+			Objective:   "backend_load_rps",
+			Constraints: []explore.Constraint{{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}},
+			Budget:      100, Jobs: 2, Strict: tc.strict,
+		}
+		res, err := explore.Tune(context.Background(), eval, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Infeasible != tc.infeasible {
+			t.Errorf("strict %v: infeasible %v, want %v", tc.strict, res.Infeasible, tc.infeasible)
+		}
+		var txt bytes.Buffer
+		printTune(&txt, cfg, res)
+		page, err := tuneReport("synthetic", cfg, res, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(txt.String(), w) {
+				t.Errorf("strict %v: the printout lacks %q:\n%s", tc.strict, w, txt.String())
+			}
+			if !strings.Contains(html.UnescapeString(string(page)), w) {
+				t.Errorf("strict %v: report.html lacks %q", tc.strict, w)
+			}
+		}
+		doc := tuneJSON(&tuneOptions{}, cfg, res, 0)
+		if doc.Strict != tc.strict || doc.Chosen["constraints"].(map[string]string)["local_drop_rate<=0.6"] != "breach within noise" {
+			t.Errorf("strict %v: tune.json has strict %v, constraints %v", tc.strict, doc.Strict, doc.Chosen["constraints"])
 		}
 	}
 }

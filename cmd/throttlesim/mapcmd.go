@@ -236,6 +236,14 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
+	for _, r := range []struct {
+		flag, arg string
+		step      float64
+	}{{"--load", o.load, load.Step}, {"--trigger", o.trigger, trig.Step}} {
+		if r.step != 0 {
+			return usageError{fmt.Errorf("%s %q: a step (:step) is for tune; map takes a number of load levels (/steps) and bisects the trigger", r.flag, r.arg)}
+		}
+	}
 	if trig.Steps != 0 {
 		return usageError{fmt.Errorf("--trigger %q: the trigger is bisected, not stepped; use --grid for the first pass", o.trigger)}
 	}

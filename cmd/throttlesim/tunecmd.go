@@ -39,6 +39,7 @@ type tuneOptions struct {
 	jobs        int
 	out         string
 	quiet       bool
+	strict      bool
 }
 
 func newTuneCmd(e *env, runF func(context.Context, *env, *tuneOptions) error) *cobra.Command {
@@ -58,10 +59,16 @@ them or, with --objective worst, the worst one (per seed).
 The search runs in rounds: a grid (or, with more than two parameters, a
 Halton design) over the current box, successive halving on it (2 seeds
 each, then the best third gets twice as many, up to 8), then a box half as
-wide around the best so far, until --budget runs are used. Every candidate
-runs the same seeds (common random numbers). A candidate is rejected only
+wide around the best so far, until --budget runs are used. The values tried
+are on a grid, so that the chosen value is short and is the value that was
+run: the multiples of the step of PATH=a..b:step, or without a step the
+multiples of (b−a)/1024 rounded down to 1, 2 or 5×10^k (and a and b). Every
+candidate runs the same seeds (common random numbers). A candidate is rejected only
 when a constraint is violated with 95% confidence (one-sided Student-t over
-its seeds). Last, the best --final candidates get --final-seeds seeds each
+its seeds): a mean just past the limit with a wide spread is a "breach
+within noise" and passes, and the report says so next to the value. With
+--strict a constraint holds only when it is met with 95% confidence (the
+bound on the unfavourable side meets the limit). Last, the best --final candidates get --final-seeds seeds each
 and are compared with paired 95% intervals: the report gives the chosen
 point, the runner-up and whether they differ significantly. If no candidate
 meets the constraints the result says "infeasible" and the exit code is 1.
@@ -94,11 +101,12 @@ the chosen values).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.params, "param", nil, "a field to tune and its range: PATH=a..b (repeatable)")
+	f.StringArrayVar(&o.params, "param", nil, "a field to tune and its range: PATH=a..b, or PATH=a..b:step to try only multiples of step (repeatable)")
 	f.StringVar(&o.minimize, "minimize", "", "the metric to minimise")
 	f.StringVar(&o.maximize, "maximize", "", "the metric to maximise (instead of --minimize)")
 	f.StringArrayVar(&o.subjectTo, "subject-to", nil, "a constraint METRIC<=x or METRIC>=x (x may be a percentage), in every scenario (repeatable)")
 	f.StringVar(&o.objective, "objective", "mean", "across several scenarios: mean or worst")
+	f.BoolVar(&o.strict, "strict", false, "a constraint holds only when met with 95% confidence (default: unless violated with 95% confidence)")
 	f.StringArrayVar(&o.sets, "set", nil, "override a field of every scenario, path=value (repeatable)")
 	f.IntVar(&o.budget, "budget", 200, "simulation runs for the search and the final comparison")
 	f.IntVar(&o.final, "final", 3, "candidates in the final paired comparison")
@@ -117,7 +125,7 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 	if o.jobs < 1 {
 		return usageError{fmt.Errorf("--jobs %d: must be at least 1", o.jobs)}
 	}
-	cfg := explore.TuneConfig{Budget: o.budget, Final: o.final, FinalSeeds: o.finalSeeds, Sensitivity: o.sensitivity, Jobs: o.jobs}
+	cfg := explore.TuneConfig{Budget: o.budget, Final: o.final, FinalSeeds: o.finalSeeds, Sensitivity: o.sensitivity, Jobs: o.jobs, Strict: o.strict}
 	switch {
 	case o.minimize != "" && o.maximize != "":
 		return usageError{errors.New("give --minimize or --maximize, not both")}
@@ -167,9 +175,12 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 			return usageError{err}
 		}
 		if r.Steps != 0 {
-			return usageError{fmt.Errorf("--param %q: the search chooses its own points; drop the /steps", s)}
+			return usageError{fmt.Errorf("--param %q: the search chooses its own points; drop the /steps (to keep its values on a grid, give a step: PATH=a..b:step)", s)}
 		}
 		r.Integer = isIntegerField(srcs[0], r)
+		if r.Integer && r.Step != math.Floor(r.Step) {
+			return usageError{fmt.Errorf("--param %q: %s is an integer field; give a whole step, not %g", s, r.Path, r.Step)}
+		}
 		cfg.Params = append(cfg.Params, r)
 	}
 	var lo, hi []string
@@ -259,11 +270,48 @@ func describeCandidate(cfg explore.TuneConfig, x *explore.Candidate) string {
 	s := fmt.Sprintf("%s: %s = %.6g [%.6g, %.6g] over %d seeds", strings.Join(cfg.Sets(x), " "), cfg.Objective, o.Mean, o.Lo, o.Hi, x.Seeds)
 	for i, c := range cfg.Constraints {
 		s += fmt.Sprintf("; %s = %.6g", c.Metric, x.ConstraintMean(i, c))
+		if note := standingNote(cfg, x.Standing(i, c)); note != "" {
+			s += fmt.Sprintf(" (limit %s: %s)", limitText(c), note)
+		}
 	}
-	if !x.Feasible(cfg.Constraints) {
+	if !cfg.Feasible(x) {
 		s += " (violates a constraint)"
 	}
 	return s
+}
+
+// limitText is "≤ 0.6" or "≥ 0.999".
+func limitText(c explore.Constraint) string {
+	op := "≥"
+	if c.AtMost {
+		op = "≤"
+	}
+	return op + " " + strconv.FormatFloat(c.Bound, 'g', -1, 64)
+}
+
+// standingNote says why a constraint's mean is where it is against the
+// limit, when that is not plain: a breach that passes (default rule), a
+// mean that meets the limit but fails --strict, a violation.
+func standingNote(cfg explore.TuneConfig, st explore.Standing) string {
+	switch {
+	case st == explore.BreachWithinNoise && !cfg.Strict:
+		return "breach within noise, 95% one-sided"
+	case st == explore.BreachWithinNoise:
+		return "breach, and not met with 95% confidence (--strict)"
+	case st == explore.MetWithinNoise && cfg.Strict:
+		return "not met with 95% confidence (--strict)"
+	case st == explore.Violated:
+		return "violated with 95% confidence"
+	}
+	return ""
+}
+
+// feasibilityRule is the rule's line in the report.
+func feasibilityRule(cfg explore.TuneConfig) string {
+	if cfg.Strict {
+		return "feasible (--strict): every constraint met with 95% confidence (one-sided Student-t bound over the seeds, in every scenario)"
+	}
+	return "feasible: no constraint violated with 95% confidence (one-sided Student-t bound over the seeds, in every scenario); a breach within noise passes (--strict: must be met with confidence)"
 }
 
 func printTune(w io.Writer, cfg explore.TuneConfig, res *explore.TuneResult) {
@@ -280,6 +328,9 @@ func printTune(w io.Writer, cfg explore.TuneConfig, res *explore.TuneResult) {
 		}
 		fmt.Fprintf(w, "runner-up − chosen: %.4g [%.4g, %.4g] (paired by seed, 95%%): %s\n", res.Diff.Mean, res.Diff.Lo, res.Diff.Hi, sig)
 	}
+	if len(cfg.Constraints) > 0 {
+		fmt.Fprintln(w, feasibilityRule(cfg))
+	}
 }
 
 type tuneDoc struct {
@@ -289,6 +340,7 @@ type tuneDoc struct {
 	Objective   string          `json:"objective"`
 	Maximize    bool            `json:"maximize"`
 	Worst       bool            `json:"worst_case"`
+	Strict      bool            `json:"strict"`
 	Constraints []string        `json:"constraints"`
 	Budget      int             `json:"budget"`
 	BaseSeed    uint64          `json:"base_seed"`
@@ -313,9 +365,14 @@ func candJSON(cfg explore.TuneConfig, x *explore.Candidate) map[string]any {
 		return nil
 	}
 	o := x.Objective()
-	m := map[string]any{"sets": cfg.Sets(x), "seeds": x.Seeds, "objective": jnum(o.Mean), "ci_lo": jnum(o.Lo), "ci_hi": jnum(o.Hi), "feasible": x.Feasible(cfg.Constraints)}
+	m := map[string]any{"sets": cfg.Sets(x), "seeds": x.Seeds, "objective": jnum(o.Mean), "ci_lo": jnum(o.Lo), "ci_hi": jnum(o.Hi), "feasible": cfg.Feasible(x)}
+	checks := map[string]string{}
 	for i, c := range cfg.Constraints {
 		m[c.Metric] = jnum(x.ConstraintMean(i, c))
+		checks[c.String()] = x.Standing(i, c).String()
+	}
+	if len(checks) > 0 {
+		m["constraints"] = checks
 	}
 	return m
 }
@@ -323,7 +380,7 @@ func candJSON(cfg explore.TuneConfig, x *explore.Candidate) map[string]any {
 // tuneJSON is tune.json; the wall time is left out so that the file is
 // the same on every machine.
 func tuneJSON(o *tuneOptions, cfg explore.TuneConfig, res *explore.TuneResult, _ time.Duration) tuneDoc {
-	d := tuneDoc{Scenarios: o.files, Sets: o.sets, Params: cfg.Params, Objective: cfg.Objective, Maximize: cfg.Maximize, Worst: cfg.Worst,
+	d := tuneDoc{Scenarios: o.files, Sets: o.sets, Params: cfg.Params, Objective: cfg.Objective, Maximize: cfg.Maximize, Worst: cfg.Worst, Strict: cfg.Strict,
 		Budget: cfg.Budget, BaseSeed: cfg.BaseSeed, Runs: res.Runs, SensRuns: res.SensitivityRuns, Candidates: len(res.Candidates),
 		Infeasible: res.Infeasible, Chosen: candJSON(cfg, res.Best), RunnerUp: candJSON(cfg, res.RunnerUp)}
 	for _, c := range cfg.Constraints {
@@ -346,7 +403,7 @@ func tuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult) ([
 			Bound:           k.Bound, AtMost: k.AtMost, Maximize: cfg.Maximize,
 		}
 		for _, x := range res.Candidates {
-			in.Points = append(in.Points, plots.TunePoint{Objective: x.Objective().Mean, Constraint: x.ConstraintMean(0, k), Feasible: x.Feasible(cfg.Constraints), Best: x == res.Best})
+			in.Points = append(in.Points, plots.TunePoint{Objective: x.Objective().Mean, Constraint: x.ConstraintMean(0, k), Feasible: cfg.Feasible(x), Best: x == res.Best})
 		}
 		png, err := plots.Pareto(in)
 		if err != nil {

@@ -2,9 +2,11 @@ package explore
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
@@ -199,6 +201,18 @@ func TestParseRange(t *testing.T) {
 		{in: "x=abc..2", err: "expected a number"},
 		{in: "x=1,2", err: "expected a range a..b"},
 		{in: "=1..2", err: "expected PATH=a..b"},
+		{in: "k=1..4:0.1", want: Range{Path: "k", Lo: 1, Hi: 4, Step: 0.1}},
+		{in: "clients.timeout=1s..2s:0.25s", want: Range{Path: "clients.timeout", Lo: 1, Hi: 2, Unit: "s", Step: 0.25}},
+		{in: "clients.timeout=1s..2s:0.25", want: Range{Path: "clients.timeout", Lo: 1, Hi: 2, Unit: "s", Step: 0.25}},
+		{in: "r=400/s..900/s:50/s", want: Range{Path: "r", Lo: 400, Hi: 900, Unit: "/s", Step: 50}},
+		{in: "k=1..4:3", want: Range{Path: "k", Lo: 1, Hi: 4, Step: 3}},
+		{in: "k=1..4:0", err: "the step must be above 0, got 0"},
+		{in: "k=1..4:-0.5", err: "the step must be above 0, got -0.5"},
+		{in: "k=1..4:3.5", err: "the step 3.5 is wider than the range (3)"},
+		{in: "k=1..4:", err: "step: expected a number"},
+		{in: "k=1..4:abc", err: "step: expected a number"},
+		{in: "t=1s..2s:100ms", err: `the step's unit "ms" is not the bounds' "s"`},
+		{in: "k=1..4/4:0.5", err: "not both"},
 	} {
 		got, err := ParseRange("--param", tc.in)
 		if tc.err != "" {
@@ -337,7 +351,7 @@ func TestTuneRecoveryApplicability(t *testing.T) {
 	if k := res.Best.Values[0]; res.Infeasible || k < 2.5 || k > 2.55 {
 		t.Errorf("got k = %g (infeasible %v), want 2.5", k, res.Infeasible)
 	}
-	if res.RunnerUp == nil || !res.RunnerUp.Feasible(c.Constraints) {
+	if res.RunnerUp == nil || !c.Feasible(res.RunnerUp) {
 		t.Errorf("the runner-up of a feasible choice should be feasible when one exists: %+v", res.RunnerUp)
 	}
 	// An objective that applies nowhere is an error, not a silent NaN.
@@ -411,5 +425,222 @@ func TestTuneIntegerTriesEveryValue(t *testing.T) {
 				t.Errorf("%g..%g: round 0 tried %d values, want all %g", tc.lo, tc.hi, len(seen), n)
 			}
 		}
+	}
+}
+
+// evalRecorder wraps an Eval and keeps every override it was run with.
+type evalRecorder struct {
+	mu   sync.Mutex
+	sets map[string]bool
+	eval Eval
+}
+
+func (r *evalRecorder) Eval(ctx context.Context, v Variant) (Figures, error) {
+	r.mu.Lock()
+	for _, s := range v.Sets {
+		r.sets[s] = true
+	}
+	r.mu.Unlock()
+	return r.eval(ctx, v)
+}
+
+// decimals is the number of digits after the point in x's shortest form.
+func decimals(x float64) int {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if i := strings.Index(s, "."); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
+}
+
+// onMultiple: x is a whole multiple of g, and written with no more
+// decimals than g.
+func onMultiple(x, g float64) bool {
+	n := x / g
+	return math.Abs(n-math.Round(n)) < 1e-9 && decimals(x) <= decimals(g)
+}
+
+// TestTuneValuesAreShortAndEvaluated: the chosen value is what was run
+// (its override is among those the Eval saw) and is short: without a
+// step, a multiple of the range/1024 rounded down to 1, 2 or 5 × 10^k (or
+// a bound); with a step, every value evaluated is a multiple of the step.
+// The search used to zoom by halving, so it chose values such as
+// k=2.01953125 and wrote them to best.yaml as they were.
+func TestTuneValuesAreShortAndEvaluated(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		p        Range
+		grid     float64 // the spacing every candidate must be on
+		maxChars int     // len of the chosen value's shortest form
+	}{
+		{"1..4", Range{Path: "k", Lo: 1, Hi: 4}, 0.002, 5},
+		{"1.1..4", Range{Path: "k", Lo: 1.1, Hi: 4}, 0.002, 5},
+		{"0.37..5.3", Range{Path: "k", Lo: 0.37, Hi: 5.3}, 0.002, 5},
+		{"1.1..4:0.1", Range{Path: "k", Lo: 1.1, Hi: 4, Step: 0.1}, 0.1, 3},
+		{"1.05..4:0.25", Range{Path: "k", Lo: 1.05, Hi: 4, Step: 0.25}, 0.25, 4},
+		{"0..40:3", Range{Path: "k", Lo: 0, Hi: 40, Step: 3}, 3, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if g := tc.p.Grid(); g != tc.grid {
+				t.Fatalf("Grid() = %g, want %g", g, tc.grid)
+			}
+			rec := &evalRecorder{sets: map[string]bool{}, eval: linearTune}
+			c := TuneConfig{
+				Params:      []Range{tc.p},
+				Objective:   "backend_load_rps",
+				Constraints: []Constraint{{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}},
+				Budget:      150, Sensitivity: 5, Jobs: 2,
+			}
+			res, err := Tune(context.Background(), rec.Eval, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range res.Candidates {
+				v := x.Values[0]
+				bound := tc.p.Step == 0 && (v == tc.p.Lo || v == tc.p.Hi)
+				if !bound && !onMultiple(v, tc.grid) {
+					t.Errorf("candidate %s (round %d) is not a multiple of %g", tc.p.Format(v), x.Round, tc.grid)
+				}
+				if v < tc.p.Lo || v > tc.p.Hi {
+					t.Errorf("candidate %g outside [%g, %g]", v, tc.p.Lo, tc.p.Hi)
+				}
+			}
+			best := c.Sets(res.Best)
+			if !rec.sets[best[0]] {
+				t.Errorf("chosen %s was never evaluated", best[0])
+			}
+			if s := tc.p.Format(res.Best.Values[0]); len(s) > tc.maxChars {
+				t.Errorf("chosen value %s: longer than %d characters", s, tc.maxChars)
+			}
+			// The optimum is k = 2 (see linearTune), within the last grid
+			// step and the feasibility bound's slack.
+			if k := res.Best.Values[0]; res.Infeasible || math.Abs(k-2) > max(0.05, tc.grid) {
+				t.Errorf("got k = %g (infeasible %v), want 2 ± %g", k, res.Infeasible, max(0.05, tc.grid))
+			}
+		})
+	}
+}
+
+// TestTuneStepValidation: a step the search cannot use is a ConfigError.
+func TestTuneStepValidation(t *testing.T) {
+	for _, tc := range []struct {
+		p    Range
+		want string
+	}{
+		{Range{Path: "k", Lo: 1, Hi: 4, Step: -1}, "the step must be above 0"},
+		{Range{Path: "k", Lo: 1, Hi: 4, Step: math.NaN()}, "the step must be above 0"},
+		{Range{Path: "k", Lo: 1, Hi: 4, Step: 5}, "wider than the range"},
+		{Range{Path: "n", Lo: 1, Hi: 8, Step: 1.5, Integer: true}, "give a whole step"},
+	} {
+		c := TuneConfig{Params: []Range{tc.p}, Objective: "backend_load_rps"}
+		_, err := Tune(context.Background(), linearTune, c)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want a ConfigError containing %q", tc.p, err, tc.want)
+		}
+	}
+}
+
+// spread is n values alternating mean+d and mean−d (mean exactly, sd
+// about d).
+func spread(mean, d float64, n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = mean + d
+		if i%2 == 1 {
+			xs[i] = mean - d
+		}
+	}
+	return xs
+}
+
+// TestCandidateFeasibility: the default rule rejects a constraint only
+// when it is violated with 95% confidence (so a breach within noise
+// passes); Strict accepts it only when it is met with 95% confidence.
+// The one-sided 95% t quantile over 10 seeds is 1.833, so with d = 0.02
+// the bounds are the mean ± 0.0122.
+func TestCandidateFeasibility(t *testing.T) {
+	drop := Constraint{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}
+	succ := Constraint{Metric: "success_ratio", AtMost: false, Bound: 0.999}
+	for _, tc := range []struct {
+		name     string
+		k        Constraint
+		scen     [][]float64 // per scenario, the constraint's value per seed
+		want     Standing
+		def, str bool // feasible by default, under Strict
+	}{
+		{"just over the limit, wide spread", drop, [][]float64{spread(0.601, 0.02, 10)}, BreachWithinNoise, true, false},
+		{"under the limit, wide spread", drop, [][]float64{spread(0.59, 0.02, 10)}, MetWithinNoise, true, false},
+		{"clearly under", drop, [][]float64{spread(0.5, 0.01, 10)}, Met, true, true},
+		{"clearly over", drop, [][]float64{spread(0.7, 0.01, 10)}, Violated, false, false},
+		{"at least: just under, wide spread", succ, [][]float64{spread(0.9985, 0.002, 10)}, BreachWithinNoise, true, false},
+		{"at least: clearly over", succ, [][]float64{spread(0.9995, 0.0001, 10)}, Met, true, true},
+		{"no spread, exactly at the limit", drop, [][]float64{spread(0.6, 0, 4)}, Met, true, true},
+		{"a seed without a value", drop, [][]float64{{0.5, math.NaN(), 0.5}}, Violated, false, false},
+		{"one seed under: the mean decides, strict shows nothing", drop, [][]float64{{0.5}}, MetWithinNoise, true, false},
+		{"one seed over", drop, [][]float64{{0.61}}, Violated, false, false},
+		{"worst scenario decides", drop, [][]float64{spread(0.5, 0.01, 10), spread(0.601, 0.02, 10)}, BreachWithinNoise, true, false},
+		{"a scenario it does not apply to", drop, [][]float64{nil, spread(0.5, 0.01, 10)}, Met, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			for _, xs := range tc.scen {
+				n = max(n, len(xs))
+			}
+			c := &Candidate{Seeds: n, cons: [][][]float64{tc.scen}}
+			ks := []Constraint{tc.k}
+			if got := c.Standing(0, tc.k); got != tc.want {
+				t.Errorf("standing %v, want %v", got, tc.want)
+			}
+			if got := c.Feasible(ks, false); got != tc.def {
+				t.Errorf("default rule: feasible %v, want %v", got, tc.def)
+			}
+			if got := c.Feasible(ks, true); got != tc.str {
+				t.Errorf("strict: feasible %v, want %v", got, tc.str)
+			}
+			for _, strict := range []bool{false, true} {
+				if h := tc.want.Holds(strict); h != c.Feasible(ks, strict) {
+					t.Errorf("strict %v: Standing.Holds %v disagrees with Feasible", strict, h)
+				}
+			}
+		})
+	}
+	if (&Candidate{cons: [][][]float64{{nil}}}).Feasible([]Constraint{drop}, false) {
+		t.Error("a candidate without seeds: want not feasible")
+	}
+}
+
+// TestTuneStrict: with the drop at 0.601 ± 0.02 (alternating by seed,
+// whatever k), every candidate breaches within noise: the default rule
+// takes the least load, Strict finds nothing shown feasible.
+func TestTuneStrict(t *testing.T) {
+	eval := func(_ context.Context, v Variant) (Figures, error) {
+		k := setValue(t, v, "k")
+		d := 0.02
+		if v.Seed%2 == 1 {
+			d = -d
+		}
+		return Figures{"backend_load_rps": 200 * k, "local_drop_rate": 0.601 + d}, nil
+	}
+	c := TuneConfig{
+		Params:      []Range{{Path: "k", Lo: 1, Hi: 4}},
+		Objective:   "backend_load_rps",
+		Constraints: []Constraint{{Metric: "local_drop_rate", AtMost: true, Bound: 0.6}},
+		Budget:      100, Jobs: 2,
+	}
+	res, err := Tune(context.Background(), eval, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Infeasible || res.Best.Values[0] != 1 || res.Best.Standing(0, c.Constraints[0]) != BreachWithinNoise {
+		t.Errorf("default: got k = %g, infeasible %v, %v; want k = 1, feasible, breach within noise", res.Best.Values[0], res.Infeasible, res.Best.Standing(0, c.Constraints[0]))
+	}
+	c.Strict = true
+	res, err = Tune(context.Background(), eval, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Infeasible {
+		t.Errorf("strict: got a feasible k = %g, want infeasible", res.Best.Values[0])
 	}
 }

@@ -107,7 +107,7 @@ func (r *TuneResult) TuneCSV(c TuneConfig) []byte {
 		for j, k := range c.Constraints {
 			row = append(row, num(x.ConstraintMean(j, k)))
 		}
-		row = append(row, strconv.FormatBool(x.Feasible(c.Constraints)), strconv.FormatBool(x == r.Best))
+		row = append(row, strconv.FormatBool(c.Feasible(x)), strconv.FormatBool(x == r.Best))
 		rows = append(rows, row)
 	}
 	return writeCSV(rows)

@@ -31,9 +31,14 @@ type TuneConfig struct {
 	// the optimum (0: no scan), each with SensitivitySeeds seeds
 	// (default 4).
 	Sensitivity, SensitivitySeeds int
-	BaseSeed                      uint64
-	Jobs                          int
-	Progress                      func(runs int)
+	// Strict: a constraint holds only when it is met with confidence (the
+	// one-sided 95% bound of its mean on the unfavourable side meets it);
+	// else it holds unless it is violated with confidence (the bound on
+	// the favourable side breaches it), so a breach within noise passes.
+	Strict   bool
+	BaseSeed uint64
+	Jobs     int
+	Progress func(runs int)
 }
 
 // Candidate is one evaluated parameter vector.
@@ -73,16 +78,101 @@ func (c *Candidate) ConstraintMean(i int, k Constraint) float64 {
 	return w
 }
 
-// Feasible reports whether no constraint is violated with confidence: a
-// candidate is rejected only when, in some scenario, the one-sided 95%
-// Student-t bound of a constraint's mean lies on the wrong side of the
-// bound. With fewer than two seeds the mean decides; a candidate that ran
-// no seed is not known to be feasible, so it is not.
-func (c *Candidate) Feasible(ks []Constraint) bool { return c.Seeds > 0 && c.violation(ks) == 0 }
+// Feasible reports whether every constraint holds in every scenario. By
+// default a constraint holds unless it is violated with confidence: the
+// candidate is rejected only when the one-sided 95% Student-t bound of
+// the constraint's mean on the favourable side lies on the wrong side of
+// the limit (a mean just past the limit with a wide spread is a breach
+// within noise, and passes). With strict, it holds only when met with
+// confidence: the bound on the unfavourable side must meet the limit.
+// With fewer than two seeds the mean decides by default, and nothing is
+// shown under strict; a candidate that ran no seed is not known to be
+// feasible, so it is not.
+func (c *Candidate) Feasible(ks []Constraint, strict bool) bool {
+	return c.Seeds > 0 && c.violation(ks, strict) == 0
+}
+
+// Feasible is x.Feasible under the configuration's constraints and rule.
+func (c TuneConfig) Feasible(x *Candidate) bool { return x.Feasible(c.Constraints, c.Strict) }
+
+// Standing is how a candidate stands against one constraint (in its worst
+// scenario), by the mean and the one-sided 95% bounds of its seeds.
+type Standing int
+
+const (
+	// Met: met with confidence (the bound on the unfavourable side meets
+	// the limit). Feasible under either rule.
+	Met Standing = iota
+	// MetWithinNoise: the mean meets the limit, but not with confidence
+	// (or from fewer than two seeds). Feasible by default, not under
+	// strict.
+	MetWithinNoise
+	// BreachWithinNoise: the mean is past the limit, but not with
+	// confidence. Feasible by default, not under strict.
+	BreachWithinNoise
+	// Violated: past the limit with confidence, or without a value where
+	// the constraint applies. Feasible under neither rule.
+	Violated
+)
+
+func (s Standing) String() string {
+	switch s {
+	case Met:
+		return "met"
+	case MetWithinNoise:
+		return "met within noise"
+	case BreachWithinNoise:
+		return "breach within noise"
+	}
+	return "violated"
+}
+
+// Holds is whether a constraint with this standing holds under the rule.
+func (s Standing) Holds(strict bool) bool {
+	if strict {
+		return s == Met
+	}
+	return s != Violated
+}
+
+// Standing is constraint i's standing in the candidate's worst scenario
+// (Met when it applies to none).
+func (c *Candidate) Standing(i int, k Constraint) Standing {
+	w := Met
+	for _, xs := range c.cons[i] {
+		if len(xs) == 0 {
+			continue
+		}
+		w = max(w, standing(xs, k))
+	}
+	return w
+}
+
+func standing(xs []float64, k Constraint) Standing {
+	if slices.ContainsFunc(xs, math.IsNaN) {
+		return Violated
+	}
+	dir := 1.0 // the favourable side
+	if k.AtMost {
+		dir = -1
+	}
+	fav, unfav := oneSided(xs, dir), oneSided(xs, -dir)
+	switch {
+	case math.IsNaN(fav) || k.violation(fav) > 0:
+		return Violated
+	case k.violation(Describe(xs).Mean) > 0:
+		return BreachWithinNoise
+	case len(xs) < 2 || k.violation(unfav) > 0:
+		return MetWithinNoise
+	}
+	return Met
+}
 
 // violation sums, over constraints and scenarios, how far the confidence
-// bound is past the constraint's bound, relative to the bound's size.
-func (c *Candidate) violation(ks []Constraint) float64 {
+// bound is past the constraint's bound, relative to the bound's size: the
+// bound on the favourable side by default, on the unfavourable side under
+// strict (where fewer than two seeds show nothing: a violation of 1).
+func (c *Candidate) violation(ks []Constraint, strict bool) float64 {
 	v := 0.0
 	for i, k := range ks {
 		for _, xs := range c.cons[i] {
@@ -96,6 +186,13 @@ func (c *Candidate) violation(ks []Constraint) float64 {
 			dir := 1.0 // the bound on the favourable side
 			if k.AtMost {
 				dir = -1
+			}
+			if strict {
+				if len(xs) < 2 {
+					v++
+					continue
+				}
+				dir = -dir
 			}
 			b := oneSided(xs, dir)
 			if math.IsNaN(b) {
@@ -158,6 +255,18 @@ func (c *TuneConfig) setDefaults() error {
 		if p.Integer && math.Floor(p.Hi) < math.Ceil(p.Lo) {
 			return configErr("--param %s: no whole number in [%g, %g]", p.Path, p.Lo, p.Hi)
 		}
+		if math.IsNaN(p.Step) || p.Step < 0 || math.IsInf(p.Step, 0) {
+			return configErr("--param %s: the step must be above 0, got %g", p.Path, p.Step)
+		}
+		if p.Step > p.Hi-p.Lo {
+			return configErr("--param %s: the step %g is wider than the range [%g, %g]", p.Path, p.Step, p.Lo, p.Hi)
+		}
+		if p.Integer && p.Step != math.Floor(p.Step) {
+			return configErr("--param %s: the field is an integer; give a whole step, not %g", p.Path, p.Step)
+		}
+		if p.stepped() && gridCount(p.Lo, p.Hi, p.Grid()) == 0 {
+			return configErr("--param %s: no multiple of the step %g in [%g, %g]", p.Path, p.Grid(), p.Lo, p.Hi)
+		}
 	}
 	if err := CheckMetric(c.Objective); err != nil {
 		return configErr("objective: %w", err)
@@ -202,7 +311,7 @@ type tuner struct {
 // better orders candidates: feasible ones by objective, then infeasible
 // ones by violation.
 func (t *tuner) better(a, b *Candidate) bool {
-	va, vb := a.violation(t.c.Constraints), b.violation(t.c.Constraints)
+	va, vb := a.violation(t.c.Constraints, t.c.Strict), b.violation(t.c.Constraints, t.c.Strict)
 	if (va == 0) != (vb == 0) {
 		return va == 0
 	}
@@ -231,9 +340,11 @@ func (t *tuner) sort(cs []*Candidate) {
 	})
 }
 
+// candidate is the candidate at vals, each snapped to its parameter's
+// grid first (Range.Snap): the values evaluated are the values reported.
 func (t *tuner) candidate(vals []float64, round int) *Candidate {
 	for i := range vals {
-		vals[i] = t.c.Params[i].Clamp(vals[i])
+		vals[i] = t.c.Params[i].Snap(vals[i])
 	}
 	k := valuesKey(vals)
 	if c, ok := t.cands[k]; ok {
@@ -335,8 +446,8 @@ func Value(f Figures, metric string) (float64, bool) {
 }
 
 // design proposes the candidates of a round inside box: a grid for one or
-// two parameters, a Halton sequence for more; integer parameters take
-// every whole value when there are few.
+// two parameters, a Halton sequence for more; integer parameters, and
+// parameters with a step, take every value when there are few.
 func (t *tuner) design(box []Range, round int) []*Candidate {
 	d := len(box)
 	var pts [][]float64
@@ -348,13 +459,16 @@ func (t *tuner) design(box []Range, round int) []*Candidate {
 		axes := make([][]float64, d)
 		for i, b := range box {
 			axes[i] = b.Values(per)
-			// An integer parameter with few whole values takes every one:
-			// a grid rounded to integers skips some (1..10 in 9 steps
-			// never tries 5).
-			if n := wholeValues(b); b.Integer && n > 0 && n <= allValues[d-1] {
-				axes[i] = axes[i][:0]
-				for v := math.Ceil(b.Lo); v <= math.Floor(b.Hi); v++ {
-					axes[i] = append(axes[i], v)
+			// An integer parameter (or one with a step) with few values
+			// takes every one: a grid rounded to integers skips some
+			// (1..10 in 9 steps never tries 5).
+			p := t.c.Params[i]
+			if g := p.Grid(); p.stepped() {
+				if n := gridCount(b.Lo, b.Hi, g); n > 0 && n <= allValues[d-1] {
+					axes[i] = axes[i][:0]
+					for k := gridIndex(b.Lo, g, false); k <= gridIndex(b.Hi, g, true); k++ {
+						axes[i] = append(axes[i], onGrid(k, g))
+					}
 				}
 			}
 		}
@@ -390,20 +504,11 @@ func (t *tuner) design(box []Range, round int) []*Candidate {
 	return out
 }
 
-// allValues[d-1] is how many whole values an integer parameter may have
-// in a d-parameter grid for the design to take all of them: 25 alone (the
+// allValues[d-1] is how many values an integer (or stepped) parameter may
+// have in a d-parameter grid for the design to take all of them: 25 alone (the
 // grid of one parameter has 9 points, so this costs at most 16 more
 // candidates), 5 in a 2-parameter grid (its grid already has 5 per axis).
 var allValues = [2]int{25, 5}
-
-// wholeValues is the number of whole values in [b.Lo, b.Hi].
-func wholeValues(b Range) int {
-	n := math.Floor(b.Hi) - math.Ceil(b.Lo) + 1
-	if n < 0 || n > 1e6 {
-		return int(max(0, min(n, 1e6)))
-	}
-	return int(n)
-}
 
 func halton(i int, b float64) float64 {
 	f, r := 1.0, 0.0
@@ -436,14 +541,14 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 			cost += max(0, 2-x.Seeds) * c.Scenarios
 		}
 		// narrow: every continuous box is down to 1/64 of its range and
-		// every integer box to 3 whole values (which a grid covers). An
-		// integer box wider than that still has values between the grid's
-		// points to try, so it keeps the search going; when a round
-		// proposes nothing new, cost is 0 and the search ends.
+		// every integer (or stepped) box to 3 values (which a grid
+		// covers). An integer box wider than that still has values
+		// between the grid's points to try, so it keeps the search going;
+		// when a round proposes nothing new, cost is 0 and the search ends.
 		narrow := true
 		for i, p := range c.Params {
-			if p.Integer {
-				if wholeValues(box[i]) > 3 {
+			if p.stepped() {
+				if gridCount(box[i].Lo, box[i].Hi, p.Grid()) > 3 {
 					narrow = false
 				}
 			} else if box[i].Hi-box[i].Lo > (p.Hi-p.Lo)/64 {
@@ -477,13 +582,14 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		best := all[0]
 		for i, p := range c.Params {
 			w := (box[i].Hi - box[i].Lo) / 4
-			if p.Integer {
-				w = math.Max(1, math.Floor(w))
+			g := p.Grid()
+			if p.stepped() {
+				w = math.Max(g, math.Floor(w/g)*g)
 			}
 			box[i].Lo = math.Max(p.Lo, best.Values[i]-w)
 			box[i].Hi = math.Min(p.Hi, best.Values[i]+w)
-			if p.Integer {
-				box[i].Lo, box[i].Hi = math.Ceil(box[i].Lo), math.Floor(box[i].Hi)
+			if p.stepped() {
+				box[i].Lo, box[i].Hi = onGrid(gridIndex(box[i].Lo, g, false), g), onGrid(gridIndex(box[i].Hi, g, true), g)
 			}
 		}
 	}
@@ -539,14 +645,14 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 		top = done[:min(c.Final, len(done))]
 	}
 	res := &TuneResult{Candidates: t.order, Best: top[0], Runs: t.r.runs}
-	res.Infeasible = !res.Best.Feasible(c.Constraints)
+	res.Infeasible = !c.Feasible(res.Best)
 	if len(top) > 1 {
 		// The runner-up is the next feasible candidate when the chosen
 		// one is feasible and there is one; else simply the next.
 		res.RunnerUp = top[1]
 		if !res.Infeasible {
 			for _, x := range top[1:] {
-				if x.Feasible(c.Constraints) {
+				if c.Feasible(x) {
 					res.RunnerUp = x
 					break
 				}
@@ -571,7 +677,7 @@ func Tune(ctx context.Context, eval Eval, c TuneConfig) (*TuneResult, error) {
 				if err := t.evaluate(ctx, []*Candidate{x}, max(c.SensitivitySeeds, x.Seeds)); err != nil {
 					return nil, err
 				}
-				scan = append(scan, SensPoint{Value: x.Values[i], Objective: x.Objective(), Feasible: x.Feasible(c.Constraints)})
+				scan = append(scan, SensPoint{Value: x.Values[i], Objective: x.Objective(), Feasible: c.Feasible(x)})
 			}
 			res.Sensitivity = append(res.Sensitivity, scan)
 		}
