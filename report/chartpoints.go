@@ -2,7 +2,6 @@ package report
 
 import (
 	"github.com/throttlesim/throttlesim/plots"
-	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
@@ -28,7 +27,7 @@ func ChartFaults(sc *scenario.Scenario) []plots.Fault {
 // backend: its fault windows, its effective capacity per interval (the
 // mean over the runs; nil for the occ row) and, with persistent
 // connections, the handshakes and the handshake work.
-func chartPoint(cp *plots.ComparePoint, pt sweep.PointData, interval int64) {
+func chartPoint(cp *plots.ComparePoint, pt sweep.PointData, pb *pointBands) {
 	if len(pt.Runs) == 0 {
 		return
 	}
@@ -37,18 +36,12 @@ func chartPoint(cp *plots.ComparePoint, pt sweep.PointData, interval int64) {
 	if cp.Faults == nil {
 		cp.Faults = []plots.Fault{}
 	}
-	workers := float64(max(sc.EntryBackend().Workers, 1))
-	if hasCapacity(sc) {
-		p := metrics.Params{Workers: int64(sc.EntryBackend().TotalWorkers()), CapacityRPS: sc.Capacity()}
-		cp.Capacity = band(pt, interval, func(r *metrics.Row) float64 {
-			return metrics.EffectiveCapacity(r, interval, p)
-		}, false).Mean
+	if pb.capacity != nil {
+		cp.Capacity = pb.capacity.band().Mean
 	}
-	if sc.Clients.Connection != nil {
-		cp.Handshakes = band(pt, interval, func(r *metrics.Row) float64 { return float64(r.ConnectsRcvd) }, true)
-		cp.HandshakeWork = band(pt, interval, func(r *metrics.Row) float64 {
-			return 100 * float64(r.HandshakeUsefulNS+r.HandshakeWastedNS) / float64(interval) / workers
-		}, false)
+	if pb.handshakes != nil {
+		cp.Handshakes = pb.handshakes.band()
+		cp.HandshakeWork = pb.handshakeWork.band()
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
-	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
@@ -39,12 +38,18 @@ var oneShotChartFiles = map[string]string{
 // faults and capacity are the first run's; each point also carries its
 // own faults, effective capacity and handshake work (chartPoint).
 func CompareInput(name, varied string, pts []sweep.PointData) plots.CompareInput {
+	return CompareInputBands(name, varied, pts, bandsOf(pts))
+}
+
+// CompareInputBands is CompareInput with the bands accumulated already
+// (the points' runs need no series).
+func CompareInputBands(name, varied string, pts []sweep.PointData, bands *Bands) plots.CompareInput {
 	in := plots.CompareInput{Name: name, Varied: varied} // no Varied (compare): the x axis says "run"
 	charts := chartFiles
 	if len(pts) > 0 && len(pts[0].Runs) > 0 {
 		first := pts[0].Runs[0]
 		sc := first.Doc.Scenario
-		in.Interval = first.Series.Interval
+		in.Interval = bands.interval
 		in.Capacity = sc.Capacity()
 		if !hasCapacity(sc) {
 			in.Capacity = 0 // the occ row, or dist: concurrency: no capacity line
@@ -55,19 +60,15 @@ func CompareInput(name, varied string, pts []sweep.PointData) plots.CompareInput
 		in.Seeds = len(pts[0].Runs)
 		in.Faults = ChartFaults(sc)
 	}
-	for _, pt := range pts {
+	for i, pt := range pts {
+		pb := &bands.pts[i]
 		in.Points = append(in.Points, plots.ComparePoint{
 			Label:    pt.Label,
-			Received: band(pt, in.Interval, func(r *metrics.Row) float64 { return float64(r.Received) }, true),
-			Goodput:  band(pt, in.Interval, func(r *metrics.Row) float64 { return float64(r.Succeeded) }, true),
-			Drops: band(pt, in.Interval, func(r *metrics.Row) float64 {
-				if r.Offered == 0 {
-					return math.NaN()
-				}
-				return 100 * float64(r.DropThrottle+r.DropNoConn+r.DropBreaker) / float64(r.Offered)
-			}, false),
+			Received: pb.received.band(),
+			Goodput:  pb.goodput.band(),
+			Drops:    pb.drops.band(),
 		})
-		chartPoint(&in.Points[len(in.Points)-1], pt, in.Interval)
+		chartPoint(&in.Points[len(in.Points)-1], pt, pb)
 	}
 	for _, m := range Metrics {
 		file, ok := charts[m.Name]
@@ -82,43 +83,6 @@ func CompareInput(name, varied string, pts []sweep.PointData) plots.CompareInput
 		in.Figures = append(in.Figures, fig)
 	}
 	return in
-}
-
-// band is the mean and min–max over a point's runs of a per-interval value
-// (per second when rate is set).
-func band(pt sweep.PointData, interval int64, v func(*metrics.Row) float64, rate bool) plots.Band {
-	if len(pt.Runs) == 0 {
-		return plots.Band{}
-	}
-	n := len(pt.Runs[0].Series.Rows)
-	bd := plots.Band{Mean: make([]float64, n), Lo: make([]float64, n), Hi: make([]float64, n)}
-	sec := float64(interval) / 1e9
-	for j := 0; j < n; j++ {
-		var sum float64
-		cnt := 0
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, r := range pt.Runs {
-			if j >= len(r.Series.Rows) {
-				continue
-			}
-			x := v(&r.Series.Rows[j])
-			if math.IsNaN(x) {
-				continue
-			}
-			if rate {
-				x /= sec
-			}
-			sum += x
-			cnt++
-			lo, hi = min(lo, x), max(hi, x)
-		}
-		if cnt == 0 {
-			bd.Mean[j], bd.Lo[j], bd.Hi[j] = math.NaN(), math.NaN(), math.NaN()
-			continue
-		}
-		bd.Mean[j], bd.Lo[j], bd.Hi[j] = sum/float64(cnt), lo, hi
-	}
-	return bd
 }
 
 // RunInput is the input of plots.All for one run: its series, capacity,

@@ -13,6 +13,10 @@ type Comparison struct {
 	Points   []sweep.PointData
 	Baseline int  // index of the point the others are paired with; -1: none
 	Paired   bool // replications share seeds (common random numbers)
+	// Bands, when set, are the charts' bands accumulated while the runs
+	// were read (their series dropped); else they come from the runs'
+	// series.
+	Bands *Bands
 }
 
 // DrawFunc draws comparison charts; plots.Compare is one.
@@ -36,7 +40,11 @@ func (c Comparison) Files(draw DrawFunc) (map[string][]byte, error) {
 		}
 	}
 	if draw != nil {
-		charts, err := draw(CompareInput(c.Name, c.Varied, c.Points))
+		bands := c.Bands
+		if bands == nil {
+			bands = bandsOf(c.Points)
+		}
+		charts, err := draw(CompareInputBands(c.Name, c.Varied, c.Points, bands))
 		if err != nil {
 			return nil, err
 		}

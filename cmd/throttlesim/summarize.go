@@ -95,7 +95,7 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 	if err != nil {
 		return err
 	}
-	pts, err := sweep.LoadRuns(context.Background(), dir, plan)
+	pts, err := sweep.LoadRunsEach(context.Background(), dir, plan, nil) // a table of summaries: no series read
 	if err != nil {
 		return err
 	}

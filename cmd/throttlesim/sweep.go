@@ -233,11 +233,14 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 // (Ctrl-C): between runs read, before and after drawing the charts, and
 // before each file is written.
 func aggregateSweep(ctx context.Context, dir string, plan *sweep.Plan, extra []threshold.Threshold) ([]report.PointVerdicts, error) {
-	pts, err := sweep.LoadRuns(ctx, dir, plan)
+	// The series are folded into the charts' bands as they are read and
+	// dropped: memory is points × intervals, not runs × intervals.
+	bands := report.NewBands(len(plan.Points))
+	pts, err := sweep.LoadRunsEach(ctx, dir, plan, bands.Add)
 	if err != nil {
 		return nil, err
 	}
-	c := report.Comparison{Name: plan.Name, Varied: variedLabel(plan), Points: pts, Baseline: plan.Baseline, Paired: !plan.Independent}
+	c := report.Comparison{Name: plan.Name, Varied: variedLabel(plan), Points: pts, Baseline: plan.Baseline, Paired: !plan.Independent, Bands: bands}
 	vs, err := pointVerdicts(pts, extra)
 	if err != nil {
 		return nil, err
