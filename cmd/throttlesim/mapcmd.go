@@ -147,7 +147,7 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the scenario's seed)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-map)")
-	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters")
+	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters; auto reads i and n from a Kubernetes Indexed Job or a Slurm array (see sweep --help)")
 	f.StringVar(&o.rare, "rare", "", "estimate small P(no recovery) below each boundary; the measure (in_system, outstanding, timed_out) the method ranks runs by, with split optionally =l1,l2,... levels")
 	f.StringVar(&o.rareMethod, "rare-method", "tilt", "tilt (importance sampling of the arrivals) or split (multilevel splitting)")
 	f.IntVar(&o.rarePaths, "rare-paths", 0, "runs of the estimate (tilt, default 1000) or paths per stage (split, default 100)")

@@ -76,22 +76,29 @@ cluster; 'throttlesim merge' combines the shards.`,
 	f.BoolVar(&o.independent, "independent-seeds", false, "give every point its own seeds instead of common random numbers")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-sweep, or results/<name> when the name says sweep)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
-	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters")
+	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters; auto reads the index and count from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, THROTTLESIM_SHARDS) or a Slurm array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT)")
 	addThresholdFlag(f, &o.thresholds)
 	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	cmd.RegisterFlagCompletionFunc("vary", completeFieldPath)
 	return cmd
 }
 
-func parseShard(s string) (int, int, error) {
+func parseShard(s string) (int, int, error) { return parseShardEnv(s, osGetenv) }
+
+// parseShardEnv reads --shard: "" (no sharding), "i/n", or "auto" (the batch
+// engine's index and count, see shardFromEnv).
+func parseShardEnv(s string, getenv func(string) string) (int, int, error) {
 	if s == "" {
 		return 0, 0, nil
+	}
+	if s == "auto" {
+		return shardFromEnv(getenv)
 	}
 	a, b, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, usageError{fmt.Errorf("--shard %q: expected i/n with 0 <= i < n, e.g. 0/4", s)}
+		return 0, 0, usageError{fmt.Errorf("--shard %q: expected i/n with 0 <= i < n, e.g. 0/4, or auto", s)}
 	}
 	return i, n, nil
 }
