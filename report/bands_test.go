@@ -56,17 +56,7 @@ func keptBand(pt sweep.PointData, interval int64, v func(*metrics.Row) float64, 
 // and keeps no series; the bands equal the reference computation bit for
 // bit. Streaming is what bounds a 30,000-run sweep's memory (issue 24).
 func TestBandsStreamedAreTheKeptOnes(t *testing.T) {
-	p, err := sweep.NewPlan("tiny.yaml", []byte(small+"\n"), sweep.PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := sweep.WritePlan(dir, p); err != nil {
-		t.Fatal(err)
-	}
-	if err := sweep.Execute(context.Background(), p, dir, sweep.Options{Jobs: 2}); err != nil {
-		t.Fatal(err)
-	}
+	p, dir := tinySweepDir(t)
 	kept, err := sweep.LoadRuns(context.Background(), dir, p)
 	if err != nil {
 		t.Fatal(err)

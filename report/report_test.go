@@ -31,6 +31,17 @@ sweep:
 // tinySweep runs the small sweep once per test binary.
 func tinySweep(t *testing.T) (*sweep.Plan, []sweep.PointData) {
 	t.Helper()
+	p, dir := tinySweepDir(t)
+	pts, err := sweep.LoadRuns(context.Background(), dir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, pts
+}
+
+// tinySweepDir runs the small sweep into a folder and returns its plan.
+func tinySweepDir(t *testing.T) (*sweep.Plan, string) {
+	t.Helper()
 	p, err := sweep.NewPlan("tiny.yaml", []byte(small), sweep.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +53,7 @@ func tinySweep(t *testing.T) (*sweep.Plan, []sweep.PointData) {
 	if err := sweep.Execute(context.Background(), p, dir, sweep.Options{Jobs: 2}); err != nil {
 		t.Fatal(err)
 	}
-	pts, err := sweep.LoadRuns(context.Background(), dir, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, pts
+	return p, dir
 }
 
 // paired.csv has one row per other point and figure; a label with a comma
