@@ -37,32 +37,29 @@ func shardFromEnv(getenv func(string) string) (int, int, error) {
 	type found struct {
 		ok       bool
 		i, n     int
-		engine   string
 		varNames string
 	}
-	var k8s, slurm found
-
-	ki, kiSet, err := num(envK8sIndex)
-	if err != nil {
-		return 0, 0, err
-	}
-	kn, knSet, err := num(envK8sShards)
-	if err != nil {
-		return 0, 0, err
-	}
-	if kiSet || knSet {
-		if !kiSet || !knSet {
-			return 0, 0, usageError{fmt.Errorf("--shard auto: Kubernetes needs both %s (set by an Indexed Job) and %s (set it to the Job's completions in the container's env); only %s is set",
-				envK8sIndex, envK8sShards, map[bool]string{true: envK8sIndex, false: envK8sShards}[kiSet])}
+	// pair reads an engine's index and count, both or neither.
+	pair := func(engine, index, count, hint string) (found, error) {
+		i, iSet, err := num(index)
+		if err != nil {
+			return found{}, err
 		}
-		k8s = found{true, ki, kn, "Kubernetes", envK8sIndex + "/" + envK8sShards}
+		n, nSet, err := num(count)
+		if err != nil {
+			return found{}, err
+		}
+		if iSet != nSet {
+			only := map[bool]string{true: index, false: count}[iSet]
+			return found{}, usageError{fmt.Errorf("--shard auto: %s needs both %s and %s (%s); only %s is set", engine, index, count, hint, only)}
+		}
+		return found{ok: iSet, i: i, n: n, varNames: index + "/" + count}, nil
 	}
-
-	si, siSet, err := num(envSlurmID)
+	k8s, err := pair("Kubernetes", envK8sIndex, envK8sShards, "the first set by an Indexed Job, the second set to the Job's completions in the container's env")
 	if err != nil {
 		return 0, 0, err
 	}
-	sn, snSet, err := num(envSlurmCount)
+	slurm, err := pair("Slurm", envSlurmID, envSlurmCount, "run as an sbatch --array job")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -70,14 +67,12 @@ func shardFromEnv(getenv func(string) string) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if siSet || snSet {
-		if !siSet || !snSet {
-			return 0, 0, usageError{fmt.Errorf("--shard auto: Slurm needs both %s and %s (run as an sbatch --array job)", envSlurmID, envSlurmCount)}
+	if slurm.ok {
+		if slurm.i < smin {
+			return 0, 0, usageError{fmt.Errorf("--shard auto: %s=%d is below %s=%d", envSlurmID, slurm.i, envSlurmMin, smin)}
 		}
-		if si < smin {
-			return 0, 0, usageError{fmt.Errorf("--shard auto: %s=%d is below %s=%d", envSlurmID, si, envSlurmMin, smin)}
-		}
-		slurm = found{true, si - smin, sn, "Slurm", envSlurmID + "-" + envSlurmMin + "/" + envSlurmCount}
+		slurm.i -= smin
+		slurm.varNames = envSlurmID + "-" + envSlurmMin + "/" + envSlurmCount
 	}
 
 	var f found
