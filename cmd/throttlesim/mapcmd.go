@@ -498,7 +498,11 @@ func mapReport(doc *mapDoc, mapCSV, boundaryCSV []byte, charts []report.Chart) (
 	var txt bytes.Buffer
 	printBoundary(&txt, doc)
 	printRare(&txt, doc)
-	bnd, err := report.CSVSection("boundary-table", "Boundary by load", "boundary.csv", boundaryCSV, 200)
+	title := "Boundary by load"
+	if o := doc.TriggerOrigin; o != 0 { // the CSV keeps the field's own values
+		title += fmt.Sprintf(" (as %s; the charts and the printout subtract %s s)", doc.Result.Trigger.Path, strconv.FormatFloat(o, 'g', -1, 64))
+	}
+	bnd, err := report.CSVSection("boundary-table", title, "boundary.csv", boundaryCSV, 200)
 	if err != nil {
 		return nil, err
 	}
