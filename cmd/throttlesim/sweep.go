@@ -35,6 +35,8 @@ type sweepOptions struct {
 	shard       string
 	quiet       bool
 	thresholds  []string
+	emit        emitOptions
+	forward     []string // with --emit: the flags the shards get
 }
 
 func newSweepCmd(e *env) *cobra.Command {
@@ -64,6 +66,10 @@ cluster; 'throttlesim merge' combines the shards.`,
 			o.file = args[0]
 			o.seedSet = cmd.Flags().Changed("seed")
 			o.quiet = e.quiet
+			if err := checkEmitFlags(cmd, &o.emit); err != nil {
+				return err
+			}
+			o.forward = forwardedFlags(cmd, "threshold")
 			return sweepRun(cmd.Context(), e, o)
 		},
 	}
@@ -78,6 +84,7 @@ cluster; 'throttlesim merge' combines the shards.`,
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
 	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters; auto reads the index and count from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, THROTTLESIM_SHARDS) or a Slurm array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT)")
 	addThresholdFlag(f, &o.thresholds)
+	addEmitFlags(f, &o.emit)
 	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	cmd.RegisterFlagCompletionFunc("vary", completeFieldPath)
 	return cmd
@@ -151,6 +158,13 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		}
 	}
 	out = filepath.Clean(out)
+	if o.emit.engine != "" {
+		j := emitJob{verb: []string{"sweep"}, mergeVerb: []string{"merge"}, file: o.file, data: data, forward: o.forward, out: out, runs: len(plan.Runs())}
+		for _, t := range o.thresholds {
+			j.mergeArgs = append(j.mergeArgs, "--threshold="+t)
+		}
+		return emitRun(e, &o.emit, j)
+	}
 	if err := checkOut(out); err != nil {
 		return err
 	}

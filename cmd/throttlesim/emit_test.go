@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/throttlesim/throttlesim/internal/testfs"
+)
+
+var updateEmit = flag.Bool("update-emit", false, "rewrite testdata/emit/ from the current job files")
+
+// emitArgs is a small sharded sweep with every kind of flag forwarded: an
+// array flag twice, a number, a bool, and a threshold for the merge.
+func emitArgs(file string) []string {
+	return []string{"sweep", file, "--vary", "clients.throttle.k=1.5,2,3", "--set", "clients.count=40", "--seeds", "2",
+		"--independent-seeds", "--threshold", "success_ratio>=0.5", "-q"}
+}
+
+// localSweep runs emitArgs here and returns its results' files.
+func localSweep(t *testing.T, dir, file string) map[string]string {
+	t.Helper()
+	out := filepath.Join(dir, "local")
+	if r := runCLI(t, append(emitArgs(file), "--out", out)...); r.code != 0 {
+		t.Fatalf("local sweep: exit %d\n%s", r.code, r.stderr)
+	}
+	return testfs.Tree(t, out)
+}
+
+// splitYAML splits a multi-document YAML file.
+func splitYAML(b []byte) [][]byte {
+	docs := bytes.Split(b, []byte("\n---\n"))
+	for i := range docs[:len(docs)-1] {
+		docs[i] = append(docs[i], '\n') // the newline before "---" ends the document
+	}
+	return docs
+}
+
+func strictDecode(t *testing.T, what string, doc []byte, into any) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(doc, into); err != nil {
+		t.Fatalf("%s is not a valid object of its kind (strict decode into k8s.io/api): %v\n%s", what, err, doc)
+	}
+}
+
+// The manifests decode strictly into the Kubernetes API's own types (an
+// unknown or misspelt field, or a wrong type, fails), and say what an
+// Indexed Job with per-index retries needs.
+func TestEmitKubernetesIsValidBatchV1(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeFile(t, dir, "scenarios/tiny.yaml", tinyScenario)
+	args := append(emitArgs("scenarios/tiny.yaml"), "--emit", "kubernetes", "--shards", "3", "--image", "registry.example/throttlesim:v1",
+		"--cpus", "2", "--memory", "1536M", "--parallelism", "2", "--retries", "4", "--out", "results/tiny-k")
+	if r := runCLI(t, args...); r.code != 0 {
+		t.Fatalf("emit: exit %d\n%s", r.code, r.stderr)
+	}
+	jobs := filepath.Join(dir, "jobs", "tiny-k-kubernetes")
+	b, err := os.ReadFile(filepath.Join(jobs, "sweep.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := splitYAML(b)
+	if len(docs) != 2 {
+		t.Fatalf("sweep.yaml: %d documents, want a ConfigMap and a Job", len(docs))
+	}
+	var cm corev1.ConfigMap
+	strictDecode(t, "sweep.yaml's ConfigMap", docs[0], &cm)
+	if cm.Kind != "ConfigMap" || cm.APIVersion != "v1" || cm.Data["tiny.yaml"] != tinyScenario {
+		t.Errorf("ConfigMap: kind %q, version %q, data %q: want the scenario's bytes under tiny.yaml", cm.Kind, cm.APIVersion, cm.Data)
+	}
+	var job batchv1.Job
+	strictDecode(t, "sweep.yaml's Job", docs[1], &job)
+	s := job.Spec
+	c := s.Template.Spec.Containers[0]
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"apiVersion/kind", job.APIVersion + "/" + job.Kind, "batch/v1/Job"},
+		{"completionMode", string(*s.CompletionMode), "Indexed"},
+		{"completions", *s.Completions, int32(3)},
+		{"parallelism", *s.Parallelism, int32(2)},
+		{"backoffLimitPerIndex", *s.BackoffLimitPerIndex, int32(4)},
+		// backoffLimitPerIndex needs restartPolicy Never.
+		{"restartPolicy", string(s.Template.Spec.RestartPolicy), "Never"},
+		{"image", c.Image, "registry.example/throttlesim:v1"},
+		{"cpu request", c.Resources.Requests.Cpu().String(), "2"},
+		{"memory limit", c.Resources.Limits.Memory().String(), "1536Mi"},
+		{"command", strings.Join(c.Command, " "), "throttlesim sweep"},
+		{"args", strings.Join(c.Args, " "), "scenarios/tiny.yaml --independent-seeds=true --seeds=2 --set=clients.count=40 --vary=clients.throttle.k=1.5,2,3 --shard=auto --resume --jobs=2 --out=/results/tiny-k-shards/shard-$(JOB_COMPLETION_INDEX)"},
+		{"env", len(c.Env), 2},
+		{"index env", c.Env[0].Name + " " + c.Env[0].ValueFrom.FieldRef.FieldPath, "JOB_COMPLETION_INDEX metadata.annotations['batch.kubernetes.io/job-completion-index']"},
+		{"shards env", c.Env[1].Name + "=" + c.Env[1].Value, "THROTTLESIM_SHARDS=3"},
+		{"scenario mount", c.VolumeMounts[0].MountPath, "/work/scenarios"},
+		{"working dir", c.WorkingDir, "/work"},
+		{"results claim", s.Template.Spec.Volumes[1].PersistentVolumeClaim.ClaimName, "throttlesim-results"},
+		{"no privilege escalation", *c.SecurityContext.AllowPrivilegeEscalation, false},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s: %v, want %v", ck.what, ck.got, ck.want)
+		}
+	}
+	mb, err := os.ReadFile(filepath.Join(jobs, "merge.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var merge batchv1.Job
+	strictDecode(t, "merge.yaml", mb, &merge)
+	if got, want := strings.Join(merge.Spec.Template.Spec.Containers[0].Args, " "),
+		"--threshold=success_ratio>=0.5 --out=/results/tiny-k /results/tiny-k-shards/shard-0 /results/tiny-k-shards/shard-1 /results/tiny-k-shards/shard-2"; got != want {
+		t.Errorf("merge args:\n %s\nwant\n %s", got, want)
+	}
+	if out, err := exec.Command("sh", "-n", filepath.Join(jobs, "submit.sh")).CombinedOutput(); err != nil {
+		t.Errorf("submit.sh is not valid sh: %v\n%s", err, out)
+	}
+	golden(t, "kubernetes", testfs.Tree(t, jobs), nil)
+}
+
+// golden compares the job files with testdata/emit/<name>/, with the
+// machine-specific strings replaced by placeholders.
+func golden(t *testing.T, name string, files map[string]string, repl *strings.Replacer) {
+	t.Helper()
+	want := filepath.Join(testdataRoot, "emit", name)
+	for f, body := range files {
+		if body == "<dir>" {
+			continue
+		}
+		if repl != nil {
+			body = repl.Replace(body)
+		}
+		p := filepath.Join(want, f)
+		if *updateEmit {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		w, err := os.ReadFile(p)
+		if err != nil {
+			t.Errorf("%s: %v (run go test ./cmd/throttlesim -run Emit -update-emit)", p, err)
+			continue
+		}
+		if string(w) != body {
+			t.Errorf("%s differs from the job file written now (go test ./cmd/throttlesim -run Emit -update-emit, then read the diff):\n%s", p, body)
+		}
+	}
+}
+
+// testdataRoot is testdata/ as an absolute path: the tests change folder.
+var testdataRoot = func() string { wd, _ := os.Getwd(); return filepath.Join(wd, "testdata") }()
+
+// The Kubernetes job files do what the engine would do with them: each
+// index's container command, with the variables Kubernetes sets and its
+// $(VAR) expansion, run in a working folder holding the ConfigMap at its
+// mount path, then the merge Job's command. The merged results are the
+// bytes of the same sweep run here in one go.
+func TestEmitKubernetesRunsLikeALocalSweep(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeFile(t, dir, "scenarios/tiny.yaml", tinyScenario)
+	local := localSweep(t, dir, "scenarios/tiny.yaml")
+	args := append(emitArgs("scenarios/tiny.yaml"), "--emit", "kubernetes", "--shards", "4", "--image", "x", "--out", "results/tiny")
+	if r := runCLI(t, args...); r.code != 0 {
+		t.Fatalf("emit: exit %d\n%s", r.code, r.stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "jobs", "tiny-kubernetes", "sweep.yaml"))
+	docs := splitYAML(b)
+	var cm corev1.ConfigMap
+	var job batchv1.Job
+	strictDecode(t, "ConfigMap", docs[0], &cm)
+	strictDecode(t, "Job", docs[1], &job)
+	mb, _ := os.ReadFile(filepath.Join(dir, "jobs", "tiny-kubernetes", "merge.yaml"))
+	var merge batchv1.Job
+	strictDecode(t, "merge Job", mb, &merge)
+
+	// The pod's file system: /work and /results, under a folder of ours.
+	pod := filepath.Join(dir, "pod")
+	mapPath := func(p string) string {
+		if strings.HasPrefix(p, "/") {
+			return filepath.Join(pod, p)
+		}
+		return p
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	for k, v := range cm.Data {
+		writeFile(t, filepath.Join(mapPath(c.VolumeMounts[0].MountPath)), k, v)
+	}
+	t.Chdir(mapPath(c.WorkingDir))
+	expand := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+	for i := range int(*job.Spec.Completions) {
+		env := map[string]string{envK8sIndex: strconv.Itoa(i)} // as the fieldRef reads it
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				env[e.Name] = e.Value
+			}
+		}
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		var argv []string
+		for _, a := range c.Args {
+			a = expand.ReplaceAllStringFunc(a, func(m string) string { return env[m[2:len(m)-1]] })
+			if name, val, ok := strings.Cut(a, "="); ok && name == "--out" {
+				a = name + "=" + mapPath(val)
+			}
+			argv = append(argv, a)
+		}
+		if r := runCLI(t, append(c.Command[1:], argv...)...); r.code != 0 {
+			t.Fatalf("index %d: %q: exit %d\n%s", i, argv, r.code, r.stderr)
+		}
+	}
+	mc := merge.Spec.Template.Spec.Containers[0]
+	var argv []string
+	for _, a := range mc.Args {
+		if name, val, ok := strings.Cut(a, "="); ok && name == "--out" {
+			a = name + "=" + mapPath(val)
+		} else if strings.HasPrefix(a, "/") {
+			a = mapPath(a)
+		}
+		argv = append(argv, a)
+	}
+	if r := runCLI(t, append(mc.Command[1:], argv...)...); r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	}
+	sameTree(t, "Kubernetes jobs vs a local sweep", local, testfs.Tree(t, filepath.Join(pod, "results", "tiny")))
+}
+
+// The Slurm scripts do what Slurm would do with them: bash runs the array
+// script once per task id with the variables Slurm sets (a task run twice,
+// as a requeue does, resumes), then the merge script. The merged results
+// are the bytes of the same sweep run here in one go.
+func TestEmitSlurmRunsLikeALocalSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeFile(t, dir, "scenarios/tiny.yaml", tinyScenario)
+	local := localSweep(t, dir, "scenarios/tiny.yaml")
+	// The test binary is throttlesim when THROTTLESIM_MAIN=1 (TestMain).
+	bin := writeFile(t, dir, "bin/throttlesim", "#!/bin/sh\nTHROTTLESIM_MAIN=1 exec "+shq(os.Args[0])+" \"$@\"\n")
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append(emitArgs("scenarios/tiny.yaml"), "--emit", "slurm", "--shards", "3", "--binary", bin, "--cpus", "2", "--out", "results/tiny",
+		"--partition", "short", "--time-limit", "1:00:00")
+	if r := runCLI(t, args...); r.code != 0 {
+		t.Fatalf("emit: exit %d\n%s", r.code, r.stderr)
+	}
+	jobs := filepath.Join(dir, "jobs", "tiny-slurm")
+	for _, f := range []string{"sweep.sbatch", "merge.sbatch", "submit.sh"} {
+		if out, err := exec.Command(bash, "-n", filepath.Join(jobs, f)).CombinedOutput(); err != nil {
+			t.Errorf("%s is not valid bash: %v\n%s", f, err, out)
+		}
+	}
+	sbatch := func(script string, env ...string) {
+		t.Helper()
+		cmd := exec.Command(bash, filepath.Join(jobs, script))
+		cmd.Dir = dir // --chdir
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %q: %v\n%s", script, env, err, out)
+		}
+	}
+	for _, id := range []int{0, 2, 1, 2} { // task 2 twice: a requeued task resumes
+		sbatch("sweep.sbatch", "SLURM_ARRAY_TASK_ID="+strconv.Itoa(id), "SLURM_ARRAY_TASK_MIN=0", "SLURM_ARRAY_TASK_COUNT=3", "SLURM_CPUS_PER_TASK=2")
+	}
+	sbatch("merge.sbatch")
+	sameTree(t, "Slurm scripts vs a local sweep", local, testfs.Tree(t, filepath.Join(dir, "results", "tiny")))
+
+	// A task resubmitted alone is an array of one: still its own shard.
+	if err := os.RemoveAll(filepath.Join(dir, "results", "tiny-shards", "shard-1")); err != nil {
+		t.Fatal(err)
+	}
+	sbatch("sweep.sbatch", "SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_COUNT=1")
+	sbatch("merge.sbatch")
+	sameTree(t, "after task 1 resubmitted alone", local, testfs.Tree(t, filepath.Join(dir, "results", "tiny")))
+
+	// An edited scenario is refused, not run.
+	writeFile(t, dir, "scenarios/tiny.yaml", tinyScenario+"# edited\n")
+	cmd := exec.Command(bash, filepath.Join(jobs, "sweep.sbatch"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=0")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "differs from") {
+		t.Errorf("sweep.sbatch after the scenario changed: %v\n%s", err, out)
+	}
+	repl := strings.NewReplacer(dir, "/DIR", shq(os.Args[0]), "TESTBINARY")
+	tree := testfs.Tree(t, jobs)
+	delete(tree, "scenario.yaml")
+	golden(t, "slurm", tree, repl)
+}
+
+// shq makes one shell word of anything: the shell gives back the bytes.
+func TestShellQuoting(t *testing.T) {
+	hostile := []string{"", "plain", "a b", "it's", `"double"`, "$(touch /tmp/pwned)", "`id`", "a\nb", "tab\there", "*", "~", "semi;colon", "back\\slash", "'", "''", "-n", "ünïcode", "$HOME", "!bang", "{a,b}", "a=b c"}
+	var script strings.Builder
+	script.WriteString("printf '%s\\0'")
+	for _, h := range hostile {
+		script.WriteString(" " + shq(h))
+	}
+	for _, sh := range []string{"sh", "bash"} {
+		out, err := exec.Command(sh, "-c", script.String()).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", sh, err)
+		}
+		got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		if len(got) != len(hostile) {
+			t.Fatalf("%s: %d words back, want %d: %q", sh, len(got), len(hostile), got)
+		}
+		for i := range hostile {
+			if got[i] != hostile[i] {
+				t.Errorf("%s: %q came back as %q", sh, hostile[i], got[i])
+			}
+		}
+	}
+}
+
+func TestEmitRefusals(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	existing := filepath.Join(dir, "existing")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"sweep", file, "--vary", "clients.throttle.k=2,3", "--seeds", "2", "--out", filepath.Join(dir, "r")}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"an emit flag alone", []string{"--image", "x"}, exitUsage, "--image is a flag of --emit"},
+		{"an unknown engine", []string{"--emit", "nomad", "--shards", "2"}, exitUsage, `--emit "nomad": expected kubernetes or slurm`},
+		{"no shard count", []string{"--emit", "slurm"}, exitUsage, "needs --shards N"},
+		{"kubernetes without an image", []string{"--emit", "kubernetes", "--shards", "2"}, exitUsage, "needs --image"},
+		{"the other engine's flag", []string{"--emit", "kubernetes", "--shards", "2", "--image", "x", "--partition", "p"}, exitUsage, "--partition is for --emit slurm"},
+		{"--jobs is set from --cpus", []string{"--emit", "slurm", "--shards", "2", "--jobs", "3"}, exitUsage, "--jobs with --emit"},
+		{"--shard is the engine's", []string{"--emit", "slurm", "--shards", "2", "--shard", "0/2"}, exitUsage, "--shard with --emit"},
+		{"a bad memory", []string{"--emit", "slurm", "--shards", "2", "--memory", "2X"}, exitUsage, `--memory "2X": expected a whole number of mebibytes or gibibytes`},
+		{"a bad claim name", []string{"--emit", "kubernetes", "--shards", "2", "--image", "x", "--pvc", "Bad_Name"}, exitUsage, `--pvc "Bad_Name"`},
+		{"more shards than runs", []string{"--emit", "slurm", "--shards", "50"}, exitUsage, "more shards than the 4 runs"},
+		{"a job folder already there", []string{"--emit", "slurm", "--shards", "2", "--emit-dir", existing}, exitError, "exists; job files are never replaced"},
+		{"a partition with a space", []string{"--emit", "slurm", "--shards", "2", "--partition", "a b"}, exitUsage, `--partition "a b"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, append(base, tc.args...)...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, want %d; stderr %q, want it to contain %q", r.code, tc.code, r.stderr, tc.want)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(existing); len(ents) != 0 {
+		t.Errorf("the existing --emit-dir was written to: %v", ents)
+	}
+}
