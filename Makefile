@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/throttlesim
 SCENARIO ?= scenarios/outage.yaml
 
-.PHONY: help build run test test-short test-full test-live-timing test-race test-race-all bench lint fmt check clean
+.PHONY: help build run test test-short test-full test-slurm test-live-timing test-race test-race-all bench lint fmt check clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -38,6 +38,15 @@ TIMING_TESTS := WallClock|TestRunMatchesSimArrivals|TestRunInterrupted|TestLiveC
 test-live-timing: ## live mode's wall-clock accuracy, reported (THROTTLESIM_TIMING=1); run it on an idle machine
 	@out=$$(THROTTLESIM_TIMING=1 $(GO) test -count=1 -v -run '$(TIMING_TESTS)' ./live/... ./cmd/throttlesim 2>&1); rc=$$?; \
 	echo "$$out" | grep -E 'TIMING|^(ok|FAIL)|--- FAIL|panic:'; exit $$rc
+
+# A real Slurm: a one-node cluster from Debian's slurm-wlm and munge on
+# loopback (.ci/slurm-local.sh), running the job files of sweep --emit slurm
+# and checking the merge against a local sweep. Skips, saying why, without
+# the packages (.ci/slurm-local.sh install gets them) or root.
+test-slurm: ## a sharded sweep on a real one-node Slurm from --emit slurm (opt-in; root, slurm-wlm, munge)
+	@.ci/slurm-local.sh start; rc=$$?; if [ $$rc = 3 ]; then exit 0; elif [ $$rc != 0 ]; then exit $$rc; fi; \
+	SLURM_CONF=$${SLURM_LOCAL_DIR:-/tmp/throttlesim-slurm}/slurm.conf THROTTLESIM_SLURM=1 $(GO) test -count=1 -v -run 'TestEmitSlurm' ./cmd/throttlesim; rc=$$?; \
+	.ci/slurm-local.sh stop; exit $$rc
 
 test-full: test test-live-timing ## everything at full size, and the timing report
 

@@ -38,6 +38,7 @@ type emitOptions struct {
 	retries   int
 	partition string
 	timeLimit string
+	resumable bool // the command has --resume: a retried shard keeps its finished runs
 }
 
 // emitFlags are the flags that only --emit reads: never forwarded to the shards.
@@ -70,13 +71,15 @@ type emitJob struct {
 	forward   []string // the user's other flags, as --name=value
 	mergeArgs []string // flags for the merge (e.g. --threshold)
 	out       string   // the merged results folder as the user named it (or its default)
-	runs      int      // runs in all, for the summary line
+	units     int      // what is shared out: runs of a sweep, load levels of a map
+	unit      string   // "runs", "load levels"
 }
 
 // checkEmitFlags refuses flags of --emit given without it, flags of the
 // other engine, and flags --emit writes itself.
 func checkEmitFlags(cmd *cobra.Command, o *emitOptions) error {
 	f := cmd.Flags()
+	o.resumable = f.Lookup("resume") != nil
 	if o.engine == "" {
 		for name := range emitFlags {
 			if f.Changed(name) {
@@ -220,8 +223,8 @@ func emitRun(e *env, o *emitOptions, j emitJob) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("--emit-dir %s: exists; job files are never replaced: remove it or name another --emit-dir", dir)
 	}
-	if o.shards > j.runs {
-		return usageError{fmt.Errorf("--shards %d: more shards than the %d runs; at most %d", o.shards, j.runs, j.runs)}
+	if o.shards > j.units {
+		return usageError{fmt.Errorf("--shards %d: more shards than the %d %s; at most %d", o.shards, j.units, j.unit, j.units)}
 	}
 	var files []resultdir.File
 	var err error
@@ -240,7 +243,7 @@ func emitRun(e *env, o *emitOptions, j emitJob) error {
 		return writeError(dir, err)
 	}
 	if !e.quiet {
-		fmt.Fprintf(e.stdout, "wrote %s job files for %d runs in %d shards (%d CPUs, %d MiB each) to %s%c\n", o.engine, j.runs, o.shards, o.cpus, mib, dir, filepath.Separator)
+		fmt.Fprintf(e.stdout, "wrote %s job files for %d %s in %d shards (%d CPUs, %d MiB each) to %s%c\n", o.engine, j.units, j.unit, o.shards, o.cpus, mib, dir, filepath.Separator)
 		names := make([]string, len(files))
 		for i, f := range files {
 			names[i] = f.Name
@@ -381,7 +384,13 @@ func emitKubernetes(o *emitOptions, j emitJob, mib int64) ([]resultdir.File, err
 		{Name: "results", PersistentVolumeClaim: map[string]string{"claimName": o.pvc}}}
 
 	shardArgs := append(append(append(j.verb[1:len(j.verb):len(j.verb)], scen), j.forward...),
-		"--shard=auto", "--resume", "--jobs="+strconv.Itoa(o.cpus), "--out="+shardDir+"$(JOB_COMPLETION_INDEX)")
+		"--shard=auto")
+	if o.resumable {
+		if o.resumable {
+			shardArgs = append(shardArgs, "--resume")
+		}
+	}
+	shardArgs = append(shardArgs, "--jobs="+strconv.Itoa(o.cpus), "--out="+shardDir+"$(JOB_COMPLETION_INDEX)")
 	parallel := o.parallel
 	if parallel == 0 || parallel > o.shards {
 		parallel = o.shards
@@ -445,14 +454,14 @@ wait_job() {
 		sleep 10
 	done
 }
-kubectl apply -f sweep.yaml
+kubectl apply -f shards.yaml
 wait_job %[3]s-shards
 kubectl apply -f merge.yaml
 wait_job %[3]s-merge
 echo "merged results: %[2]s on the claim %[1]s"
 `, o.pvc, results, name)
 	return []resultdir.File{
-		{Name: "sweep.yaml", Data: sweepYAML.Bytes()},
+		{Name: "shards.yaml", Data: sweepYAML.Bytes()},
 		{Name: "merge.yaml", Data: append([]byte("# The merge of "+name+"-shards: submit.sh applies it once every shard has succeeded.\n"), mergeYAML...)},
 		{Name: "submit.sh", Data: []byte(submit)},
 	}, nil
@@ -527,7 +536,9 @@ func emitSlurm(o *emitOptions, j emitJob, mib int64, dir string) ([]resultdir.Fi
 	fmt.Fprintf(&s, "# The scenario must still be the one the job files were written from.\ncmp -s %s %s || { echo \"throttlesim: %s differs from %s, the copy taken when the job files were written: write them again\" >&2; exit 2; }\n",
 		shq(j.file), shq(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
 	shardArgs := append(append(append([]string{bin}, j.verb...), j.file), j.forward...)
-	shardArgs = append(shardArgs, "--resume")
+	if o.resumable {
+		shardArgs = append(shardArgs, "--resume")
+	}
 	// The shard is the task id of n, not --shard auto: a task resubmitted
 	// alone (sbatch --array=3 ...) is an array of one, whose auto index
 	// would be 0 of 1.
@@ -556,13 +567,13 @@ jid=$(sbatch --parsable --chdir=%[4]s --output=%[5]s %[6]s)
 jid=${jid%%%%;*}
 mid=$(sbatch --parsable --dependency=afterok:"$jid" --kill-on-invalid-dep=yes --chdir=%[4]s --output=%[7]s %[8]s)
 echo "shards: job $jid; merge: job ${mid%%%%;*} (runs after every shard succeeds)"
-`, logs, out, shq(logs), shq(cwd), shq(filepath.Join(logs, "shard-%a.out")), shq(filepath.Join(absDir, "sweep.sbatch")),
+`, logs, out, shq(logs), shq(cwd), shq(filepath.Join(logs, "shard-%a.out")), shq(filepath.Join(absDir, "shards.sbatch")),
 		shq(filepath.Join(logs, "merge.out")), shq(filepath.Join(absDir, "merge.sbatch")))
 	files := []resultdir.File{
 		{Name: "merge.sbatch", Data: []byte(m.String())},
 		{Name: "scenario.yaml", Data: j.data},
 		{Name: "submit.sh", Data: []byte(submit)},
-		{Name: "sweep.sbatch", Data: []byte(s.String())},
+		{Name: "shards.sbatch", Data: []byte(s.String())},
 	}
 	next := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shq(filepath.Join(dir, "submit.sh")))
 	return files, next, nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,21 +67,21 @@ func TestEmitKubernetesIsValidBatchV1(t *testing.T) {
 		t.Fatalf("emit: exit %d\n%s", r.code, r.stderr)
 	}
 	jobs := filepath.Join(dir, "jobs", "tiny-k-kubernetes")
-	b, err := os.ReadFile(filepath.Join(jobs, "sweep.yaml"))
+	b, err := os.ReadFile(filepath.Join(jobs, "shards.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	docs := splitYAML(b)
 	if len(docs) != 2 {
-		t.Fatalf("sweep.yaml: %d documents, want a ConfigMap and a Job", len(docs))
+		t.Fatalf("shards.yaml: %d documents, want a ConfigMap and a Job", len(docs))
 	}
 	var cm corev1.ConfigMap
-	strictDecode(t, "sweep.yaml's ConfigMap", docs[0], &cm)
+	strictDecode(t, "shards.yaml's ConfigMap", docs[0], &cm)
 	if cm.Kind != "ConfigMap" || cm.APIVersion != "v1" || cm.Data["tiny.yaml"] != tinyScenario {
 		t.Errorf("ConfigMap: kind %q, version %q, data %q: want the scenario's bytes under tiny.yaml", cm.Kind, cm.APIVersion, cm.Data)
 	}
 	var job batchv1.Job
-	strictDecode(t, "sweep.yaml's Job", docs[1], &job)
+	strictDecode(t, "shards.yaml's Job", docs[1], &job)
 	s := job.Spec
 	c := s.Template.Spec.Containers[0]
 	checks := []struct {
@@ -178,18 +179,22 @@ func TestEmitKubernetesRunsLikeALocalSweep(t *testing.T) {
 	if r := runCLI(t, args...); r.code != 0 {
 		t.Fatalf("emit: exit %d\n%s", r.code, r.stderr)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "jobs", "tiny-kubernetes", "sweep.yaml"))
+	pod := runAsKubernetes(t, filepath.Join(dir, "jobs", "tiny-kubernetes"), filepath.Join(dir, "pod"))
+	sameTree(t, "Kubernetes jobs vs a local sweep", local, testfs.Tree(t, filepath.Join(pod, "results", "tiny")))
+}
+
+// runAsKubernetes does with the job files in jobs what Kubernetes would,
+// in a pod file system under pod (its /work and /results): every index of
+// the Indexed Job, then the merge Job. It returns pod.
+func runAsKubernetes(t *testing.T, jobs, pod string) string {
+	t.Helper()
+	b := readFile(t, filepath.Join(jobs, "shards.yaml"))
 	docs := splitYAML(b)
 	var cm corev1.ConfigMap
-	var job batchv1.Job
+	var job, merge batchv1.Job
 	strictDecode(t, "ConfigMap", docs[0], &cm)
 	strictDecode(t, "Job", docs[1], &job)
-	mb, _ := os.ReadFile(filepath.Join(dir, "jobs", "tiny-kubernetes", "merge.yaml"))
-	var merge batchv1.Job
-	strictDecode(t, "merge Job", mb, &merge)
-
-	// The pod's file system: /work and /results, under a folder of ours.
-	pod := filepath.Join(dir, "pod")
+	strictDecode(t, "merge Job", readFile(t, filepath.Join(jobs, "merge.yaml")), &merge)
 	mapPath := func(p string) string {
 		if strings.HasPrefix(p, "/") {
 			return filepath.Join(pod, p)
@@ -198,10 +203,23 @@ func TestEmitKubernetesRunsLikeALocalSweep(t *testing.T) {
 	}
 	c := job.Spec.Template.Spec.Containers[0]
 	for k, v := range cm.Data {
-		writeFile(t, filepath.Join(mapPath(c.VolumeMounts[0].MountPath)), k, v)
+		writeFile(t, mapPath(c.VolumeMounts[0].MountPath), k, v)
 	}
 	t.Chdir(mapPath(c.WorkingDir))
 	expand := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+	argv := func(args []string, env map[string]string) []string {
+		var out []string
+		for _, a := range args {
+			a = expand.ReplaceAllStringFunc(a, func(m string) string { return env[m[2:len(m)-1]] })
+			if name, val, ok := strings.Cut(a, "="); ok && name == "--out" {
+				a = name + "=" + mapPath(val)
+			} else if strings.HasPrefix(a, "/") {
+				a = mapPath(a)
+			}
+			out = append(out, a)
+		}
+		return out
+	}
 	for i := range int(*job.Spec.Completions) {
 		env := map[string]string{envK8sIndex: strconv.Itoa(i)} // as the fieldRef reads it
 		for _, e := range c.Env {
@@ -212,32 +230,81 @@ func TestEmitKubernetesRunsLikeALocalSweep(t *testing.T) {
 		for k, v := range env {
 			t.Setenv(k, v)
 		}
-		var argv []string
-		for _, a := range c.Args {
-			a = expand.ReplaceAllStringFunc(a, func(m string) string { return env[m[2:len(m)-1]] })
-			if name, val, ok := strings.Cut(a, "="); ok && name == "--out" {
-				a = name + "=" + mapPath(val)
-			}
-			argv = append(argv, a)
-		}
-		if r := runCLI(t, append(c.Command[1:], argv...)...); r.code != 0 {
-			t.Fatalf("index %d: %q: exit %d\n%s", i, argv, r.code, r.stderr)
+		a := argv(c.Args, env)
+		if r := runCLI(t, append(c.Command[1:], a...)...); r.code != 0 {
+			t.Fatalf("index %d: %q: exit %d\n%s", i, a, r.code, r.stderr)
 		}
 	}
 	mc := merge.Spec.Template.Spec.Containers[0]
-	var argv []string
-	for _, a := range mc.Args {
-		if name, val, ok := strings.Cut(a, "="); ok && name == "--out" {
-			a = name + "=" + mapPath(val)
-		} else if strings.HasPrefix(a, "/") {
-			a = mapPath(a)
-		}
-		argv = append(argv, a)
+	a := argv(mc.Args, nil)
+	if r := runCLI(t, append(mc.Command[1:], a...)...); r.code != 0 {
+		t.Fatalf("merge %q: exit %d\n%s", a, r.code, r.stderr)
 	}
-	if r := runCLI(t, append(mc.Command[1:], argv...)...); r.code != 0 {
-		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	return pod
+}
+
+// A map's job files shard its load levels; run by either engine, the
+// merged map is the bytes of the same map run here in one go.
+func TestEmitMapRunsLikeALocalMap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
 	}
-	sameTree(t, "Kubernetes jobs vs a local sweep", local, testfs.Tree(t, filepath.Join(pod, "results", "tiny")))
+	dir := t.TempDir()
+	small := readFile(t, "testdata/map-small.yaml")
+	t.Chdir(dir)
+	writeFile(t, dir, "scenarios/map-small.yaml", string(small))
+	args := append([]string{"map", "scenarios/map-small.yaml"}, mapArgs[1:]...)
+	if r := runCLI(t, append(args, "--out", "local")...); r.code != 0 {
+		t.Fatalf("local map: exit %d\n%s", r.code, r.stderr)
+	}
+	local := testfs.Tree(t, filepath.Join(dir, "local"))
+	if r := runCLI(t, append(args, "--emit", "kubernetes", "--shards", "2", "--image", "x", "--out", "results/m")...); r.code != 0 {
+		t.Fatalf("emit kubernetes: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runCLI(t, append(args, "--emit", "slurm", "--shards", "3")...); r.code != 2 || !strings.Contains(r.stderr, "more shards than the 2 load levels") {
+		t.Errorf("3 shards of 2 load levels: exit %d, %s", r.code, r.stderr)
+	}
+	bin := testBinaryScript(t, dir)
+	if r := runCLI(t, append(args, "--emit", "slurm", "--shards", "2", "--binary", bin, "--out", "results/m")...); r.code != 0 {
+		t.Fatalf("emit slurm: exit %d\n%s", r.code, r.stderr)
+	}
+	k8s := readFile(t, filepath.Join(dir, "jobs", "m-kubernetes", "merge.yaml"))
+	if !strings.Contains(string(k8s), "- throttlesim\n            - map\n") || !strings.Contains(string(k8s), "- merge\n") {
+		t.Errorf("the map's merge Job does not run 'throttlesim map merge':\n%s", k8s)
+	}
+	pod := runAsKubernetes(t, filepath.Join(dir, "jobs", "m-kubernetes"), filepath.Join(dir, "pod"))
+	sameTree(t, "Kubernetes map vs a local map", local, testfs.Tree(t, filepath.Join(pod, "results", "m")))
+
+	t.Chdir(dir)
+	jobs := filepath.Join(dir, "jobs", "m-slurm")
+	for id := range 2 {
+		runScript(t, dir, filepath.Join(jobs, "shards.sbatch"), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(id), "SLURM_CPUS_PER_TASK=1")
+	}
+	runScript(t, dir, filepath.Join(jobs, "merge.sbatch"))
+	sameTree(t, "Slurm map vs a local map", local, testfs.Tree(t, filepath.Join(dir, "results", "m")))
+}
+
+// testBinaryScript writes dir/bin/throttlesim: the test binary, which is
+// throttlesim when THROTTLESIM_MAIN=1 (TestMain).
+func testBinaryScript(t *testing.T, dir string) string {
+	t.Helper()
+	bin := writeFile(t, dir, "bin/throttlesim", "#!/bin/sh\nTHROTTLESIM_MAIN=1 exec "+shq(os.Args[0])+" \"$@\"\n")
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// runScript runs a job script with bash in dir (sbatch --chdir), with env
+// added to ours, as Slurm would on the node.
+func runScript(t *testing.T, dir, script string, env ...string) {
+	t.Helper()
+	cmd := exec.Command("bash", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %q: %v\n%s", filepath.Base(script), env, err, out)
+	}
 }
 
 // The Slurm scripts do what Slurm would do with them: bash runs the array
@@ -256,33 +323,24 @@ func TestEmitSlurmRunsLikeALocalSweep(t *testing.T) {
 	t.Chdir(dir)
 	writeFile(t, dir, "scenarios/tiny.yaml", tinyScenario)
 	local := localSweep(t, dir, "scenarios/tiny.yaml")
-	// The test binary is throttlesim when THROTTLESIM_MAIN=1 (TestMain).
-	bin := writeFile(t, dir, "bin/throttlesim", "#!/bin/sh\nTHROTTLESIM_MAIN=1 exec "+shq(os.Args[0])+" \"$@\"\n")
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := testBinaryScript(t, dir)
 	args := append(emitArgs("scenarios/tiny.yaml"), "--emit", "slurm", "--shards", "3", "--binary", bin, "--cpus", "2", "--out", "results/tiny",
 		"--partition", "short", "--time-limit", "1:00:00")
 	if r := runCLI(t, args...); r.code != 0 {
 		t.Fatalf("emit: exit %d\n%s", r.code, r.stderr)
 	}
 	jobs := filepath.Join(dir, "jobs", "tiny-slurm")
-	for _, f := range []string{"sweep.sbatch", "merge.sbatch", "submit.sh"} {
+	for _, f := range []string{"shards.sbatch", "merge.sbatch", "submit.sh"} {
 		if out, err := exec.Command(bash, "-n", filepath.Join(jobs, f)).CombinedOutput(); err != nil {
 			t.Errorf("%s is not valid bash: %v\n%s", f, err, out)
 		}
 	}
 	sbatch := func(script string, env ...string) {
 		t.Helper()
-		cmd := exec.Command(bash, filepath.Join(jobs, script))
-		cmd.Dir = dir // --chdir
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %q: %v\n%s", script, env, err, out)
-		}
+		runScript(t, dir, filepath.Join(jobs, script), env...)
 	}
 	for _, id := range []int{0, 2, 1, 2} { // task 2 twice: a requeued task resumes
-		sbatch("sweep.sbatch", "SLURM_ARRAY_TASK_ID="+strconv.Itoa(id), "SLURM_ARRAY_TASK_MIN=0", "SLURM_ARRAY_TASK_COUNT=3", "SLURM_CPUS_PER_TASK=2")
+		sbatch("shards.sbatch", "SLURM_ARRAY_TASK_ID="+strconv.Itoa(id), "SLURM_ARRAY_TASK_MIN=0", "SLURM_ARRAY_TASK_COUNT=3", "SLURM_CPUS_PER_TASK=2")
 	}
 	sbatch("merge.sbatch")
 	sameTree(t, "Slurm scripts vs a local sweep", local, testfs.Tree(t, filepath.Join(dir, "results", "tiny")))
@@ -291,13 +349,13 @@ func TestEmitSlurmRunsLikeALocalSweep(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "results", "tiny-shards", "shard-1")); err != nil {
 		t.Fatal(err)
 	}
-	sbatch("sweep.sbatch", "SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_COUNT=1")
+	sbatch("shards.sbatch", "SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_COUNT=1")
 	sbatch("merge.sbatch")
 	sameTree(t, "after task 1 resubmitted alone", local, testfs.Tree(t, filepath.Join(dir, "results", "tiny")))
 
 	// An edited scenario is refused, not run.
 	writeFile(t, dir, "scenarios/tiny.yaml", tinyScenario+"# edited\n")
-	cmd := exec.Command(bash, filepath.Join(jobs, "sweep.sbatch"))
+	cmd := exec.Command(bash, filepath.Join(jobs, "shards.sbatch"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=0")
 	out, err := cmd.CombinedOutput()
@@ -373,4 +431,50 @@ func TestEmitRefusals(t *testing.T) {
 	if ents, _ := os.ReadDir(existing); len(ents) != 0 {
 		t.Errorf("the existing --emit-dir was written to: %v", ents)
 	}
+}
+
+// On a real Slurm (make test-slurm starts one on loopback): submit.sh
+// queues the array and the merge, Slurm runs them, and the merged results
+// are the bytes of the same sweep run here in one go.
+func TestEmitSlurmOnARealCluster(t *testing.T) {
+	if os.Getenv("THROTTLESIM_SLURM") != "1" {
+		t.Skip("needs a Slurm cluster: make test-slurm starts one on loopback and sets THROTTLESIM_SLURM=1")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeFile(t, dir, "scenarios/tiny.yaml", tinyScenario)
+	local := localSweep(t, dir, "scenarios/tiny.yaml")
+	bin := testBinaryScript(t, dir)
+	args := append(emitArgs("scenarios/tiny.yaml"), "--emit", "slurm", "--shards", "4", "--binary", bin, "--memory", "256M", "--out", "results/tiny")
+	if r := runCLI(t, args...); r.code != 0 {
+		t.Fatalf("emit: exit %d\n%s", r.code, r.stderr)
+	}
+	jobs := filepath.Join(dir, "jobs", "tiny-slurm")
+	out, err := exec.Command("sh", filepath.Join(jobs, "submit.sh")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("submit.sh: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`shards: job (\d+); merge: job (\d+)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("submit.sh said %q: no job ids", out)
+	}
+	// Wait for the merge to leave the queue: Slurm's own clock, not ours,
+	// decides when; the bound only stops a stuck cluster hanging the test.
+	state := ""
+	for range 1200 {
+		q, _ := exec.Command("squeue", "-h", "-j", m[1]+","+m[2], "-o", "%i %T").Output()
+		if strings.TrimSpace(string(q)) == "" {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	sc, _ := exec.Command("scontrol", "show", "job", m[2]).Output()
+	if s := regexp.MustCompile(`JobState=(\S+)`).FindSubmatch(sc); s != nil {
+		state = string(s[1])
+	}
+	if state != "COMPLETED" {
+		logs, _ := exec.Command("sh", "-c", "tail -n 20 "+shq(jobs)+"/logs/*").CombinedOutput()
+		t.Fatalf("merge job %s: state %q, want COMPLETED\n%s\nlogs:\n%s", m[2], state, sc, logs)
+	}
+	sameTree(t, "a real Slurm vs a local sweep", local, testfs.Tree(t, filepath.Join(dir, "results", "tiny")))
 }

@@ -54,6 +54,8 @@ type mapOptions struct {
 	rareFactor    float64
 	rareSlot      time.Duration
 	rareFlagsSet  string // the first --rare-* flag given, to refuse it without --rare
+	emit          emitOptions
+	forward       []string // with --emit: the flags the shards get
 	// loadLabel, triggerLabel name the chart's axes (default: derived
 	// from the fields, see axes).
 	loadLabel, triggerLabel string
@@ -129,6 +131,10 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 			if o.load == "" || o.trigger == "" {
 				return usageError{errors.New("--load PATH=a..b[/steps] and --trigger PATH=a..b are required")}
 			}
+			if err := checkEmitFlags(cmd, &o.emit); err != nil {
+				return err
+			}
+			o.forward = forwardedFlags(cmd)
 			return runF(cmd.Context(), e, o)
 		},
 	}
@@ -157,6 +163,7 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 	f.IntVar(&o.rarePoints, "rare-points", 2, "grid probes without a collapse to estimate at, per load level, from the boundary down")
 	f.StringSliceVar(&o.rareAt, "rare-at", nil, "estimate at these trigger values (comma-separated, the trigger's unit) at every load level instead of at grid probes")
 	f.DurationVar(&o.rareFrom, "rare-from", 0, "the trigger's start: where the tilt's window begins, and the measure counts from")
+	addEmitFlags(f, &o.emit)
 	cmd.AddCommand(newMapMergeCmd(e))
 	return cmd
 }
@@ -311,6 +318,18 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		}
 	}
 	out = filepath.Clean(out)
+	if o.emit.engine != "" {
+		data, err := os.ReadFile(o.file)
+		if err != nil {
+			return err
+		}
+		steps := load.Steps
+		if steps == 0 {
+			steps = 10 // explore.MapConfig's default
+		}
+		return emitRun(e, &o.emit, emitJob{verb: []string{"map"}, mergeVerb: []string{"map", "merge"}, file: o.file, data: data,
+			forward: o.forward, out: out, units: len(load.Values(steps)), unit: "load levels"})
+	}
 	if err := checkOut(out); err != nil {
 		return err
 	}

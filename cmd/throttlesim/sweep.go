@@ -159,7 +159,7 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	}
 	out = filepath.Clean(out)
 	if o.emit.engine != "" {
-		j := emitJob{verb: []string{"sweep"}, mergeVerb: []string{"merge"}, file: o.file, data: data, forward: o.forward, out: out, runs: len(plan.Runs())}
+		j := emitJob{verb: []string{"sweep"}, mergeVerb: []string{"merge"}, file: o.file, data: data, forward: o.forward, out: out, units: len(plan.Runs()), unit: "runs"}
 		for _, t := range o.thresholds {
 			j.mergeArgs = append(j.mergeArgs, "--threshold="+t)
 		}

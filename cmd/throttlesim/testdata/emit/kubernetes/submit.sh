@@ -14,7 +14,7 @@ wait_job() {
 		sleep 10
 	done
 }
-kubectl apply -f sweep.yaml
+kubectl apply -f shards.yaml
 wait_job tiny-k-shards
 kubectl apply -f merge.yaml
 wait_job tiny-k-merge

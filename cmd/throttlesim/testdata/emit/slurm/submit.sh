@@ -3,7 +3,7 @@
 # succeed. Logs: /DIR/jobs/tiny-slurm/logs/. Merged results: /DIR/results/tiny/.
 set -eu
 mkdir -p /DIR/jobs/tiny-slurm/logs
-jid=$(sbatch --parsable --chdir=/DIR --output=/DIR/jobs/tiny-slurm/logs/shard-%a.out /DIR/jobs/tiny-slurm/sweep.sbatch)
+jid=$(sbatch --parsable --chdir=/DIR --output=/DIR/jobs/tiny-slurm/logs/shard-%a.out /DIR/jobs/tiny-slurm/shards.sbatch)
 jid=${jid%%;*}
 mid=$(sbatch --parsable --dependency=afterok:"$jid" --kill-on-invalid-dep=yes --chdir=/DIR --output=/DIR/jobs/tiny-slurm/logs/merge.out /DIR/jobs/tiny-slurm/merge.sbatch)
 echo "shards: job $jid; merge: job ${mid%%;*} (runs after every shard succeeds)"
