@@ -158,6 +158,46 @@ func TestMergeRefusesShardsOfDifferentFiles(t *testing.T) {
 	}
 }
 
+// merge names the shards it was not given, and an unfinished one, instead
+// of a run it cannot find.
+func TestMergeNamesMissingShards(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", tinyScenario)
+	shard := func(i string) string {
+		out := filepath.Join(dir, "shard-"+i)
+		if r := runCLI(t, "sweep", file, "-q", "--vary", "clients.throttle.k=1.5,2,3", "--seeds", "2", "--shard", i+"/4", "--out", out); r.code != 0 {
+			t.Fatalf("shard %s: exit %d\n%s", i, r.code, r.stderr)
+		}
+		return out
+	}
+	s0, s2 := shard("0"), shard("2")
+	tests := []struct {
+		name   string
+		shards []string
+		want   string
+	}{
+		{"two of four", []string{s0, s2}, "shards 1, 3 of 4 are missing: give every shard's folder (2 given)"},
+		{"three of four", []string{s0, s2, shard("3")}, "shard 1 of 4 is missing"},
+	}
+	for _, tc := range tests {
+		r := runCLI(t, append([]string{"merge", "--out", filepath.Join(dir, "m")}, tc.shards...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: exit %d, %q; want %q", tc.name, r.code, r.stderr, tc.want)
+		}
+	}
+	// Shard 1 interrupted: its runs are in shard-1.incomplete.
+	if err := os.MkdirAll(filepath.Join(dir, "shard-1.incomplete"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "merge", "--out", filepath.Join(dir, "m"), s0, filepath.Join(dir, "shard-1"), s2, filepath.Join(dir, "shard-3"))
+	if r.code != 1 || !strings.Contains(r.stderr, "the shard is unfinished") || !strings.Contains(r.stderr, "--resume") {
+		t.Errorf("an unfinished shard: exit %d, %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m")); err == nil {
+		t.Errorf("a refused merge wrote its folder")
+	}
+}
+
 // A sweep of one-shot clients against the occ row has nothing to recover
 // from and no capacity: its table shows the write calls and the
 // completion time instead (and --columns still picks any column).

@@ -1,9 +1,12 @@
 package sweep
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
@@ -20,6 +23,9 @@ func Merge(shards []string, dir string) (*Plan, error) {
 	for _, d := range shards {
 		b, err := os.ReadFile(filepath.Join(d, "sweep.json"))
 		if err != nil {
+			if _, ierr := os.Stat(filepath.Clean(d) + ".incomplete"); ierr == nil {
+				return nil, fmt.Errorf("%s: the shard is unfinished: %s.incomplete holds its finished runs; continue it with --resume", d, filepath.Clean(d))
+			}
 			return nil, fmt.Errorf("%s: not a sweep shard: %w", d, err)
 		}
 		if planBytes == nil {
@@ -30,6 +36,9 @@ func Merge(shards []string, dir string) (*Plan, error) {
 		} else if string(b) != string(planBytes) {
 			return nil, fmt.Errorf("%s: a shard of a different sweep (sweep.json differs from %s's)", d, shards[0])
 		}
+	}
+	if err := checkShardSet(shards); err != nil {
+		return nil, err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -71,4 +80,41 @@ func Merge(shards []string, dir string) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// checkShardSet names the shards missing from a set whose folders all say
+// which shard of how many they are (shard.json, written by --shard i/n),
+// and refuses shards of different counts.
+func checkShardSet(dirs []string) error {
+	type shardDoc struct{ Shard, Shards int }
+	n := 0
+	have := map[int]bool{}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "shard.json"))
+		if err != nil {
+			return nil // not every folder is a shard: the run check below decides
+		}
+		var s shardDoc
+		if err := json.Unmarshal(b, &s); err != nil || s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards {
+			return fmt.Errorf("%s: shard.json is not {\"shard\": i, \"shards\": n} with 0 <= i < n", d)
+		}
+		if n != 0 && s.Shards != n {
+			return fmt.Errorf("%s: shard %d of %d, but %s is one of %d: shards of differently split sweeps", d, s.Shard, s.Shards, dirs[0], n)
+		}
+		n = s.Shards
+		have[s.Shard] = true
+	}
+	var missing []string
+	for i := range n {
+		if !have[i] {
+			missing = append(missing, strconv.Itoa(i))
+		}
+	}
+	switch {
+	case len(missing) == 1:
+		return fmt.Errorf("shard %s of %d is missing: give every shard's folder (%d given)", missing[0], n, len(dirs))
+	case len(missing) > 1:
+		return fmt.Errorf("shards %s of %d are missing: give every shard's folder (%d given)", strings.Join(missing, ", "), n, len(dirs))
+	}
+	return nil
 }
