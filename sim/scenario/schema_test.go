@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -474,6 +475,34 @@ func TestSchemaPatternsMatchUnits(t *testing.T) {
 		if got := r.unmarshalScalar(k.in) == nil; got != k.decOK || rate.MatchString(k.in) == k.decOK {
 			t.Errorf("rate %q (%s): units.go accepts it: %v, the pattern: %v; want %v and %v: update schema.go's comment",
 				k.in, k.reason, got, rate.MatchString(k.in), k.decOK, !k.decOK)
+		}
+	}
+}
+
+// FieldPaths (shell completion of --set and --vary) offers every field
+// the decoder accepts outside the sweep block, an ",inline" section's
+// fields included (services.0.workers).
+func TestFieldPathsMatchDecoder(t *testing.T) {
+	dec, _ := decoderPaths(t)
+	var want []string
+	for _, p := range dec {
+		if p != "sweep" && !strings.HasPrefix(p, "sweep.") {
+			want = append(want, p)
+		}
+	}
+	got := FieldPaths()
+	sort.Strings(want)
+	sort.Strings(got)
+	if !slices.Equal(got, want) {
+		for _, p := range want {
+			if !slices.Contains(got, p) {
+				t.Errorf("FieldPaths has no %s", p)
+			}
+		}
+		for _, p := range got {
+			if !slices.Contains(want, p) {
+				t.Errorf("FieldPaths has %s; the decoder has no such field", p)
+			}
 		}
 	}
 }
