@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/schemagen ../../docs/scenario-reference.md ../../docs/scenario.schema.json
+//go:generate go run ./internal/schemagen ../../docs/scenario-reference.md . ../../docs/scenario.schema.json
 
 // The JSON Schema of a scenario file (docs/scenario.schema.json), for
 // editors: a "# yaml-language-server: $schema=..." line at the top of a
@@ -18,7 +18,8 @@ import (
 // the fields come from yamlFields (the decoder's own table, ",inline"
 // sections included), the choices of every kind from its type's Names
 // (the table the decoder checks with), and the descriptions from the
-// "Path | ... | Meaning" tables of docs/scenario-reference.md.
+// "Path | ... | Meaning" tables of docs/scenario-reference.md, else from
+// the field's Go doc comment (FieldDocs).
 //
 // What the schema says follows what the decoder accepts (decode.go):
 //   - every section is a mapping with exactly the decoder's fields
@@ -71,13 +72,15 @@ const SchemaID = "https://github.com/throttlesim/throttlesim/docs/scenario.schem
 // JSONSchema is the JSON Schema (draft 2020-12) of a scenario file,
 // indented, with a final newline. reference is the text of
 // docs/scenario-reference.md, whose field tables give the descriptions;
-// with nil the schema has none.
-func JSONSchema(reference []byte) ([]byte, error) {
+// fieldDocs (FieldDocs) gives those of the fields the reference has no
+// row for. With nil and nil the schema has no descriptions.
+func JSONSchema(reference []byte, fieldDocs map[string]string) ([]byte, error) {
 	g := &schemaGen{
-		defs:  map[string]any{},
-		types: map[string]reflect.Type{},
-		rows:  referenceRows(reference),
-		paths: map[fieldKey][]string{},
+		defs:      map[string]any{},
+		types:     map[string]reflect.Type{},
+		rows:      referenceRows(reference),
+		fieldDocs: fieldDocs,
+		paths:     map[fieldKey][]string{},
 	}
 	top := reflect.TypeFor[Scenario]()
 	g.collectPaths(top, "", 0)
@@ -118,19 +121,20 @@ func JSONSchema(reference []byte) ([]byte, error) {
 }
 
 // fieldKey is one field where it is declared: the struct type that has it
-// (an ",inline" section's fields belong to the section's type) and its
-// YAML name.
+// (an ",inline" section's fields belong to the section's type), its YAML
+// name and its Go name.
 type fieldKey struct {
-	decl reflect.Type
-	name string
+	decl         reflect.Type
+	name, goName string
 }
 
 type schemaGen struct {
-	defs  map[string]any          // $defs, by Go type name
-	types map[string]reflect.Type // the type of each def, to catch two types of one name
-	rows  map[string]refRow       // docs/scenario-reference.md, by path (list elements as N)
-	paths map[fieldKey][]string   // every path a field is reached by, in file order
-	err   error
+	defs      map[string]any          // $defs, by Go type name
+	types     map[string]reflect.Type // the type of each def, to catch two types of one name
+	rows      map[string]refRow       // docs/scenario-reference.md, by path (list elements as N)
+	fieldDocs map[string]string       // Go doc comments, by Type.Field
+	paths     map[fieldKey][]string   // every path a field is reached by, in file order
+	err       error
 }
 
 // collectPaths records every path (list elements as "N") by which each
@@ -144,9 +148,10 @@ func (g *schemaGen) collectPaths(t reflect.Type, path string, depth int) {
 	for _, name := range names {
 		idx := fields[name]
 		p := join(path, name)
-		k := fieldKey{declaring(t, idx), name}
+		f := t.FieldByIndex(idx)
+		k := fieldKey{declaring(t, idx), name, f.Name}
 		g.paths[k] = append(g.paths[k], p)
-		ft := t.FieldByIndex(idx).Type
+		ft := f.Type
 		for ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
@@ -184,7 +189,7 @@ func (g *schemaGen) object(t reflect.Type) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario schema: %s.%s: %w", t.Name(), name, err)
 		}
-		if d := g.describe(fieldKey{declaring(t, idx), name}); d != "" {
+		if d := g.describe(fieldKey{declaring(t, idx), name, f.Name}); d != "" {
 			s["description"] = d
 		}
 		props[name] = s
@@ -289,7 +294,8 @@ func orNull(s map[string]any) map[string]any {
 // describe is a field's description: the Meaning of the first
 // docs/scenario-reference.md row for a path it is reached by, and its
 // Default when every row for it gives the same one (the reconnect backoff
-// and the retry backoff share a type, not their defaults).
+// and the retry backoff share a type, not their defaults); else its Go
+// doc comment.
 func (g *schemaGen) describe(k fieldKey) string {
 	var meaning, dflt string
 	agree := true
@@ -305,7 +311,7 @@ func (g *schemaGen) describe(k fieldKey) string {
 		}
 	}
 	if meaning == "" {
-		return ""
+		return g.fieldDocs[k.decl.Name()+"."+k.goName]
 	}
 	if agree && dflt != "" && !strings.HasPrefix(dflt, "see ") {
 		meaning = strings.TrimRight(meaning, " ") + " Default: " + dflt + "."

@@ -30,7 +30,11 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := JSONSchema(ref)
+	docs, err := FieldDocs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := JSONSchema(ref, docs)
 	if err != nil {
 		t.Fatal(err)
 	}

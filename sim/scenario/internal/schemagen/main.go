@@ -1,9 +1,11 @@
 // Command schemagen writes docs/scenario.schema.json, the JSON Schema of
-// scenario files, from the scenario decoder's tables (scenario.JSONSchema)
-// and the descriptions in docs/scenario-reference.md. Run it with
-// `go generate ./sim/scenario` or `make schema`.
+// scenario files, from the scenario decoder's tables (scenario.JSONSchema),
+// the descriptions in docs/scenario-reference.md and, for the fields it
+// has no row for, the Go doc comments of the package's source
+// (scenario.FieldDocs). Run it with `go generate ./sim/scenario` or
+// `make schema`.
 //
-// Usage: schemagen REFERENCE.md OUT.json
+// Usage: schemagen REFERENCE.md SOURCEDIR OUT.json
 package main
 
 import (
@@ -21,16 +23,20 @@ func main() {
 }
 
 func run(args []string) error {
-	if len(args) != 2 {
-		return fmt.Errorf("usage: schemagen REFERENCE.md OUT.json")
+	if len(args) != 3 {
+		return fmt.Errorf("usage: schemagen REFERENCE.md SOURCEDIR OUT.json")
 	}
 	ref, err := os.ReadFile(args[0])
 	if err != nil {
 		return err
 	}
-	b, err := scenario.JSONSchema(ref)
+	docs, err := scenario.FieldDocs(args[1])
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(args[1], b, 0o644)
+	b, err := scenario.JSONSchema(ref, docs)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(args[2], b, 0o644)
 }
