@@ -41,8 +41,9 @@ import (
 //     duration is expected (docs/scenario-reference.md, "File format");
 //   - YAML 1.1 forms: the decoder reads `10_000` as a whole number, an
 //     editor (YAML 1.2) as a string, which the schema rejects;
-//   - a rate's period of zero (`10/0s`), which its pattern accepts, and a
-//     rate written with a hexadecimal number (`0x1p4/s`), which the decoder
+//   - a rate's period of zero (`10/0s`) and numbers out of range
+//     (`1e400/s`, `9999999h`), which the patterns accept, and a rate
+//     written with a hexadecimal number (`0x1p4/s`), which the decoder
 //     accepts and its pattern does not;
 //   - every range and every rule between fields (validate.go): a schema
 //     derived from the types has the types only. Writing the rules twice,
