@@ -113,13 +113,14 @@ func decodeNode(root *yaml.Node) Errors {
 	return d.errs
 }
 
-// Every shipped scenario, the experiments' scenarios and the reference's
-// annotated example are valid against the schema: an editor with the
-// schema flags nothing in them.
+// Every shipped scenario, the experiments' and the tests' scenario files,
+// the reference's annotated example and the tutorial's scenario are valid
+// against the schema: an editor with the schema flags nothing in them.
 func TestShippedScenariosMatchSchema(t *testing.T) {
 	s := compiledSchema(t)
 	var files []string
-	for _, g := range []string{"../../scenarios/*.yaml", "../../docs/experiments/*/*.yaml"} {
+	for _, g := range []string{"../../scenarios/*.yaml", "../../docs/experiments/*/*.yaml",
+		"../../cmd/throttlesim/testdata/*.yaml", "../../sim/explore/testdata/*.yaml"} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)
@@ -137,17 +138,22 @@ func TestShippedScenariosMatchSchema(t *testing.T) {
 		}
 		docs[f] = b
 	}
-	ref, err := os.ReadFile(referenceFile)
-	if err != nil {
-		t.Fatal(err)
+	for _, blk := range []struct{ file, after string }{
+		{referenceFile, "## Complete annotated example"},
+		{"../../docs/tutorial.md", ""},
+	} {
+		md, err := os.ReadFile(blk.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, ok := strings.Cut(string(md), blk.after)
+		_, block, ok2 := strings.Cut(rest, "```yaml\n")
+		block, _, ok3 := strings.Cut(block, "```")
+		if !ok || !ok2 || !ok3 {
+			t.Fatalf("%s: no yaml block after %q", blk.file, blk.after)
+		}
+		docs[filepath.Base(blk.file)+" (yaml block)"] = []byte(block)
 	}
-	_, rest, ok := strings.Cut(string(ref), "## Complete annotated example")
-	_, example, ok2 := strings.Cut(rest, "```yaml\n")
-	example, _, ok3 := strings.Cut(example, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("docs/scenario-reference.md: no yaml block under \"Complete annotated example\"")
-	}
-	docs["scenario-reference.md (annotated example)"] = []byte(example)
 	for name, b := range docs {
 		if errs := decodeOnly(t, b); len(errs) > 0 {
 			t.Errorf("%s: the decoder rejects it: %v", name, errs)
