@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/throttlesim
 SCENARIO ?= scenarios/outage.yaml
 
-.PHONY: help build run test test-short test-full test-slurm test-live-timing test-race test-race-all bench lint fmt check clean
+.PHONY: help build run test test-short test-full test-slurm test-live-timing test-race test-race-all bench lint fmt check clean schema
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -81,6 +81,12 @@ lint: $(STATICCHECK) ## gofmt, go vet, go mod tidy -diff and staticcheck (instal
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	$(STATICCHECK) ./...
+
+# docs/scenario.schema.json is generated from the scenario decoder's field
+# tables and docs/scenario-reference.md; sim/scenario's tests fail when it
+# is stale.
+schema: ## regenerate docs/scenario.schema.json (the editor schema of scenario files)
+	$(GO) generate ./sim/scenario
 
 fmt: ## gofmt every Go file
 	gofmt -w $$(git ls-files '*.go')

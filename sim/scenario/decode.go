@@ -218,26 +218,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	t := v.Type()
-	fields := map[string][]int{}
-	var names []string
-	var collect func(t reflect.Type, prefix []int)
-	collect = func(t reflect.Type, prefix []int) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			idx := append(append([]int(nil), prefix...), i)
-			if name == "" && opts == "inline" && f.Anonymous && f.Type.Kind() == reflect.Struct {
-				collect(f.Type, idx) // an embedded section's fields are this section's
-				continue
-			}
-			if name == "" || name == "-" {
-				continue
-			}
-			fields[name] = idx
-			names = append(names, name)
-		}
-	}
-	collect(t, nil)
+	fields, names := yamlFields(t)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -265,6 +246,34 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		f := t.FieldByIndex(idx)
 		d.decode(val, v.FieldByIndex(idx), fp, EnumOf(f))
 	}
+}
+
+// yamlFields is the decoder's table of the fields of struct type t: each
+// YAML name with the index of its Go field, and the names in declaration
+// order (for "valid fields here" and did-you-mean). An embedded struct
+// tagged ",inline" contributes its fields as t's own. The JSON Schema of
+// scenario files (schema.go) is generated from this same table.
+func yamlFields(t reflect.Type) (fields map[string][]int, names []string) {
+	fields = map[string][]int{}
+	var collect func(t reflect.Type, prefix []int)
+	collect = func(t reflect.Type, prefix []int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			idx := append(append([]int(nil), prefix...), i)
+			if name == "" && opts == "inline" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+				collect(f.Type, idx) // an embedded section's fields are this section's
+				continue
+			}
+			if name == "" || name == "-" {
+				continue
+			}
+			fields[name] = idx
+			names = append(names, name)
+		}
+	}
+	collect(t, nil)
+	return fields, names
 }
 
 func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path, enum string) {

@@ -1,16 +1,15 @@
 package scenario
 
-import (
-	"reflect"
-	"strings"
-)
+import "reflect"
 
 // FieldPaths lists the YAML path of every field of a scenario that --set
 // can override, in declaration order: "clients.throttle.k", and for lists
-// the first element's ("faults.0.start"). A struct field is listed as well
-// as its fields (a whole block can be set: clients.throttle=null). The
-// sweep block is left out: --set applies to the scenario, not its sweep.
-// Shell completion offers these after --set and --vary.
+// the first element's ("faults.0.start"); a service has the backend's
+// fields, which it embeds inline ("services.0.workers"). A struct field is
+// listed as well as its fields (a whole block can be set:
+// clients.throttle=null). The sweep block is left out: --set applies to
+// the scenario, not its sweep. Shell completion offers these after --set
+// and --vary.
 func FieldPaths() []string {
 	var out []string
 	var walk func(t reflect.Type, prefix string, depth int)
@@ -21,10 +20,10 @@ func FieldPaths() []string {
 		if depth > 8 || t.Kind() != reflect.Struct {
 			return
 		}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" || !f.IsExported() || (depth == 0 && name == "sweep") {
+		fields, names := yamlFields(t) // the decoder's table: ",inline" sections' fields too
+		for _, name := range names {
+			f := t.FieldByIndex(fields[name])
+			if !f.IsExported() || (depth == 0 && name == "sweep") {
 				continue
 			}
 			path := prefix + name
