@@ -94,21 +94,23 @@ func newKeepPlan(command string, srcs []explore.Source, inputs ...keepInput) kee
 type keeper struct {
 	dir     string // <out>.incomplete
 	command string // "map" or "tune", for messages
+	plan    []byte // resume.json
 }
 
-// openKeep prepares work (<out>.incomplete) for a search with plan p.
-// Without resume, an existing work folder is an error (an interrupted
-// search is there). With resume, the kept runs must be of the same plan;
-// with nothing kept the search starts from the beginning (fresh reports
-// that), so that one command serves a batch engine's first try and its
-// retries, as sweep's --resume does.
+// openKeep checks work (<out>.incomplete) for a search with plan p; the
+// folder is made when the first run finishes (so that a search refused
+// before it runs leaves nothing). Without resume, an existing work folder
+// is an error (an interrupted search is there). With resume, the kept runs
+// must be of the same plan; with nothing kept the search starts from the
+// beginning (fresh says so), so that one command serves a batch engine's
+// first try and its retries, as sweep's --resume does.
 func openKeep(work string, resume bool, p keepPlan) (k *keeper, fresh bool, err error) {
-	k = &keeper{dir: work, command: p.Command}
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return nil, false, err
 	}
 	b = append(b, '\n')
+	k = &keeper{dir: work, command: p.Command, plan: b}
 	planPath := filepath.Join(work, keepPlanFile)
 	_, werr := os.Stat(work)
 	switch {
@@ -129,13 +131,7 @@ func openKeep(work string, resume bool, p keepPlan) (k *keeper, fresh bool, err 
 	case werr == nil && k.count() > 0:
 		return nil, false, fmt.Errorf("%s: holds runs but no %s, so what they are runs of is unknown; delete the folder to start over, or use another --out", work, keepPlanFile)
 	}
-	if err := os.MkdirAll(filepath.Join(work, "runs"), 0o755); err != nil {
-		return nil, false, err
-	}
-	if err := resultdir.WriteFile(planPath, b); err != nil {
-		return nil, false, err
-	}
-	return k, werr != nil, nil
+	return k, true, nil
 }
 
 // planDiffers names what changed between the kept runs' plan (old) and
@@ -256,9 +252,10 @@ func readKept(path string, v explore.Variant) (explore.Figures, bool, error) {
 	return f, true, nil
 }
 
-// keep writes one run's file atomically. If the folder is gone (another
-// copy of the same search finished and removed it), it is made again:
-// the run is still worth keeping for this copy.
+// keep writes one run's file atomically. If the folder is not there (the
+// first run, or another copy of the same search finished and removed it),
+// it is made, with resume.json first, so that a folder with runs always
+// says what they are runs of.
 func (k *keeper) keep(path string, v explore.Variant, f explore.Figures) error {
 	r := keptRun{Scenario: v.Scenario, Sets: v.Sets, Seed: v.Seed, Figures: make(map[string]string, len(f))}
 	if r.Sets == nil {
@@ -273,12 +270,16 @@ func (k *keeper) keep(path string, v explore.Variant, f explore.Figures) error {
 	}
 	b = append(b, '\n')
 	for try := 0; ; try++ {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			if err = resultdir.WriteFile(path, b); err == nil {
-				return nil
-			}
+		if err = resultdir.WriteFile(path, b); err == nil {
+			return nil
 		}
-		if try == 2 {
+		if try == 3 {
+			return fmt.Errorf("keeping a finished run: %w", err)
+		}
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("keeping a finished run: %w", err)
+		}
+		if err = resultdir.WriteFile(filepath.Join(k.dir, keepPlanFile), k.plan); err != nil {
 			return fmt.Errorf("keeping a finished run: %w", err)
 		}
 	}
@@ -292,10 +293,25 @@ func (k *keeper) done() error {
 	return nil
 }
 
+// failed is called when the search fails other than by an interruption
+// (a scenario without a recovery rule, a budget too small): the runs are
+// no use to a search that cannot succeed, so the folder is removed if this
+// search made it, and a failed resume leaves what it found.
+func (k *keeper) failed(fresh bool) {
+	if fresh {
+		os.RemoveAll(k.dir)
+	}
+}
+
 // interrupted says how many runs are kept and the command that resumes,
 // and returns the exit code's error.
 func (k *keeper) interrupted(e *env) error {
-	fmt.Fprintf(e.stderr, "throttlesim: interrupted; %d finished runs are kept in %s; continue with:\n  %s\n", k.count(), k.dir, resumeCommand(e.args))
+	n := k.count()
+	if n == 0 {
+		fmt.Fprintf(e.stderr, "throttlesim: interrupted before any run finished: nothing is kept\n")
+		return reportedError{exitInterrupted}
+	}
+	fmt.Fprintf(e.stderr, "throttlesim: interrupted; %d finished runs are kept in %s; continue with:\n  %s\n", n, k.dir, resumeCommand(e.args))
 	return reportedError{exitInterrupted}
 }
 

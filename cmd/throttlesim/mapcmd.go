@@ -335,6 +335,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		if ctx.Err() != nil {
 			return keep.interrupted(e)
 		}
+		keep.failed(fresh)
 		var ce *explore.ConfigError
 		if errors.As(err, &ce) {
 			return usageError{err}

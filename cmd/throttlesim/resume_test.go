@@ -94,6 +94,17 @@ func TestMapAndTuneResume(t *testing.T) {
 				t.Errorf("a finished %s left %s.incomplete", tc.name, whole)
 			}
 
+			// Interrupted before any run: nothing kept, and said so.
+			gone, cancelNow := context.WithCancel(context.Background())
+			cancelNow()
+			early := filepath.Join(dir, "early")
+			if r := runCLICtx(t, gone, false, with("--out", early)...); r.code != exitInterrupted || !strings.Contains(r.stderr, "nothing is kept") {
+				t.Errorf("interrupted at once: exit %d, stderr %q; want %d and nothing kept", r.code, r.stderr, exitInterrupted)
+			}
+			if _, err := os.Stat(early + ".incomplete"); err == nil {
+				t.Errorf("interrupted at once: %s.incomplete made", early)
+			}
+
 			// Interrupted after stopAt runs (one at a time, so that no
 			// other run is under way).
 			phase = "part"

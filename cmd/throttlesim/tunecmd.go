@@ -223,6 +223,7 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		if ctx.Err() != nil {
 			return keep.interrupted(e)
 		}
+		keep.failed(fresh)
 		var ce *explore.ConfigError
 		if errors.As(err, &ce) {
 			return usageError{err}
