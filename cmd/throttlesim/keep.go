@@ -235,7 +235,9 @@ func readKept(path string, v explore.Variant) (explore.Figures, bool, error) {
 	}
 	var r keptRun
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, false, fmt.Errorf("%s: not a kept run (%v); delete it to run it again", path, err)
+		// Not synced (see keep): after a crash of the machine a kept run
+		// may be cut short. It is run again.
+		return nil, false, nil
 	}
 	if r.Scenario != v.Scenario || r.Seed != v.Seed || !slices.Equal(r.Sets, v.Sets) {
 		return nil, false, fmt.Errorf("%s: holds the run of scenario %d %v seed %d, not of scenario %d %v seed %d; delete it to run it again",
@@ -252,7 +254,11 @@ func readKept(path string, v explore.Variant) (explore.Figures, bool, error) {
 	return f, true, nil
 }
 
-// keep writes one run's file atomically. If the folder is not there (the
+// keep writes one run's file atomically: a temporary file renamed into
+// place, so that a killed process (or another copy writing the same run)
+// never leaves a part of one. It is not synced: that cost a few ms a run,
+// as much as a small run itself, and all a crash of the machine can do is
+// cut a file short, which readKept then runs again. If the folder is not there (the
 // first run, or another copy of the same search finished and removed it),
 // it is made, with resume.json first, so that a folder with runs always
 // says what they are runs of.
@@ -270,7 +276,7 @@ func (k *keeper) keep(path string, v explore.Variant, f explore.Figures) error {
 	}
 	b = append(b, '\n')
 	for try := 0; ; try++ {
-		if err = resultdir.WriteFile(path, b); err == nil {
+		if err = writeRenamed(path, b); err == nil {
 			return nil
 		}
 		if try == 3 {
@@ -338,4 +344,27 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// writeRenamed writes name atomically (a temporary file in the same
+// folder renamed over it), without syncing.
+func writeRenamed(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
