@@ -147,14 +147,23 @@ func TestMapAndTuneResume(t *testing.T) {
 				t.Errorf("after the refusals %d runs are kept, want %d", n, tc.stopAt)
 			}
 
+			// A kept run cut short (a crash of the machine: they are not
+			// synced) is run again.
+			es, err := os.ReadDir(filepath.Join(work, "runs"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := filepath.Join(work, "runs", es[0].Name())
+			writeFile(t, filepath.Dir(cut), filepath.Base(cut), string(readFile(t, cut)[:20]))
+
 			// Resumed (with other --jobs): only the rest run, the same bytes.
 			phase = "resume"
 			resumed.Store(0)
 			if r := runCLI(t, with("--out", part, "-j", "2", "--resume")...); r.code != 0 {
 				t.Fatalf("resumed: exit %d\n%s", r.code, r.stderr)
 			}
-			if got, want := resumed.Load(), total.Load()-tc.stopAt; got != want {
-				t.Errorf("resumed: ran %d runs, want %d (%d in all, %d kept)", got, want, total.Load(), tc.stopAt)
+			if got, want := resumed.Load(), total.Load()-tc.stopAt+1; got != want {
+				t.Errorf("resumed: ran %d runs, want %d (%d in all, %d kept, 1 of them cut short)", got, want, total.Load(), tc.stopAt)
 			}
 			sameTree(t, "resumed vs uninterrupted", testfs.Tree(t, whole), testfs.Tree(t, part))
 			if _, err := os.Stat(work); err == nil {
