@@ -319,7 +319,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		return err
 	}
 	keep, fresh, err := openKeep(out+".incomplete", o.resume,
-		newKeepPlan("map", []explore.Source{src}, append(o.flagInputs, keepInput{"shard", fmt.Sprintf("%d/%d", shard, shards)})...))
+		newKeepPlan("map", []explore.Source{src}, append(o.flagInputs, keepInput{"shard", fmt.Sprintf("%d/%d", shard, shards)}, keepInput{"base seed", strconv.FormatUint(seed, 10)})...))
 	if err != nil {
 		return err
 	}

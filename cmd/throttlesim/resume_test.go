@@ -46,16 +46,17 @@ func copyScenario(t *testing.T, dir, from string) string {
 // every step of TestMapAndTuneResume (the scenario is args[1], copied
 // first).
 var resumeCases = []struct {
-	name    string
-	args    []string
-	stopAt  int64  // interrupt after this many kept runs
-	flag    string // a flag whose change --resume must refuse
-	changed string // its other value
+	name   string
+	args   []string
+	stopAt int64 // interrupt after this many kept runs
+	// changes --resume must refuse: a flag, its other value, and what the
+	// error names. --seed 0 is not the default (the scenario's seed, 1).
+	changes [][3]string
 }{
-	{"map", append([]string{"map"}, mapArgs...), 7, "--grid", "5"},
+	{"map", append([]string{"map"}, mapArgs...), 7, [][3]string{{"--grid", "5", `--grid "4" then, "5" now`}, {"--seed", "0", `base seed "1" then, "0" now`}}},
 	{"tune", []string{"tune", "../../scenarios/tune-retries.yaml", "--set", "duration=30s", "--set", "clients.arrival.profile=[]",
 		"--param", "clients.retry.max_attempts=1..6", "--minimize", "amplification", "--subject-to", "success_ratio>=0.99",
-		"--budget", "60", "--final-seeds", "3", "--final", "2", "--sensitivity", "3", "-q"}, 9, "--budget", "50"},
+		"--budget", "60", "--final-seeds", "3", "--final", "2", "--sensitivity", "3", "-q"}, 9, [][3]string{{"--budget", "50", `--budget "60" then, "50" now`}, {"--seed", "0", "base seed"}}},
 }
 
 // An interrupted map or tune keeps its finished runs in <out>.incomplete
@@ -133,9 +134,11 @@ func TestMapAndTuneResume(t *testing.T) {
 				t.Errorf("again without --resume: exit %d, stderr %q; want a refusal naming --resume", r.code, r.stderr)
 			}
 			// A changed flag, a changed scenario: refused, naming what.
-			if r := runCLI(t, with("--out", part, "--resume", tc.flag, tc.changed)...); r.code != exitError ||
-				!strings.Contains(r.stderr, "kept runs are of a different "+tc.name) || !strings.Contains(r.stderr, tc.flag+" \"") || !strings.Contains(r.stderr, "delete the folder") {
-				t.Errorf("resumed with %s %s: exit %d, stderr %q; want a refusal naming %s", tc.flag, tc.changed, r.code, r.stderr, tc.flag)
+			for _, c := range tc.changes {
+				if r := runCLI(t, with("--out", part, "--resume", c[0], c[1])...); r.code != exitError ||
+					!strings.Contains(r.stderr, "kept runs are of a different "+tc.name) || !strings.Contains(r.stderr, c[2]) || !strings.Contains(r.stderr, "delete the folder") {
+					t.Errorf("resumed with %s %s: exit %d, stderr %q; want a refusal naming %s", c[0], c[1], r.code, r.stderr, c[2])
+				}
 			}
 			orig := readFile(t, args[1])
 			writeFile(t, dir, filepath.Base(args[1]), string(orig)+"\n# changed\n")

@@ -207,7 +207,7 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	keep, fresh, err := openKeep(out+".incomplete", o.resume, newKeepPlan("tune", srcs, o.flagInputs...))
+	keep, fresh, err := openKeep(out+".incomplete", o.resume, newKeepPlan("tune", srcs, append(o.flagInputs, keepInput{"base seed", strconv.FormatUint(cfg.BaseSeed, 10)})...))
 	if err != nil {
 		return err
 	}
