@@ -291,12 +291,18 @@ func (k *keeper) keep(path string, v explore.Variant, f explore.Figures) error {
 	}
 }
 
-// done removes the folder once the search's results are written.
-func (k *keeper) done() error {
-	if err := os.RemoveAll(k.dir); err != nil {
-		return fmt.Errorf("the results are written, but the kept runs could not be removed: %w", err)
+// done removes the folder once the search's results are written. Another
+// copy of the search still running may be adding a run to it meanwhile
+// (RemoveAll then fails: the folder is not empty), so it tries again; if
+// the folder stays, the results are still whole and it only warns.
+func (k *keeper) done(e *env) {
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = os.RemoveAll(k.dir); err == nil {
+			return
+		}
 	}
-	return nil
+	fmt.Fprintf(e.stderr, "throttlesim: warning: the results are written, but the kept runs in %s could not be removed: %v\n", k.dir, err)
 }
 
 // failed is called when the search fails other than by an interruption

@@ -360,9 +360,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	if err := writeMap(e, out, &doc); err != nil {
 		return err
 	}
-	if err := keep.done(); err != nil {
-		return err
-	}
+	keep.done(e)
 	if !o.quiet {
 		fmt.Fprintf(e.stdout, "%s: %d load levels, %d probes, %d runs in %.1f s (%d jobs)\n", sc.Name, len(res.Levels), res.ProbeCount(), res.Runs(), wall.Seconds(), o.jobs)
 		printBoundary(e.stdout, &doc)

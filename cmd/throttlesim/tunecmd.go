@@ -262,9 +262,7 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 	if err := resultdir.Write(out, files); err != nil {
 		return err
 	}
-	if err := keep.done(); err != nil {
-		return err
-	}
+	keep.done(e)
 	if !o.quiet {
 		fmt.Fprintf(e.stdout, "%s: %d candidates, %d runs (+%d for the sensitivity scan) in %.1f s (%d jobs)\n", name, len(res.Candidates), res.Runs, res.SensitivityRuns, wall.Seconds(), o.jobs)
 		printTune(e.stdout, cfg, res)
