@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,6 +156,12 @@ func TestTuneAndMapBadInput(t *testing.T) {
 			r := runCLI(t, tc.args...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", r.code, r.stderr, tc.code, tc.want)
+			}
+			// A search that cannot succeed keeps no runs to resume.
+			if i := slices.Index(tc.args, "--out"); i >= 0 {
+				if _, err := os.Stat(tc.args[i+1] + ".incomplete"); err == nil {
+					t.Errorf("a failed search left %s.incomplete", tc.args[i+1])
+				}
 			}
 		})
 	}

@@ -34,7 +34,7 @@ func main() {
 // run is the whole program behind main, with its I/O passed in so tests can
 // drive it in-process. It returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool) int {
-	root := newRootCmd(&env{stdin: os.Stdin, stdout: stdout, stderr: stderr, tty: tty})
+	root := newRootCmd(&env{stdin: os.Stdin, stdout: stdout, stderr: stderr, tty: tty, args: args})
 	root.SetArgs(args)
 	return exitCode(root.ExecuteContext(ctx), stderr)
 }

@@ -44,6 +44,8 @@ type mapOptions struct {
 	out           string
 	shard         string
 	quiet         bool
+	resume        bool
+	flagInputs    []keepInput // the flags as resume.json records them
 	rare          string
 	rarePaths     int
 	rareFrom      time.Duration
@@ -128,6 +130,7 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 				}
 			}
 			o.quiet = e.quiet
+			o.flagInputs = flagInputs(cmd)
 			if o.load == "" || o.trigger == "" {
 				return usageError{errors.New("--load PATH=a..b[/steps] and --trigger PATH=a..b are required")}
 			}
@@ -154,6 +157,7 @@ probabilities. Writes rare.csv. Two methods (--rare-method):
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-map)")
 	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters; auto reads i and n from a Kubernetes Indexed Job or a Slurm array (see sweep --help)")
+	f.BoolVar(&o.resume, "resume", false, "continue an interrupted map: its finished runs are kept in <out>.incomplete and not run again (refused if the scenario or a flag changed)")
 	f.StringVar(&o.rare, "rare", "", "estimate small P(no recovery) below each boundary; the measure (in_system, outstanding, timed_out) the method ranks runs by, with split optionally =l1,l2,... levels")
 	f.StringVar(&o.rareMethod, "rare-method", "tilt", "tilt (importance sampling of the arrivals) or split (multilevel splitting)")
 	f.IntVar(&o.rarePaths, "rare-paths", 0, "runs of the estimate (tilt, default 1000) or paths per stage (split, default 100)")
@@ -333,15 +337,24 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	if err := checkOut(out); err != nil {
 		return err
 	}
+	keep, fresh, err := openKeep(out+".incomplete", o.resume,
+		newKeepPlan("map", []explore.Source{src}, append(o.flagInputs, keepInput{"shard", fmt.Sprintf("%d/%d", shard, shards)}, keepInput{"base seed", strconv.FormatUint(seed, 10)})...))
+	if err != nil {
+		return err
+	}
+	if o.resume && fresh && !o.quiet {
+		fmt.Fprintf(e.stderr, "throttlesim: nothing to resume in %s.incomplete; starting the map\n", out)
+	}
 	prog, done := newBar(e, o.quiet, "mapping "+sc.Name+" (runs)")
 	cfg.Progress = prog
 	start := time.Now()
-	res, err := explore.Map(ctx, explore.SimEval([]explore.Source{src}), cfg)
+	res, err := explore.Map(ctx, keep.wrap(explore.SimEval([]explore.Source{src})), cfg)
 	done()
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+			return keep.interrupted(e)
 		}
+		keep.failed(fresh)
 		var ce *explore.ConfigError
 		if errors.As(err, &ce) {
 			return usageError{err}
@@ -353,8 +366,8 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 			return scenario.Parse(src.Data, src.File, append(slices.Clone(src.Sets), sets...))
 		}
 		if err := explore.RareAtBoundary(ctx, parse, res, *rare, o.rarePoints, rareAt); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+			if ctx.Err() != nil { // the map's runs are kept; the estimates are made again
+				return keep.interrupted(e)
 			}
 			return err
 		}
@@ -366,6 +379,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	if err := writeMap(e, out, &doc); err != nil {
 		return err
 	}
+	keep.done(e)
 	if !o.quiet {
 		fmt.Fprintf(e.stdout, "%s: %d load levels, %d probes, %d runs in %.1f s (%d jobs)\n", sc.Name, len(res.Levels), res.ProbeCount(), res.Runs(), wall.Seconds(), o.jobs)
 		printBoundary(e.stdout, &doc)

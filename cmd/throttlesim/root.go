@@ -31,6 +31,9 @@ type env struct {
 	stdout, stderr io.Writer
 	tty            bool // stderr is a terminal: progress bars allowed
 	quiet          bool // --quiet, a flag of every command
+	// args is the command line (without the program's name), for the
+	// command that resumes an interrupted map or tune.
+	args []string
 }
 
 type usageError struct{ err error }

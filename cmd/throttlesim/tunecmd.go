@@ -40,6 +40,8 @@ type tuneOptions struct {
 	out         string
 	quiet       bool
 	strict      bool
+	resume      bool
+	flagInputs  []keepInput // the flags as resume.json records them
 }
 
 func newTuneCmd(e *env, runF func(context.Context, *env, *tuneOptions) error) *cobra.Command {
@@ -97,6 +99,7 @@ the chosen values).`,
 			o.files = args
 			o.seedSet = cmd.Flags().Changed("seed")
 			o.quiet = e.quiet
+			o.flagInputs = flagInputs(cmd)
 			return runF(cmd.Context(), e, o)
 		},
 	}
@@ -115,6 +118,7 @@ the chosen values).`,
 	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the first scenario's seed)")
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-tune)")
+	f.BoolVar(&o.resume, "resume", false, "continue an interrupted tuning: its finished runs are kept in <out>.incomplete and not run again (refused if a scenario or a flag changed)")
 	return cmd
 }
 
@@ -203,15 +207,23 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 	if err := checkOut(out); err != nil {
 		return err
 	}
+	keep, fresh, err := openKeep(out+".incomplete", o.resume, newKeepPlan("tune", srcs, append(o.flagInputs, keepInput{"base seed", strconv.FormatUint(cfg.BaseSeed, 10)})...))
+	if err != nil {
+		return err
+	}
+	if o.resume && fresh && !o.quiet {
+		fmt.Fprintf(e.stderr, "throttlesim: nothing to resume in %s.incomplete; starting the tuning\n", out)
+	}
 	prog, done := newBar(e, o.quiet, "tuning "+name+" (runs)")
 	cfg.Progress = prog
 	start := time.Now()
-	res, err := explore.Tune(ctx, explore.SimEval(srcs), cfg)
+	res, err := explore.Tune(ctx, keep.wrap(explore.SimEval(srcs)), cfg)
 	done()
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+			return keep.interrupted(e)
 		}
+		keep.failed(fresh)
 		var ce *explore.ConfigError
 		if errors.As(err, &ce) {
 			return usageError{err}
@@ -250,6 +262,7 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 	if err := resultdir.Write(out, files); err != nil {
 		return err
 	}
+	keep.done(e)
 	if !o.quiet {
 		fmt.Fprintf(e.stdout, "%s: %d candidates, %d runs (+%d for the sensitivity scan) in %.1f s (%d jobs)\n", name, len(res.Candidates), res.Runs, res.SensitivityRuns, wall.Seconds(), o.jobs)
 		printTune(e.stdout, cfg, res)

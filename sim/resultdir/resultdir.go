@@ -7,11 +7,14 @@
 // run that fails
 // or is killed half-way leaves the previous results untouched and at worst a
 // hidden ".<name>.tmp-*" folder, never a half-written results folder.
+// Two writers of the same folder at once (two copies of the same batch
+// job) both succeed, and the folder is whole: the last one's.
 package resultdir
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +65,30 @@ func Write(dir string, files []File) (err error) {
 	if err := syncDir(tmp); err != nil {
 		return fmt.Errorf("resultdir: %w", err)
 	}
+	for try := 0; ; try++ {
+		err := put(tmp, dir, parent)
+		// Another writer of the same folder (a second copy of the same
+		// job) put its own in place between the check for a previous
+		// folder and the rename: it is now the previous folder.
+		if errors.Is(err, errAppeared) {
+			if try == 0 {
+				continue
+			}
+			return fmt.Errorf("resultdir: %s: other writers keep putting it in place", dir)
+		}
+		return err
+	}
+}
+
+// errAppeared: dir was not there when put looked, and was when it renamed.
+var errAppeared = errors.New("the folder appeared")
+
+// testBeforeRename, when set (by tests), is called just before tmp is
+// renamed to a dir that was not there.
+var testBeforeRename func()
+
+// put puts the folder tmp in place of dir.
+func put(tmp, dir, parent string) error {
 	var old string
 	if _, err := os.Stat(dir); err == nil {
 		// One step where the system can: tmp becomes dir and the previous
@@ -84,7 +111,13 @@ func Write(dir string, files []File) (err error) {
 			return fmt.Errorf("resultdir: moving the previous %s aside: %w", dir, err)
 		}
 	}
+	if old == "" && testBeforeRename != nil {
+		testBeforeRename()
+	}
 	if err := os.Rename(tmp, dir); err != nil {
+		if old == "" && errors.Is(err, fs.ErrExist) {
+			return errAppeared
+		}
 		if old != "" {
 			if rerr := os.Rename(old, dir); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("restoring the previous results from %s: %w", old, rerr))

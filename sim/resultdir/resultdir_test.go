@@ -143,6 +143,29 @@ func TestWriteFailureWithoutPrevious(t *testing.T) {
 	noLeftovers(t, parent)
 }
 
+// Two writers of the same new folder at once (two copies of the same
+// batch job): the other one puts its folder in place after this one
+// found none and before it renames its own. This one's rename then
+// treats the other's as the previous folder instead of failing: both
+// succeed, and the folder is whole (the last writer's).
+func TestWriteWhenAnotherWriterGetsThereFirst(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	var otherErr error
+	testBeforeRename = func() {
+		testBeforeRename = nil
+		otherErr = Write(dir, []File{{Name: "a", Data: []byte("theirs")}, {Name: "b", Data: []byte("theirs")}})
+	}
+	t.Cleanup(func() { testBeforeRename = nil })
+	if err := Write(dir, []File{{Name: "a", Data: []byte("ours")}}); err != nil || otherErr != nil {
+		t.Fatalf("Write: %v; the other writer: %v", err, otherErr)
+	}
+	if got := testfs.Tree(t, dir); !reflect.DeepEqual(got, map[string]string{".": "<dir>", "a": "ours"}) {
+		t.Errorf("folder: got %v, want only this writer's a", got)
+	}
+	noLeftovers(t, parent, "out")
+}
+
 func TestWriteRefusesAFile(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
