@@ -76,6 +76,15 @@ func newRunner(e Eval, jobs int, progress func(int)) *runner {
 }
 
 func (r *runner) run(ctx context.Context, v Variant) (Figures, error) {
+	if f := frontierOf(ctx); f != nil {
+		// A replay (NextRuns): known runs only, no limit (nothing runs).
+		fig, err := f.await(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		r.count()
+		return fig, nil
+	}
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -88,28 +97,28 @@ func (r *runner) run(ctx context.Context, v Variant) (Figures, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v (seed %d): %w", v.Sets, v.Seed, err)
 	}
+	r.count()
+	return f, nil
+}
+
+func (r *runner) count() {
 	r.mu.Lock()
 	r.runs++
 	if r.progress != nil {
 		r.progress(r.runs)
 	}
 	r.mu.Unlock()
-	return f, nil
 }
 
 // all runs every variant in parallel and returns the figures in order.
 func (r *runner) all(ctx context.Context, vs []Variant) ([]Figures, error) {
 	out := make([]Figures, len(vs))
 	errs := make([]error, len(vs))
-	var wg sync.WaitGroup
+	g := newGroup(ctx)
 	for i, v := range vs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = r.run(ctx, v)
-		}()
+		g.Go(func() { out[i], errs[i] = r.run(ctx, v) })
 	}
-	wg.Wait()
+	g.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

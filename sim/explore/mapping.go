@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 )
 
 // MapConfig is a metastability map: for every load level, the trigger size
@@ -155,19 +154,17 @@ func Map(ctx context.Context, eval Eval, c MapConfig) (*MapResult, error) {
 	errs := make([]error, len(idx))
 	ctx, cancel := context.WithCancel(ctx) // the first error stops the other levels
 	defer cancel()
-	var wg sync.WaitGroup
+	g := newGroup(ctx)
 	for j, i := range idx {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			lv, err := c.level(ctx, r, i, loads[i])
 			res.Levels[j], errs[j] = lv, err
 			if err != nil {
 				cancel()
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, firstErr(errs)
 	}
@@ -246,15 +243,11 @@ func (c *MapConfig) level(ctx context.Context, r *runner, index int, load float6
 	grid := c.Trigger.Values(c.Grid)
 	probes := make([]Probe, len(grid))
 	errs := make([]error, len(grid))
-	var wg sync.WaitGroup
+	g := newGroup(ctx)
 	for i, t := range grid {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			probes[i], errs[i] = c.probe(ctx, r, load, t, "grid")
-		}()
+		g.Go(func() { probes[i], errs[i] = c.probe(ctx, r, load, t, "grid") })
 	}
-	wg.Wait()
+	g.Wait()
 	if err := firstErr(errs); err != nil {
 		return lv, err
 	}
