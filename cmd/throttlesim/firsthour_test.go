@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,34 @@ func TestCompletion(t *testing.T) {
 		if !strings.Contains(r.stdout, "clients.throttle.k=\n") {
 			t.Errorf("%q: got %q, want clients.throttle.k=", args, r.stdout)
 		}
+	}
+}
+
+// The root help lists the commands in groups, in the order a new user
+// needs them (run before sweep before map), not alphabetically.
+func TestRootHelpOrder(t *testing.T) {
+	r := runCLI(t, "--help")
+	want := []string{"Start:", "run", "validate", "Simulate and compare:", "sweep", "compare", "summarize",
+		"Search:", "map", "tune", "Cluster:", "merge", "Live:", "serve", "live", "Other:", "contention", "version"}
+	// The command list runs from the first group's title to Flags:.
+	i := strings.Index(r.stdout, "\nStart:\n")
+	if i < 0 {
+		t.Fatalf("no Start: group in the root help:\n%s", r.stdout)
+	}
+	list, _, _ := strings.Cut(r.stdout[i:], "\nFlags:")
+	var got []string
+	for _, line := range strings.Split(list, "\n") {
+		switch f := strings.Fields(line); {
+		case strings.HasSuffix(line, ":"):
+			got = append(got, line) // a group's title
+		case len(f) > 0 && f[0] != "help" && f[0] != "completion":
+			got = append(got, f[0])
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("root help lists\n  %q\nwant\n  %q\nhelp:\n%s", got, want, r.stdout)
+	}
+	if strings.Contains(r.stdout, "bench") {
+		t.Error("the hidden bench command is listed")
 	}
 }

@@ -44,7 +44,9 @@ type reportedError struct{ code int }
 
 func (e reportedError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-func exitCode(err error, stderr io.Writer) int {
+// exitCode prints err and returns the exit code. cmd is the command that
+// failed: a usage error points at its help.
+func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
@@ -69,12 +71,21 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	switch {
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
-		fmt.Fprintln(stderr, "Run 'throttlesim --help' for usage.")
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", helpPath(cmd))
 		return exitUsage
 	case errors.Is(err, sim.ErrInterrupted), errors.Is(err, errInterrupted):
 		return exitInterrupted
 	}
 	return exitError
+}
+
+// helpPath is the command whose --help a usage error points at:
+// "throttlesim map", or "throttlesim" when no command was found.
+func helpPath(cmd *cobra.Command) string {
+	if cmd == nil {
+		return "throttlesim"
+	}
+	return cmd.CommandPath()
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
@@ -117,11 +128,40 @@ scenario fields after --set and --vary): throttlesim completion --help.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	// Flags every command takes.
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
-	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newContentionCmd(e), newMergeCmd(e), newSummarizeCmd(e), newMapCmd(e, nil), newTuneCmd(e, nil), newBenchCmd(e), newServeCmd(e, nil), newLiveCmd(e, nil), newVersionCmd(e))
+	// The help lists the commands in the order a new user needs them, in
+	// groups, not alphabetically.
+	cobra.EnableCommandSorting = false
+	for _, g := range commandGroups(e) {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	root.AddCommand(newBenchCmd(e)) // hidden: for engine comparisons
+	root.SetHelpCommandGroupID("other")
+	root.SetCompletionCommandGroupID("other")
 	// `throttlesim completion bash|zsh|fish|powershell` is listed in
 	// --help; completion knows every scenario field after --set and --vary.
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
+}
+
+type commandGroup struct {
+	id, title string
+	cmds      []*cobra.Command
+}
+
+// commandGroups are the commands of the root help, in order.
+func commandGroups(e *env) []commandGroup {
+	return []commandGroup{
+		{"start", "Start:", []*cobra.Command{newRunCmd(e, nil), newValidateCmd(e)}},
+		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e), newCompareCmd(e), newSummarizeCmd(e)}},
+		{"search", "Search:", []*cobra.Command{newMapCmd(e, nil), newTuneCmd(e, nil)}},
+		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e)}},
+		{"live", "Live:", []*cobra.Command{newServeCmd(e, nil), newLiveCmd(e, nil)}},
+		{"other", "Other:", []*cobra.Command{newContentionCmd(e), newVersionCmd(e)}},
+	}
 }
 
 var interruptedAt = regexp.MustCompile(`interrupted at [0-9.]+s of [0-9.]+s`)
