@@ -157,7 +157,7 @@ func TestCompletion(t *testing.T) {
 // needs them (run before sweep before map), not alphabetically.
 func TestRootHelpOrder(t *testing.T) {
 	r := runCLI(t, "--help")
-	want := []string{"Start:", "run", "validate", "Simulate and compare:", "sweep", "compare", "summarize",
+	want := []string{"Start:", "init", "run", "validate", "Simulate and compare:", "sweep", "compare", "summarize",
 		"Search:", "map", "tune", "Cluster:", "merge", "Live:", "serve", "live", "Other:", "contention", "version"}
 	// The command list runs from the first group's title to Flags:.
 	i := strings.Index(r.stdout, "\nStart:\n")

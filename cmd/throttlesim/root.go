@@ -155,7 +155,7 @@ type commandGroup struct {
 // commandGroups are the commands of the root help, in order.
 func commandGroups(e *env) []commandGroup {
 	return []commandGroup{
-		{"start", "Start:", []*cobra.Command{newRunCmd(e, nil), newValidateCmd(e)}},
+		{"start", "Start:", []*cobra.Command{newInitCmd(e), newRunCmd(e, nil), newValidateCmd(e)}},
 		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e), newCompareCmd(e), newSummarizeCmd(e)}},
 		{"search", "Search:", []*cobra.Command{newMapCmd(e, nil), newTuneCmd(e, nil)}},
 		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e)}},
