@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // The rough edges a new user met in the first hour (issue 14), each
@@ -180,4 +182,31 @@ func TestRootHelpOrder(t *testing.T) {
 	if strings.Contains(r.stdout, "bench") {
 		t.Error("the hidden bench command is listed")
 	}
+}
+
+// Every command's help starts simple: a Long of at most 15 lines (the
+// method is in docs/cli.md) and two or three examples. map's used to be
+// 45 lines of method before its flags.
+func TestHelpStartsSimple(t *testing.T) {
+	var stdout, stderr strings.Builder
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		name := c.CommandPath()
+		if n := strings.Count(strings.TrimSpace(c.Long), "\n") + 1; n > 15 {
+			t.Errorf("%s: Long is %d lines, want at most 15 (move the method to docs/cli.md)", name, n)
+		}
+		examples := 0
+		for _, l := range strings.Split(c.Example, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && (f[0] == "throttlesim" || f[0] == "sed") {
+				examples++
+			}
+		}
+		if c.Name() != "version" && (examples < 2 || examples > 3) {
+			t.Errorf("%s: %d examples, want two or three", name, examples)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&env{stdout: &stdout, stderr: &stderr}))
 }

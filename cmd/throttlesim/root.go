@@ -94,31 +94,21 @@ func newRootCmd(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "throttlesim",
 		Short: "Simulate what clients do to a backend when it falls over",
-		Long: `throttlesim is a discrete-event simulator of thousands to millions of virtual
-clients running overload policies — SRE adaptive throttling, retries with
-exponential backoff and jitter, Retry-After and pushback, retry budgets,
-circuit breakers, the AWS adaptive rate limiter, deadlines, reconnect and
-startup jitter, hedged requests — against a capacity-limited backend with
-outages, a graph of services that call services (services:, each with its
-own capacity, replicas behind a load balancer with outlier ejection,
-server-side queue disciplines, rate limits, adaptive concurrency limits,
-priority shedding and autoscaling, faults and per-call policies), or one
-row under optimistic concurrency, with or without network delay. It
-writes a time series, a summary and charts of server load, local drops,
-recovery time and connections (and per service, for a graph); sweeps
-compare policies over seeds with confidence intervals, map finds where a
-system tips into a metastable failure, tune picks policy parameters, and
-serve and live run the same policies against a real HTTP server.
+		Long: `throttlesim simulates thousands to millions of clients running overload
+policies (SRE adaptive throttling, retries with backoff and jitter, retry
+budgets, circuit breakers, ...) against a backend or a graph of services
+that falls over, and shows whether and how fast it recovers: a time
+series, a summary, charts and one report.html per run. Sweeps compare
+policies over seeds with confidence intervals, map finds where a system
+tips into a metastable failure, tune picks policy parameters, and serve
+and live run the same policies over real HTTP.
 
-Documentation: docs/README.md in the source tree; start with docs/tutorial.md,
-your first scenario in ten minutes. Shell completion (commands, flags, and
-scenario fields after --set and --vary): throttlesim completion --help.`,
-		Example: `  throttlesim run scenarios/outage.yaml
+New here: throttlesim init writes a commented scenario to start from;
+docs/tutorial.md is your first scenario in ten minutes. Every command:
+docs/cli.md. Shell completion: throttlesim completion --help.`,
+		Example: `  throttlesim init my-service.yaml && throttlesim run my-service.yaml
   throttlesim run scenarios/outage.yaml --set clients.throttle.k=1.1 --out results/k1.1
-  throttlesim run scenarios/cascade.yaml --set services.database.workers=120
-  throttlesim sweep scenarios/k-sweep.yaml
-  throttlesim compare results/outage results/outage-no-policy
-  throttlesim validate scenarios/*.yaml`,
+  throttlesim sweep scenarios/k-sweep.yaml`,
 		Version:       version + " (commit " + commit + ")",
 		SilenceUsage:  true,
 		SilenceErrors: true,

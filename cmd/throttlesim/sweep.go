@@ -42,22 +42,18 @@ func newSweepCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep FILE",
 		Short: "Run a scenario over several values of its fields and seeds, and compare",
-		Long: `Sweep runs the scenario in FILE for every point of a sweep — the combinations
-of the values in its sweep: block (or of --vary), plus its labelled points —
-and every seed, in parallel, then writes a comparison: sweep.csv (mean, sd
-and Student-t 95% confidence interval of each figure per point), runs.csv,
-paired.csv (differences from the baseline point, paired by seed) and charts.
+		Long: `Sweep runs the scenario in FILE for every point of its sweep: block (or of
+--vary) and every seed, in parallel, and compares the points: sweep.csv
+(mean and 95% confidence interval of each figure per point), runs.csv,
+paired.csv (differences from the baseline point, paired by seed), charts
+and report.html. Every point uses the same seeds (common random numbers),
+and the results are the same bytes whatever --jobs is. An interrupted
+sweep continues with --resume; --shard i/n splits it over machines and
+'throttlesim merge' joins the shards.
 
-By default replication r of every point uses the same seed (common random
-numbers): the points see the same arrivals and draws, so their differences
-come from the policy, not the noise. Results are the same bytes whatever
---jobs is. An interrupted sweep keeps what finished in <out>.incomplete;
---resume continues it, skipping finished runs (and refusing to mix results
-if the scenario changed). --shard i/n runs one share of the runs for a batch
-cluster; 'throttlesim merge' combines the shards.`,
+More: docs/sweeps.md and docs/cli.md, "throttlesim sweep, compare, merge".`,
 		Example: `  throttlesim sweep scenarios/k-sweep.yaml
   throttlesim sweep scenarios/outage.yaml --vary clients.throttle.k=1.1,1.5,2,3 --seeds 10
-  throttlesim sweep scenarios/outage.yaml --vary clients.throttle.k=1.5,2 --vary clients.throttle.window=30s,2m
   throttlesim sweep scenarios/k-sweep.yaml --shard 0/4 --out results/k-sweep-shard0`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
