@@ -154,27 +154,13 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	opts := sim.Options{}
 	if e.tty && !o.quiet {
 		total := int64(sc.Duration / scenario.Duration(time.Millisecond))
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription("simulating "+sc.Name),
-			progressbar.OptionShowElapsedTimeOnFinish(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
+		bar = progressBar(e.stderr, total, "simulating "+sc.Name, false)
 		opts.Progress = func(now, end int64) { bar.Set64(now / int64(time.Millisecond)) }
 	}
 	start := time.Now()
 	res, runErr := sim.Run(ctx, sc, opts)
 	wall := time.Since(start)
-	if bar != nil {
-		if runErr != nil {
-			bar.Exit() // leave the bar where the run stopped
-		} else {
-			bar.Finish()
-		}
-	}
+	endBar(bar, runErr == nil)
 	if runErr != nil && !errors.Is(runErr, sim.ErrInterrupted) {
 		return runErr
 	}

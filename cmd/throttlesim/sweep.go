@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -171,25 +172,17 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	var bar *progressbar.ProgressBar
 	opts := sweep.Options{Jobs: o.jobs, Shard: shard, Shards: shards, Build: build()}
 	if e.tty && !o.quiet {
-		n := total
-		if shards > 0 {
-			n = (total - shard + shards - 1) / shards
+		// The bar counts the runs left, so that after --resume its rate and
+		// time to go are those of runs simulated, not of the finished runs
+		// it skips in no time.
+		opts.Start = func(done, left int) {
+			bar = sweepBar(e.stderr, plan, done, left)
 		}
-		bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription(fmt.Sprintf("sweeping %s (%d points x %d seeds)", plan.Name, len(plan.Points), plan.Seeds)),
-			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionFullWidth(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 		opts.Progress = func(done, _ int) { bar.Set(done) }
 	}
 	start := time.Now()
 	err = sweep.Execute(ctx, plan, work, opts)
-	if bar != nil {
-		if err != nil {
-			bar.Exit()
-		} else {
-			bar.Finish()
-		}
-	}
+	endBar(bar, err == nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(e.stderr, "throttlesim: interrupted; finished runs are kept in %s: continue with the same command and --resume\n", work)
@@ -228,6 +221,20 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
 	return pointsVerdictError(verdicts)
+}
+
+// sweepBar is the progress bar of a sweep's left runs; done runs (found
+// done by --resume) are named in its description, not counted in it. No
+// bar when nothing is left.
+func sweepBar(w io.Writer, plan *sweep.Plan, done, left int) *progressbar.ProgressBar {
+	if left == 0 {
+		return nil
+	}
+	desc := fmt.Sprintf("sweeping %s (%d points x %d seeds", plan.Name, len(plan.Points), plan.Seeds)
+	if done > 0 {
+		desc += fmt.Sprintf("; %d runs done before", done)
+	}
+	return progressBar(w, int64(left), desc+")", true)
 }
 
 // aggregateSweep writes a finished sweep's tables, charts and report.html
