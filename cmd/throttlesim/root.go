@@ -118,9 +118,8 @@ docs/cli.md. Shell completion: throttlesim completion --help.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	// Flags every command takes.
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
-	// The help lists the commands in the order a new user needs them, in
-	// groups, not alphabetically.
-	cobra.EnableCommandSorting = false
+	// The help lists the commands in groups, in the order of
+	// commandGroups (see init below), not alphabetically.
 	for _, g := range commandGroups(e) {
 		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
 		for _, c := range g.cmds {
@@ -136,6 +135,10 @@ docs/cli.md. Shell completion: throttlesim completion --help.`,
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
 }
+
+// The help lists the commands in the order a new user needs them, not
+// alphabetically. Set once: it is a global of cobra's.
+func init() { cobra.EnableCommandSorting = false }
 
 type commandGroup struct {
 	id, title string
