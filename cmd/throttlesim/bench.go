@@ -23,9 +23,10 @@ engine, N (clients), T (simulated seconds), seed, events, arrivals,
 local_drops, rejected, admitted, completed, engine_steps, setup_s and run_s
 (set-up and event loop, wall seconds). events/s is events / run_s. This is
 the output format of the R1 reference model's peers (make bench-peers).`,
-		Example: `  throttlesim bench scenarios/bench-r1.yaml --set clients.count=100000`,
-		Args:    argsExactly(1, "one scenario FILE"),
-		Hidden:  true,
+		Example: `  throttlesim bench scenarios/bench-r1.yaml
+  throttlesim bench scenarios/bench-r1.yaml --set clients.count=100000`,
+		Args:   argsExactly(1, "one scenario FILE"),
+		Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := loadScenario(e, args[0], sets)
 			if err != nil {

@@ -28,22 +28,15 @@ func newCompareCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare DIR...",
 		Short: "Overlay the results of several runs in one chart set",
-		Long: `Compare reads the results folders of earlier runs (throttlesim run) and writes
-the comparison charts and tables that a sweep writes, one point per folder:
-compare_server_load.png, compare_local_drops.png, compare_goodput.png,
-compare_recovery.png, compare_peak_load.png, compare_amplification.png,
-compare_success.png, sweep.csv, runs.csv and report.html.
+		Long: `Compare reads the results folders of earlier runs (throttlesim run) and
+writes the charts and tables a sweep writes, one point per folder:
+compare_*.png, sweep.csv, runs.csv and report.html. --baseline RUN prints
+every other run's figures against RUN's, as a ratio and a difference
+marked better or worse. Each run's thresholds, and every --threshold, are
+checked on each run; a failed one makes the exit code 99.
 
---baseline RUN prints every other run's figures against RUN's: the ratio
-(× 0.5 is half the baseline's) and the difference, marked better or worse,
-and writes paired.csv. RUN is one of the folders (by path or label), or
-another run folder, which is then compared too, first.
-
-Each run's scenario thresholds, and every --threshold, are checked on each
-run; a failed threshold exits with code 99.`,
-		Example: `  throttlesim run scenarios/outage.yaml
-  throttlesim run scenarios/outage-no-policy.yaml
-  throttlesim compare results/outage results/outage-no-policy --out results/compare
+More: docs/cli.md, "throttlesim sweep, compare, merge".`,
+		Example: `  throttlesim compare results/outage results/outage-no-policy --out results/compare
   throttlesim compare --baseline results/outage-no-policy results/outage results/outage-k1.1`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -185,7 +178,9 @@ func newMergeCmd(e *env) *cobra.Command {
 		Long: `Merge combines sweep shards (throttlesim sweep --shard i/n) into exactly the
 folder an unsharded sweep writes, byte for byte. Every shard must come from the
 same sweep (identical sweep.json) and together they must hold every run.`,
-		Example: `  throttlesim merge --out results/k-sweep results/k-sweep-shard*`,
+		Example: `  throttlesim sweep scenarios/k-sweep.yaml --shard 0/2 --out results/k-sweep-shard0   # on one machine
+  throttlesim sweep scenarios/k-sweep.yaml --shard 1/2 --out results/k-sweep-shard1   # on another
+  throttlesim merge --out results/k-sweep results/k-sweep-shard*`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("expected at least one shard folder")}

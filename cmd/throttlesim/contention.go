@@ -24,16 +24,14 @@ func newContentionCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "contention",
 		Short: "Brooker's backoff experiment: clients contending on one row (optimistic concurrency)",
-		Long: `Contention reproduces the experiment of Marc Brooker's "Exponential Backoff And
-Jitter" (AWS Architecture Blog, 2015): each of N clients updates one versioned
-row once (read the version, write with it; a stale write fails and the client
-retries after its backoff), with |N(10 ms, 2 ms)| of network delay per hop,
-backoff base 5 ms and cap 2 s. For every client count and strategy it averages
---runs runs and writes contention.csv, contention.md (a table),
-contention_writes.png (server write calls) and contention_time.png (time until
-every client has written) into --out, plus contention.json describing the run.
+		Long: `Contention reproduces the experiment of Marc Brooker's "Exponential Backoff
+And Jitter" (AWS Architecture Blog, 2015): each of N clients updates one
+versioned row once, and a stale write retries after its backoff. For every
+client count and strategy it averages --runs runs and writes
+contention.csv, contention.md, two charts and contention.json into --out.
+It is a model of its own (sim/occ), not a scenario backend kind.
 
-This is a model of its own (sim/occ), not a scenario backend kind.`,
+More: docs/cli.md, "throttlesim contention" (the model's constants).`,
 		Example: `  throttlesim contention
   throttlesim contention --clients 10,50,100 --runs 30 --strategies none,full`,
 		Args: cobra.NoArgs,

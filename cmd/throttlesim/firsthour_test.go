@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // The rough edges a new user met in the first hour (issue 14), each
@@ -150,4 +153,60 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("%q: got %q, want clients.throttle.k=", args, r.stdout)
 		}
 	}
+}
+
+// The root help lists the commands in groups, in the order a new user
+// needs them (run before sweep before map), not alphabetically.
+func TestRootHelpOrder(t *testing.T) {
+	r := runCLI(t, "--help")
+	want := []string{"Start:", "init", "run", "validate", "Simulate and compare:", "sweep", "compare", "summarize",
+		"Search:", "map", "tune", "Cluster:", "merge", "Live:", "serve", "live", "Other:", "contention", "version"}
+	// The command list runs from the first group's title to Flags:.
+	i := strings.Index(r.stdout, "\nStart:\n")
+	if i < 0 {
+		t.Fatalf("no Start: group in the root help:\n%s", r.stdout)
+	}
+	list, _, _ := strings.Cut(r.stdout[i:], "\nFlags:")
+	var got []string
+	for _, line := range strings.Split(list, "\n") {
+		switch f := strings.Fields(line); {
+		case strings.HasSuffix(line, ":"):
+			got = append(got, line) // a group's title
+		case len(f) > 0 && f[0] != "help" && f[0] != "completion":
+			got = append(got, f[0])
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("root help lists\n  %q\nwant\n  %q\nhelp:\n%s", got, want, r.stdout)
+	}
+	if strings.Contains(r.stdout, "bench") {
+		t.Error("the hidden bench command is listed")
+	}
+}
+
+// Every command's help starts simple: a Long of at most 15 lines (the
+// method is in docs/cli.md) and two or three examples. map's used to be
+// 45 lines of method before its flags.
+func TestHelpStartsSimple(t *testing.T) {
+	var stdout, stderr strings.Builder
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		name := c.CommandPath()
+		if n := strings.Count(strings.TrimSpace(c.Long), "\n") + 1; n > 15 {
+			t.Errorf("%s: Long is %d lines, want at most 15 (move the method to docs/cli.md)", name, n)
+		}
+		examples := 0
+		for _, l := range strings.Split(c.Example, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && (f[0] == "throttlesim" || f[0] == "sed") {
+				examples++
+			}
+		}
+		if c.Name() != "version" && (examples < 2 || examples > 3) {
+			t.Errorf("%s: %d examples, want two or three", name, examples)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&env{stdout: &stdout, stderr: &stderr}))
 }

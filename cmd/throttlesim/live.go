@@ -43,28 +43,15 @@ func newLiveCmd(e *env, runF func(context.Context, *env, *liveOptions) error) *c
 		Use:   "live FILE",
 		Short: "Run the scenario for real: clients sending HTTP requests to a live backend",
 		Long: `Live runs the scenario in FILE in real time: each client is a goroutine
-that sends HTTP GETs through the live client library (the simulator's own
-policy stacks, on the wall clock) at the arrival times a simulation with
-the same seed draws. They go to the scenario's backend, served in process
-on a loopback port (as ` + "`throttlesim serve`" + ` serves it), or to --target, any
-URL (then the backend's columns of the results stay 0: only the clients
-are measured).
+sending HTTP GETs through the simulator's own policies, on the wall clock,
+at the arrival times a simulation with the same seed draws, to the
+scenario's backend served in process (or to --target, any URL). It writes
+the results folder run writes, plus live.json (schedule lag, goroutines,
+heap), so compare and summarize read live and simulated runs alike. A run
+takes the scenario's duration in wall time; loads one machine cannot drive
+honestly are refused unless --force.
 
-It writes the same results folder as run (timeseries.csv, summary.json,
-the charts, report.html), so compare and summarize read live and
-simulated runs alike, plus live.json: the target, how late arrivals
-started (schedule lag p50, p99, max), the peak goroutines and heap.
-
-A run takes the scenario's duration in wall time. Loads above 20,000
-clients or 3,000 attempts/s (peak rate × max attempts) are refused, as
-more than one machine drives honestly; --force runs them anyway (check
-the schedule lag). At most --max-in-flight requests are in flight
-(default 10,000, less if the open-file limit is lower): an arrival
-beyond it is not sent but counted as dropped by the load generator
-(generator_dropped in live.json and summary.json), and the run is then
-flagged as not the scenario's. Ctrl-C or SIGTERM stops it: the partial
-result goes to <folder>.incomplete/ with status "incomplete", exit code
-130.`,
+More: docs/cli.md, "throttlesim live" (limits, --max-in-flight, Ctrl-C).`,
 		Example: `  throttlesim live scenarios/live-outage.yaml
   throttlesim live scenarios/live-outage.yaml --set clients.throttle=null --out results/live-none
   throttlesim live scenarios/live-outage.yaml --target http://staging.internal:8080/api/ping`,

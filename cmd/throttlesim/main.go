@@ -36,5 +36,6 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool) int {
 	root := newRootCmd(&env{stdin: os.Stdin, stdout: stdout, stderr: stderr, tty: tty, args: args})
 	root.SetArgs(args)
-	return exitCode(root.ExecuteContext(ctx), stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	return exitCode(cmd, err, stderr)
 }

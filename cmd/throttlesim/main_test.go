@@ -120,6 +120,9 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// A usage error says what is wrong and points at the help of the command
+// that was typed (throttlesim map --help, not the root's), and writes
+// nothing.
 func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "tiny.yaml", tinyScenario)
@@ -127,17 +130,23 @@ func TestUsageErrors(t *testing.T) {
 		name string
 		args []string
 		msg  string
+		help string // the command whose --help the hint names
 	}{
-		{"unknown flag", []string{"run", "--bogus", file}, "unknown flag: --bogus"},
-		{"unknown flag before the command", []string{"--bogus", "version"}, "unknown flag: --bogus"},
-		{"missing argument", []string{"run"}, "expected one scenario FILE, got 0 arguments"},
-		{"two arguments", []string{"run", file, file}, "expected one scenario FILE, got 2 arguments"},
-		{"bad seed", []string{"run", file, "--seed", "abc"}, `invalid argument "abc" for "--seed"`},
-		{"negative seed", []string{"run", file, "--seed", "-1"}, `"--seed"`},
-		{"set without equals", []string{"run", file, "--set", "clients.count"}, `--set "clients.count": expected path=value`},
-		{"validate set without equals", []string{"validate", file, "--set", "x"}, `--set "x": expected path=value`},
-		{"validate without files", []string{"validate"}, "expected at least one scenario FILE"},
-		{"version with an argument", []string{"version", "x"}, "expected no arguments, got 1 argument"},
+		{"unknown flag", []string{"run", "--bogus", file}, "unknown flag: --bogus", "throttlesim run"},
+		{"unknown flag before the command", []string{"--bogus", "version"}, "unknown flag: --bogus", "throttlesim"},
+		{"missing argument", []string{"run"}, "expected one scenario FILE, got 0 arguments", "throttlesim run"},
+		{"two arguments", []string{"run", file, file}, "expected one scenario FILE, got 2 arguments", "throttlesim run"},
+		{"bad seed", []string{"run", file, "--seed", "abc"}, `invalid argument "abc" for "--seed"`, "throttlesim run"},
+		{"negative seed", []string{"run", file, "--seed", "-1"}, `"--seed"`, "throttlesim run"},
+		{"set without equals", []string{"run", file, "--set", "clients.count"}, `--set "clients.count": expected path=value`, "throttlesim run"},
+		{"validate set without equals", []string{"validate", file, "--set", "x"}, `--set "x": expected path=value`, "throttlesim validate"},
+		{"validate without files", []string{"validate"}, "expected at least one scenario FILE", "throttlesim validate"},
+		{"version with an argument", []string{"version", "x"}, "expected no arguments, got 1 argument", "throttlesim version"},
+		{"map without its ranges", []string{"map", file}, "--load PATH=a..b[/steps] and --trigger PATH=a..b are required", "throttlesim map"},
+		{"map with an unknown flag", []string{"map", file, "--bogus"}, "unknown flag: --bogus", "throttlesim map"},
+		{"map merge without --out", []string{"map", "merge", dir}, "--out", "throttlesim map merge"},
+		{"tune without an objective", []string{"tune", file}, "--minimize METRIC (or --maximize METRIC) is required", "throttlesim tune"},
+		{"sweep with a bad --jobs", []string{"sweep", file, "--jobs", "x"}, `invalid argument "x" for "-j, --jobs"`, "throttlesim sweep"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,8 +158,8 @@ func TestUsageErrors(t *testing.T) {
 			if !strings.Contains(r.stderr, tc.msg) {
 				t.Errorf("stderr: got %q, want it to contain %q", r.stderr, tc.msg)
 			}
-			if !strings.Contains(r.stderr, "Run 'throttlesim --help' for usage.") {
-				t.Errorf("stderr: got %q, want the hint \"Run 'throttlesim --help' for usage.\"", r.stderr)
+			if hint := "Run '" + tc.help + " --help' for usage."; !strings.HasSuffix(r.stderr, hint+"\n") {
+				t.Errorf("stderr: got %q, want it to end with the hint %q", r.stderr, hint)
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout: got %q, want nothing", r.stdout)

@@ -71,54 +71,20 @@ func newMapCmd(e *env, runF func(context.Context, *env, *mapOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "map SCENARIO --load PATH=a..b[/steps] --trigger PATH=a..b",
 		Short: "Find, per load level, the trigger size beyond which the system no longer recovers",
-		Long: `Map draws a metastability map: for each load level it finds the trigger size
-(a fault's duration, a spike's multiplier or length: any numeric field) above
-which the system stops recovering. "Recovered" is the recovery rule of
-summary.json (docs/model.md), optionally within --horizon of the trigger's
-end.
+		Long: `Map finds, for each load level, the trigger size (a fault's duration, a
+spike's multiplier or length: any numeric field) above which the system
+stops recovering: a grid of trigger values, then bisection, each probe
+running seeds until a sequential test decides whether P(no recovery) is
+above or below 1/2. It prints the boundary per level and writes map.csv,
+boundary.csv, map.json, map.png and report.html. --rare estimates small
+probabilities of no recovery below the boundary; --shard i/n splits the
+levels over machines and 'throttlesim map merge' joins the shards.
 
-Every load level probes a grid of --grid trigger values, then bisects between
-the last stable and the first metastable one down to --resolution. Each
-probe runs seeds until Wald's sequential test decides whether P(no recovery)
-is above or below 1/2 (error at most about --alpha when P is outside
-1/2 ± --delta), or --max-seeds is reached (undecided: P is near 1/2).
-A stable verdict above a metastable one, or a threshold that moves against
-the trend between load levels, is reported as non-monotone.
-
-Writes map.csv (every probe: seeds, P(no recovery) and its Clopper–Pearson
-95% interval), boundary.csv (load → threshold and its bracket), map.json and
-map.png. --shard i/n computes only the load levels i, i+n, ...; 'throttlesim
-map merge' combines the shards.
-
-A map resolves P(no recovery) only to about 1/--max-seeds. --rare MEASURE
-adds, at the grid probes below each boundary where no seed collapsed
-(--rare-points of them, from the boundary down), an estimate of small
-probabilities. Writes rare.csv. Two methods (--rare-method):
-
-  tilt (default): importance sampling. Runs draw their Poisson arrivals at
-  f times the rate on the window --rare-from..--rare-until (the trigger and
-  the seconds after it that decide a collapse) and each collapse counts
-  with the likelihood ratio of its arrivals, so the mean is exact for any
-  f. The window is cut into --rare-slot slots (1 s), each with its own f;
-  a cross-entropy pilot chooses them (--rare-factor fixes one for all),
-  ranking runs by the peak of MEASURE. --rare-paths runs (default 1,000)
-  give the estimate and its standard error. Checked from 10^-3 to 10^-8
-  against exact answers and from 10^-1 to 4·10^-4 against brute force on
-  a retry storm; an estimate few runs carry (ESS under 10) is flagged
-  unreliable: it tends to fall short.
-
-  split: multilevel splitting on MEASURE (in_system: requests queued or in
-  service at the entry service; outstanding: the clients' unfinished
-  requests; timed_out: timeouts per interval). A pilot chooses the levels
-  (MEASURE=l1,l2,... gives them); a run is copied at a level by replaying
-  it and re-seeding there; --rare-paths per stage (default 100). On a retry
-  storm it is reliable only down to about 10^-2 and dies out below 10^-3
-  (docs/experiments/metastability-map.md).`,
+The method, its guarantees, every flag and output: docs/cli.md,
+"throttlesim map".`,
 		Example: `  throttlesim map scenarios/metastable-duration.yaml --load clients.arrival.total_rate=300/s..700/s/9 \
       --trigger clients.arrival.profile.1.at=60.5s..80s
   throttlesim map scenarios/outage.yaml --load clients.arrival.total_rate=400/s..900/s/20 --trigger faults.0.duration=5s..5m --horizon 5m
-  throttlesim map scenarios/metastable-duration.yaml --load clients.arrival.total_rate=500/s..600/s/3 \
-      --trigger clients.arrival.profile.1.at=60.5s..70s --rare in_system --rare-from 60s --rare-until 64s
   throttlesim map merge --out results/map results/map-shard*`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -669,6 +635,9 @@ func newMapMergeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Combine the shards of a map (map --shard i/n) into one map",
+		Example: `  throttlesim map scenarios/outage.yaml --load clients.arrival.total_rate=400/s..900/s/20 \
+      --trigger faults.0.duration=5s..5m --shard 0/2 --out results/map-shard0   # and --shard 1/2 elsewhere
+  throttlesim map merge --out results/map results/map-shard*`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("expected at least one shard folder")}

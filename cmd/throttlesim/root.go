@@ -47,7 +47,9 @@ type reportedError struct{ code int }
 
 func (e reportedError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-func exitCode(err error, stderr io.Writer) int {
+// exitCode prints err and returns the exit code. cmd is the command that
+// failed: a usage error points at its help.
+func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
@@ -72,12 +74,21 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	switch {
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
-		fmt.Fprintln(stderr, "Run 'throttlesim --help' for usage.")
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", helpPath(cmd))
 		return exitUsage
 	case errors.Is(err, sim.ErrInterrupted), errors.Is(err, errInterrupted):
 		return exitInterrupted
 	}
 	return exitError
+}
+
+// helpPath is the command whose --help a usage error points at:
+// "throttlesim map", or "throttlesim" when no command was found.
+func helpPath(cmd *cobra.Command) string {
+	if cmd == nil {
+		return "throttlesim"
+	}
+	return cmd.CommandPath()
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
@@ -86,31 +97,21 @@ func newRootCmd(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "throttlesim",
 		Short: "Simulate what clients do to a backend when it falls over",
-		Long: `throttlesim is a discrete-event simulator of thousands to millions of virtual
-clients running overload policies — SRE adaptive throttling, retries with
-exponential backoff and jitter, Retry-After and pushback, retry budgets,
-circuit breakers, the AWS adaptive rate limiter, deadlines, reconnect and
-startup jitter, hedged requests — against a capacity-limited backend with
-outages, a graph of services that call services (services:, each with its
-own capacity, replicas behind a load balancer with outlier ejection,
-server-side queue disciplines, rate limits, adaptive concurrency limits,
-priority shedding and autoscaling, faults and per-call policies), or one
-row under optimistic concurrency, with or without network delay. It
-writes a time series, a summary and charts of server load, local drops,
-recovery time and connections (and per service, for a graph); sweeps
-compare policies over seeds with confidence intervals, map finds where a
-system tips into a metastable failure, tune picks policy parameters, and
-serve and live run the same policies against a real HTTP server.
+		Long: `throttlesim simulates thousands to millions of clients running overload
+policies (SRE adaptive throttling, retries with backoff and jitter, retry
+budgets, circuit breakers, ...) against a backend or a graph of services
+that falls over, and shows whether and how fast it recovers: a time
+series, a summary, charts and one report.html per run. Sweeps compare
+policies over seeds with confidence intervals, map finds where a system
+tips into a metastable failure, tune picks policy parameters, and serve
+and live run the same policies over real HTTP.
 
-Documentation: docs/README.md in the source tree; start with docs/tutorial.md,
-your first scenario in ten minutes. Shell completion (commands, flags, and
-scenario fields after --set and --vary): throttlesim completion --help.`,
-		Example: `  throttlesim run scenarios/outage.yaml
+New here: throttlesim init writes a commented scenario to start from;
+docs/tutorial.md is your first scenario in ten minutes. Every command:
+docs/cli.md. Shell completion: throttlesim completion --help.`,
+		Example: `  throttlesim init my-service.yaml && throttlesim run my-service.yaml
   throttlesim run scenarios/outage.yaml --set clients.throttle.k=1.1 --out results/k1.1
-  throttlesim run scenarios/cascade.yaml --set services.database.workers=120
-  throttlesim sweep scenarios/k-sweep.yaml
-  throttlesim compare results/outage results/outage-no-policy
-  throttlesim validate scenarios/*.yaml`,
+  throttlesim sweep scenarios/k-sweep.yaml`,
 		Version:       version + " (commit " + commit + ")",
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -120,11 +121,43 @@ scenario fields after --set and --vary): throttlesim completion --help.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	// Flags every command takes.
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary on stdout")
-	root.AddCommand(newRunCmd(e, nil), newValidateCmd(e), newSweepCmd(e), newCompareCmd(e), newContentionCmd(e), newMergeCmd(e), newSummarizeCmd(e), newMapCmd(e, nil), newTuneCmd(e, nil), newBenchCmd(e), newServeCmd(e, nil), newLiveCmd(e, nil), newVersionCmd(e))
+	// The help lists the commands in groups, in the order of
+	// commandGroups (see init below), not alphabetically.
+	for _, g := range commandGroups(e) {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	root.AddCommand(newBenchCmd(e)) // hidden: for engine comparisons
+	root.SetHelpCommandGroupID("other")
+	root.SetCompletionCommandGroupID("other")
 	// `throttlesim completion bash|zsh|fish|powershell` is listed in
 	// --help; completion knows every scenario field after --set and --vary.
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
+}
+
+// The help lists the commands in the order a new user needs them, not
+// alphabetically. Set once: it is a global of cobra's.
+func init() { cobra.EnableCommandSorting = false }
+
+type commandGroup struct {
+	id, title string
+	cmds      []*cobra.Command
+}
+
+// commandGroups are the commands of the root help, in order.
+func commandGroups(e *env) []commandGroup {
+	return []commandGroup{
+		{"start", "Start:", []*cobra.Command{newInitCmd(e), newRunCmd(e, nil), newValidateCmd(e)}},
+		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e), newCompareCmd(e), newSummarizeCmd(e)}},
+		{"search", "Search:", []*cobra.Command{newMapCmd(e, nil), newTuneCmd(e, nil)}},
+		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e)}},
+		{"live", "Live:", []*cobra.Command{newServeCmd(e, nil), newLiveCmd(e, nil)}},
+		{"other", "Other:", []*cobra.Command{newContentionCmd(e), newVersionCmd(e)}},
+	}
 }
 
 var interruptedAt = regexp.MustCompile(`interrupted at [0-9.]+s of [0-9.]+s`)

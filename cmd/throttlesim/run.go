@@ -46,27 +46,18 @@ func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "run FILE|-",
 		Short: "Run one scenario and write its results folder",
-		Long: `Run simulates the scenario in FILE (- reads it from stdin) and writes a results
-folder (default results/<scenario name>/) holding timeseries.csv, summary.json, the charts
-server_load.png, local_drops.png and recovery.png (and connections.png when
-clients hold connections), and report.html, one page with all of them. The
-folder is replaced atomically: a failed or interrupted run never leaves it
-half-written; an interrupted run's partial result goes to
-<folder>.incomplete/.
+		Long: `Run simulates the scenario in FILE (- reads it from stdin) and writes a
+results folder, results/<name>/ unless --out says otherwise: timeseries.csv,
+summary.json, charts and report.html, one page with all of them. A short
+summary goes to stdout, a progress bar to stderr when it is a terminal. The
+folder is replaced atomically; an interrupted run's partial result goes to
+<folder>.incomplete/. A failed threshold (thresholds: or --threshold)
+makes the exit code 99; a run estimated above 8 GiB or 1 hour is refused
+unless --force.
 
-The scenario's thresholds: and every --threshold are checked on the run;
-the summary shows ✓ or ✗ for each, and a failed one makes the exit code 99
-(after the results are written).
-
-A run whose estimated memory or time is above the limits (8 GiB, 1 hour)
-is refused before it starts, with the estimate; --force runs it anyway.
-
-A short summary goes to stdout; a progress bar goes to stderr when it is a
-terminal (never when piped, never with --quiet).`,
+More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 		Example: `  throttlesim run scenarios/outage.yaml
-  throttlesim run scenarios/outage.yaml --seed 7 --out results/outage-seed7
-  throttlesim run scenarios/outage.yaml --set clients.throttle.k=3 --set faults.0.duration=60s
-  throttlesim run scenarios/overload.yaml --set clients.throttle=null   # no throttle
+  throttlesim run scenarios/outage.yaml --set clients.throttle.k=3 --out results/k3
   sed 's/k: 2/k: 3/' scenarios/outage.yaml | throttlesim run - --out results/k3`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -163,27 +154,13 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	opts := sim.Options{}
 	if e.tty && !o.quiet {
 		total := int64(sc.Duration / scenario.Duration(time.Millisecond))
-		bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription("simulating "+sc.Name),
-			progressbar.OptionShowElapsedTimeOnFinish(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
+		bar = progressBar(e.stderr, total, "simulating "+sc.Name, false)
 		opts.Progress = func(now, end int64) { bar.Set64(now / int64(time.Millisecond)) }
 	}
 	start := time.Now()
 	res, runErr := sim.Run(ctx, sc, opts)
 	wall := time.Since(start)
-	if bar != nil {
-		if runErr != nil {
-			bar.Exit() // leave the bar where the run stopped
-		} else {
-			bar.Finish()
-		}
-	}
+	endBar(bar, runErr == nil)
 	if runErr != nil && !errors.Is(runErr, sim.ErrInterrupted) {
 		return runErr
 	}

@@ -45,50 +45,17 @@ func newServeCmd(e *env, runF func(context.Context, *env, *serveOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "serve FILE",
 		Short: "Serve the scenario's backend as a real HTTP server",
-		Long: `Serve runs the backend of the scenario in FILE as a real HTTP server: its
-workers (each serves one request at a time, spending the scenario's service
-time as real time), its bounded queue and queue timeout, rejections (503,
-with Retry-After in whole seconds) that cost worker time (reject_cost), the
-accept backlog, and the scenario's faults on their schedule from the
-moment it starts. Any path serves a request, except:
+		Long: `Serve runs the backend of the scenario in FILE as a real HTTP server on
+127.0.0.1:8080: its workers spend the scenario's service time as real
+time, with its queue, its rejections (503 with Retry-After) and its faults
+on their schedule. Any path serves a request; GET /metrics gives
+Prometheus metrics; with --admin, POST /admin/faults starts a fault (a
+bearer token is required). It runs until Ctrl-C or SIGTERM and exits 0.
 
-  GET  /metrics               Prometheus metrics (requests by result, worker
-                              time, queue, workers, connections open and refused)
-  POST /admin/faults          only with --admin: start a fault, now or after
-                              "start", e.g.
-      curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-        -d '{"kind":"outage","duration":"30s"}' localhost:8080/admin/faults
-  GET  /admin/faults[/ID]     the faults pending and in progress (scheduled
-                              ones too), with their ids
-  DELETE /admin/faults[/ID]   cancel one fault, or all: its effects end now
-
-Safe by default: it listens on 127.0.0.1:8080 (loopback); --listen :8080
-or 0.0.0.0:8080 listens on every interface, with a warning. The admin
-endpoint is off (404) unless --admin; then it requires the bearer token
-(--admin-token, or THROTTLESIM_ADMIN_TOKEN, or one generated and printed
-on stderr at start) and a body declared application/json, so neither a
-stranger who reaches the port nor a web page the operator opens can start
-a fault. Admin faults are checked as a scenario's faults are (one at a
-time: no two overlap, since one's end would end the other's effects),
-and bounded: at most --max-faults pending or in progress, none longer or
-starting later than --max-fault-duration, no slowdown whose service time
-exceeds it (workers would sleep on after the fault). Connections are held
-to limits: 10 s to send the headers, 30 s to send the whole request, 2 min
-idle between requests, headers of at most 64 KiB, at most --max-conns
-open (the excess is reset at once and counted). There is no write
-timeout: an answer waits out the queue, the service time or a blackhole
-outage, as the scenario says; the client's timeout ends it.
-
-An outage in "refuse" mode aborts connections, in "blackhole" mode holds
-requests unanswered. Service graphs, replicas, client connections, LIFO
-and CoDel queues, the server rate limit and disconnect faults are not
-served (an error says which). It runs until interrupted (Ctrl-C or
-SIGTERM): held requests are released, open requests get 5 s to finish,
-and it exits 0; 2 for a usage error (a bad flag, a scenario it cannot
-serve, an address it cannot listen on).`,
+More: docs/cli.md, "throttlesim serve" (the admin API, the connection
+limits, what is not served).`,
 		Example: `  throttlesim serve scenarios/outage.yaml
-  throttlesim serve scenarios/outage.yaml --listen 127.0.0.1:9090 --no-faults --admin
-  throttlesim serve scenarios/outage.yaml --set backend.workers=20`,
+  throttlesim serve scenarios/outage.yaml --listen 127.0.0.1:9090 --no-faults --admin`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]

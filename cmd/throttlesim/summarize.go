@@ -21,19 +21,15 @@ func newSummarizeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "summarize DIR...",
 		Short: "Print the headline figures of results folders as one table",
-		Long: `Summarize reads summary.json from each results folder and prints one row per
-run: success ratio, local drop rate, amplification, peak load, wasted work,
-recovery time, and for runs with connections the peak connect rate, wasted
-handshake work and the time until 99% of clients were connected again.
-Given one sweep folder, it prints one row per point instead: each figure's
-mean ± the half-width of its 95% confidence interval over the seeds.
+		Long: `Summarize prints one row per results folder: success ratio, local drop
+rate, amplification, peak load, wasted work and recovery time (and the
+connection figures for runs with connections). Given one sweep folder, it
+prints one row per point: each figure's mean ± the half-width of its 95%
+confidence interval over the seeds. --format markdown (the default) and
+table round for people; csv and json carry raw numbers for programs.
+--columns picks columns by their header in the chosen format.
 
---format markdown (the default) suits docs and pull requests and table
-suits a terminal: both round, and show percentages and ±. csv and json
-carry raw numbers for programs: ratios as ratios, no units, an empty cell
-(JSON null) where there is no value, and a sweep's confidence interval as
-separate columns (<metric>_ci95_lo, <metric>_ci95_hi). --columns picks
-columns by their header in the chosen format.`,
+More: docs/cli.md, "throttlesim summarize".`,
 		Example: `  throttlesim summarize results/outage results/outage-no-policy
   throttlesim summarize --format csv results/*
   throttlesim summarize --format json results/k-sweep-sweep`,

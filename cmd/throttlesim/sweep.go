@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -44,22 +45,18 @@ func newSweepCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sweep FILE",
 		Short: "Run a scenario over several values of its fields and seeds, and compare",
-		Long: `Sweep runs the scenario in FILE for every point of a sweep — the combinations
-of the values in its sweep: block (or of --vary), plus its labelled points —
-and every seed, in parallel, then writes a comparison: sweep.csv (mean, sd
-and Student-t 95% confidence interval of each figure per point), runs.csv,
-paired.csv (differences from the baseline point, paired by seed) and charts.
+		Long: `Sweep runs the scenario in FILE for every point of its sweep: block (or of
+--vary) and every seed, in parallel, and compares the points: sweep.csv
+(mean and 95% confidence interval of each figure per point), runs.csv,
+paired.csv (differences from the baseline point, paired by seed), charts
+and report.html. Every point uses the same seeds (common random numbers),
+and the results are the same bytes whatever --jobs is. An interrupted
+sweep continues with --resume; --shard i/n splits it over machines and
+'throttlesim merge' joins the shards.
 
-By default replication r of every point uses the same seed (common random
-numbers): the points see the same arrivals and draws, so their differences
-come from the policy, not the noise. Results are the same bytes whatever
---jobs is. An interrupted sweep keeps what finished in <out>.incomplete;
---resume continues it, skipping finished runs (and refusing to mix results
-if the scenario changed). --shard i/n runs one share of the runs for a batch
-cluster; 'throttlesim merge' combines the shards.`,
+More: docs/sweeps.md and docs/cli.md, "throttlesim sweep, compare, merge".`,
 		Example: `  throttlesim sweep scenarios/k-sweep.yaml
   throttlesim sweep scenarios/outage.yaml --vary clients.throttle.k=1.1,1.5,2,3 --seeds 10
-  throttlesim sweep scenarios/outage.yaml --vary clients.throttle.k=1.5,2 --vary clients.throttle.window=30s,2m
   throttlesim sweep scenarios/k-sweep.yaml --shard 0/4 --out results/k-sweep-shard0`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -189,25 +186,17 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 	var bar *progressbar.ProgressBar
 	opts := sweep.Options{Jobs: o.jobs, Shard: shard, Shards: shards, Build: build()}
 	if e.tty && !o.quiet {
-		n := total
-		if shards > 0 {
-			n = (total - shard + shards - 1) / shards
+		// The bar counts the runs left, so that after --resume its rate and
+		// time to go are those of runs simulated, not of the finished runs
+		// it skips in no time.
+		opts.Start = func(done, left int) {
+			bar = sweepBar(e.stderr, plan, done, left)
 		}
-		bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(e.stderr),
-			progressbar.OptionSetDescription(fmt.Sprintf("sweeping %s (%d points x %d seeds)", plan.Name, len(plan.Points), plan.Seeds)),
-			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionFullWidth(),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 		opts.Progress = func(done, _ int) { bar.Set(done) }
 	}
 	start := time.Now()
 	err = sweep.Execute(ctx, plan, work, opts)
-	if bar != nil {
-		if err != nil {
-			bar.Exit()
-		} else {
-			bar.Finish()
-		}
-	}
+	endBar(bar, err == nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(e.stderr, "throttlesim: interrupted; finished runs are kept in %s: continue with the same command and --resume\n", work)
@@ -246,6 +235,20 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
 	return pointsVerdictError(verdicts)
+}
+
+// sweepBar is the progress bar of a sweep's left runs; done runs (found
+// done by --resume) are named in its description, not counted in it. No
+// bar when nothing is left.
+func sweepBar(w io.Writer, plan *sweep.Plan, done, left int) *progressbar.ProgressBar {
+	if left == 0 {
+		return nil
+	}
+	desc := fmt.Sprintf("sweeping %s (%d points x %d seeds", plan.Name, len(plan.Points), plan.Seeds)
+	if done > 0 {
+		desc += fmt.Sprintf("; %d runs done before", done)
+	}
+	return progressBar(w, int64(left), desc+")", true)
 }
 
 // aggregateSweep writes a finished sweep's tables, charts and report.html

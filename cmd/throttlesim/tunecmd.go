@@ -52,37 +52,17 @@ func newTuneCmd(e *env, runF func(context.Context, *env, *tuneOptions) error) *c
 	cmd := &cobra.Command{
 		Use:   "tune SCENARIO... --param PATH=a..b --minimize METRIC [--subject-to 'METRIC<=x']",
 		Short: "Search policy parameters for the best value of a metric under constraints",
-		Long: `Tune searches the --param fields (continuous, or whole numbers when the field
-is an integer) for the value that minimises (or maximises) a metric of
-summary.json, subject to constraints, across one or several scenarios: a
-constraint must hold in every scenario, and the objective is the mean over
-them or, with --objective worst, the worst one (per seed).
+		Long: `Tune searches the --param fields for the value that minimises (or
+maximises) a metric of summary.json subject to --subject-to constraints,
+across one or several scenarios: a constraint must hold in every one, and
+the objective is their mean or, with --objective worst, the worst. It
+spends --budget runs on rounds of a grid and successive halving, then
+compares the best candidates on more seeds and reports the chosen value,
+the runner-up and whether they differ significantly. Writes tune.csv,
+best.yaml, tune.json, pareto.png and sensitivity.png. No candidate meets
+the constraints: "infeasible", exit code 1.
 
-The search runs in rounds: a grid (or, with more than two parameters, a
-Halton design) over the current box, successive halving on it (2 seeds
-each, then the best third gets twice as many, up to 8), then a box half as
-wide around the best so far, until --budget runs are used. The values tried
-are on a grid, so that the chosen value is short and is the value that was
-run: the multiples of the step of PATH=a..b:step, or without a step the
-multiples of (b−a)/1024 rounded down to 1, 2 or 5×10^k (and a and b). Every
-candidate runs the same seeds (common random numbers). A candidate is rejected only
-when a constraint is violated with 95% confidence (one-sided Student-t over
-its seeds): a mean just past the limit with a wide spread is a "breach
-within noise" and passes, and the report says so next to the value. With
---strict a constraint holds only when it is met with 95% confidence (the
-bound on the unfavourable side meets the limit). Last, the best --final candidates get --final-seeds seeds each
-and are compared with paired 95% intervals: the report gives the chosen
-point, the runner-up and whether they differ significantly. If no candidate
-meets the constraints the result says "infeasible" and the exit code is 1.
-
-Metrics: every number of summary.json by its JSON name (nested ones dotted,
-e.g. recovery.recovery_time_s), the names --threshold takes (recovery_s,
-recovered, ...), and backend_load_rps, goodput_rps and offered_rps (per
-second of the run). Writes tune.csv (every candidate),
-best.yaml (the scenario with the chosen values), tune.json, pareto.png
-(objective against the first constraint's metric, Pareto front highlighted)
-and sensitivity.png (the objective as each parameter varies, the others at
-the chosen values).`,
+The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`,
 		Example: `  throttlesim tune scenarios/tune-overload.yaml --param clients.throttle.k=1..4 \
       --minimize backend_load_rps --subject-to 'local_drop_rate<=0.6'
   throttlesim tune scenarios/tune-retries.yaml --param clients.retry.max_attempts=1..8 \

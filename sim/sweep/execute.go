@@ -18,9 +18,15 @@ type Options struct {
 	Jobs          int // parallel runs; < 1 means 1
 	Shard, Shards int // run only the runs with index % Shards == Shard (Shards 0: all)
 	Build         sim.Build
-	// Progress is called after every finished (or skipped) run with the
-	// number done and the number this execution has to do. Calls are
-	// serialised.
+	// Start, if set, is called once, before the first run, with the runs
+	// of this execution that a resumed sweep finds done (their folders
+	// hold a run key: they are checked, not run again) and the runs left
+	// to simulate.
+	Start func(done, left int)
+	// Progress is called after every run this execution simulates, with
+	// the number simulated so far and the number it had left (Start's
+	// left): runs found done are not counted, so a progress bar's rate
+	// and time to go are those of real runs. Calls are serialised.
 	Progress func(done, total int)
 }
 
@@ -80,6 +86,16 @@ func Execute(ctx context.Context, p *Plan, dir string, o Options) error {
 		}
 		todo = append(todo, r)
 	}
+	found := 0
+	for _, r := range todo {
+		if _, err := os.Stat(filepath.Join(RunDir(dir, r), keyFile)); err == nil {
+			found++
+		}
+	}
+	left := len(todo) - found
+	if o.Start != nil {
+		o.Start(found, left)
+	}
 	jobs := max(o.Jobs, 1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -87,17 +103,17 @@ func Execute(ctx context.Context, p *Plan, dir string, o Options) error {
 	var mu sync.Mutex
 	var firstErr error
 	done := 0
-	report := func(err error) {
+	report := func(ran bool, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil && firstErr == nil {
 			firstErr = err
 			cancel()
 		}
-		if err == nil {
+		if err == nil && ran {
 			done++
 			if o.Progress != nil {
-				o.Progress(done, len(todo))
+				o.Progress(done, left)
 			}
 		}
 	}
@@ -127,32 +143,34 @@ feed:
 	return ctx.Err()
 }
 
-func runOne(ctx context.Context, p *Plan, dir string, r RunSpec, b sim.Build) error {
+// runOne simulates run r into its folder, or finds it done there (ran
+// false).
+func runOne(ctx context.Context, p *Plan, dir string, r RunSpec, b sim.Build) (ran bool, err error) {
 	sc, err := p.Resolve(r.Point, r.Seed)
 	if err != nil {
-		return err
+		return false, err
 	}
 	key := Key(sc, r.Rep)
 	rd := RunDir(dir, r)
 	if old, err := os.ReadFile(filepath.Join(rd, keyFile)); err == nil {
 		if string(old) == key+"\n" {
-			return nil // done before: resume
+			return false, nil // done before: resume
 		}
-		return fmt.Errorf("%s: %w (run key %s, now %s)", rd, ErrChanged, old[:len(old)-1], key)
+		return false, fmt.Errorf("%s: %w (run key %s, now %s)", rd, ErrChanged, old[:len(old)-1], key)
 	}
 	res, err := sim.Run(ctx, sc, sim.Options{})
 	if err != nil {
-		return err
+		return false, err
 	}
 	csv, err := res.TimeseriesCSV()
 	if err != nil {
-		return err
+		return false, err
 	}
 	js, err := res.SummaryJSON(b)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return resultdir.Write(rd, []resultdir.File{
+	return true, resultdir.Write(rd, []resultdir.File{
 		{Name: "timeseries.csv", Data: csv},
 		{Name: "summary.json", Data: js},
 		{Name: keyFile, Data: []byte(key + "\n")}, // last: the run is complete

@@ -220,9 +220,18 @@ func TestResumeAfterInterruption(t *testing.T) {
 	if left == 0 || left == 9 {
 		t.Fatalf("%d of 9 runs left after the interruption", left)
 	}
-	execute(t, dir, p, Options{Jobs: 2, Progress: func(done, _ int) { resumed = done }})
-	if resumed != 9 {
-		t.Errorf("progress counted %d runs", resumed)
+	// The resumed execution says how many runs it found done and how many
+	// are left before it starts, and counts only the runs it simulates:
+	// a progress bar's rate and time to go are then those of real runs.
+	started, startLeft, total := -1, -1, -1
+	execute(t, dir, p, Options{Jobs: 2,
+		Start:    func(done, left int) { started, startLeft = done, left },
+		Progress: func(done, n int) { resumed, total = done, n }})
+	if started != 9-left || startLeft != left {
+		t.Errorf("Start(%d, %d), want Start(%d, %d): the runs found done and those left", started, startLeft, 9-left, left)
+	}
+	if resumed != left || total != left {
+		t.Errorf("progress counted %d of %d runs, want %d of %d: only the runs simulated", resumed, total, left, left)
 	}
 	sameFiles(t, files(t, whole), files(t, dir))
 }
