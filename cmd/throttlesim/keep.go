@@ -71,6 +71,9 @@ func flagInputs(cmd *cobra.Command) []keepInput {
 		case "jobs", "out", "resume", "help":
 			return
 		}
+		if _, ok := emitFlags[f.Name]; ok || roundFlags[f.Name] {
+			return // how the search is run, not what it computes
+		}
 		in = append(in, keepInput{"--" + f.Name, f.Value.String()})
 	})
 	return in

@@ -57,6 +57,7 @@ type mapOptions struct {
 	rareSlot      time.Duration
 	rareFlagsSet  string // the first --rare-* flag given, to refuse it without --rare
 	emit          emitOptions
+	round         roundOptions
 	forward       []string // with --emit: the flags the shards get
 	// loadLabel, triggerLabel name the chart's axes (default: derived
 	// from the fields, see axes).
@@ -103,6 +104,9 @@ The method, its guarantees, every flag and output: docs/cli.md,
 			if err := checkEmitFlags(cmd, &o.emit); err != nil {
 				return err
 			}
+			if err := o.round.check(o.resume, map[string]bool{"--rare": o.rare != "", "--shard": o.shard != "", "--emit": o.emit.engine != ""}); err != nil {
+				return err
+			}
 			o.forward = forwardedFlags(cmd)
 			return runF(cmd.Context(), e, o)
 		},
@@ -134,6 +138,7 @@ The method, its guarantees, every flag and output: docs/cli.md,
 	f.StringSliceVar(&o.rareAt, "rare-at", nil, "estimate at these trigger values (comma-separated, the trigger's unit) at every load level instead of at grid probes")
 	f.DurationVar(&o.rareFrom, "rare-from", 0, "the trigger's start: where the tilt's window begins, and the measure counts from")
 	addEmitFlags(f, &o.emit)
+	addRoundFlags(f, &o.round, "map")
 	cmd.AddCommand(newMapMergeCmd(e))
 	return cmd
 }
@@ -303,10 +308,18 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	keep, fresh, err := openKeep(out+".incomplete", o.resume,
+	rounds := o.round.next || o.round.shard != ""
+	keep, fresh, err := openKeep(out+".incomplete", o.resume || rounds,
 		newKeepPlan("map", []explore.Source{src}, append(o.flagInputs, keepInput{"shard", fmt.Sprintf("%d/%d", shard, shards)}, keepInput{"base seed", strconv.FormatUint(seed, 10)})...))
 	if err != nil {
 		return err
+	}
+	if rounds {
+		finish, err := searchRound(ctx, e, o.round, keep, explore.SimEval([]explore.Source{src}), o.jobs, o.quiet,
+			func(ctx context.Context, ev explore.Eval) error { _, err := explore.Map(ctx, ev, cfg); return err })
+		if !finish {
+			return err
+		}
 	}
 	if o.resume && fresh && !o.quiet {
 		fmt.Fprintf(e.stderr, "throttlesim: nothing to resume in %s.incomplete; starting the map\n", out)

@@ -42,6 +42,7 @@ type tuneOptions struct {
 	strict      bool
 	resume      bool
 	flagInputs  []keepInput // the flags as resume.json records them
+	round       roundOptions
 }
 
 func newTuneCmd(e *env, runF func(context.Context, *env, *tuneOptions) error) *cobra.Command {
@@ -80,6 +81,9 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 			o.seedSet = cmd.Flags().Changed("seed")
 			o.quiet = e.quiet
 			o.flagInputs = flagInputs(cmd)
+			if err := o.round.check(o.resume, nil); err != nil {
+				return err
+			}
 			return runF(cmd.Context(), e, o)
 		},
 	}
@@ -99,6 +103,7 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-tune)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted tuning: its finished runs are kept in <out>.incomplete and not run again (refused if a scenario or a flag changed)")
+	addRoundFlags(f, &o.round, "tuning")
 	return cmd
 }
 
@@ -187,9 +192,17 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	keep, fresh, err := openKeep(out+".incomplete", o.resume, newKeepPlan("tune", srcs, append(o.flagInputs, keepInput{"base seed", strconv.FormatUint(cfg.BaseSeed, 10)})...))
+	rounds := o.round.next || o.round.shard != ""
+	keep, fresh, err := openKeep(out+".incomplete", o.resume || rounds, newKeepPlan("tune", srcs, append(o.flagInputs, keepInput{"base seed", strconv.FormatUint(cfg.BaseSeed, 10)})...))
 	if err != nil {
 		return err
+	}
+	if rounds {
+		finish, err := searchRound(ctx, e, o.round, keep, explore.SimEval(srcs), o.jobs, o.quiet,
+			func(ctx context.Context, ev explore.Eval) error { _, err := explore.Tune(ctx, ev, cfg); return err })
+		if !finish {
+			return err
+		}
 	}
 	if o.resume && fresh && !o.quiet {
 		fmt.Fprintf(e.stderr, "throttlesim: nothing to resume in %s.incomplete; starting the tuning\n", out)
