@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,13 +39,14 @@ type emitOptions struct {
 	retries   int
 	partition string
 	timeLimit string
+	rounds    bool
 	resumable bool // the command has --resume: a retried shard keeps its finished runs
 }
 
 // emitFlags are the flags that only --emit reads: never forwarded to the shards.
 var emitFlags = map[string]string{
 	"emit": "", "emit-dir": "", "shards": "", "parallelism": "", "binary": "", "image": "kubernetes",
-	"cpus": "", "memory": "", "pvc": "kubernetes", "retries": "kubernetes", "partition": "slurm", "time-limit": "slurm",
+	"cpus": "", "memory": "", "rounds": "", "pvc": "kubernetes", "retries": "kubernetes", "partition": "slurm", "time-limit": "slurm",
 }
 
 func addEmitFlags(f *pflag.FlagSet, o *emitOptions) {
@@ -62,6 +64,11 @@ func addEmitFlags(f *pflag.FlagSet, o *emitOptions) {
 	f.StringVar(&o.timeLimit, "time-limit", "", "with --emit slurm: each task's time limit (sbatch --time), e.g. 2:00:00")
 }
 
+// addEmitRoundsFlag is map's choice between its two ways of sharding.
+func addEmitRoundsFlag(f *pflag.FlagSet, o *emitOptions) {
+	f.BoolVar(&o.rounds, "rounds", false, "with --emit: run the map as a chain of rounds (--next-round, --round-shard) sharing every round's runs, instead of sharding its load levels")
+}
+
 // emitJob is what an engine needs to know about the command it runs.
 type emitJob struct {
 	verb      []string // "sweep" or "map"
@@ -71,6 +78,7 @@ type emitJob struct {
 	forward   []string // the user's other flags, as --name=value
 	mergeArgs []string // flags for the merge (e.g. --threshold)
 	out       string   // the merged results folder as the user named it (or its default)
+	rounds    bool     // a search in rounds (--next-round, --round-shard), not shards and a merge
 	units     int      // what is shared out: runs of a sweep, load levels of a map
 	unit      string   // "runs", "load levels"
 }
@@ -96,7 +104,7 @@ func checkEmitFlags(cmd *cobra.Command, o *emitOptions) error {
 			return usageError{fmt.Errorf("--%s is for --emit %s, not --emit %s", name, engine, o.engine)}
 		}
 	}
-	for _, name := range []string{"shard", "resume", "jobs"} {
+	for _, name := range []string{"shard", "resume", "jobs", "next-round", "round-shard"} {
 		if f.Changed(name) {
 			return usageError{fmt.Errorf("--%s with --emit: the job files set it for every shard (--jobs from --cpus)", name)}
 		}
@@ -223,7 +231,7 @@ func emitRun(e *env, o *emitOptions, j emitJob) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("--emit-dir %s: exists; job files are never replaced: remove it or name another --emit-dir", dir)
 	}
-	if o.shards > j.units {
+	if !j.rounds && o.shards > j.units {
 		return usageError{fmt.Errorf("--shards %d: more shards than the %d %s; at most %d", o.shards, j.units, j.unit, j.units)}
 	}
 	var files []resultdir.File
@@ -243,7 +251,11 @@ func emitRun(e *env, o *emitOptions, j emitJob) error {
 		return writeError(dir, err)
 	}
 	if !e.quiet {
-		fmt.Fprintf(e.stdout, "wrote %s job files for %d %s in %d shards (%d CPUs, %d MiB each) to %s%c\n", o.engine, j.units, j.unit, o.shards, o.cpus, mib, dir, filepath.Separator)
+		if j.rounds {
+			fmt.Fprintf(e.stdout, "wrote %s job files for the %s in rounds of %d shards (%d CPUs, %d MiB each) to %s%c\n", o.engine, j.verb[0], o.shards, o.cpus, mib, dir, filepath.Separator)
+		} else {
+			fmt.Fprintf(e.stdout, "wrote %s job files for %d %s in %d shards (%d CPUs, %d MiB each) to %s%c\n", o.engine, j.units, j.unit, o.shards, o.cpus, mib, dir, filepath.Separator)
+		}
 		names := make([]string, len(files))
 		for i, f := range files {
 			names[i] = f.Name
@@ -282,7 +294,25 @@ type k8sJobSpec struct {
 	Parallelism          int         `yaml:"parallelism"`
 	BackoffLimit         *int        `yaml:"backoffLimit,omitempty"`
 	BackoffLimitPerIndex *int        `yaml:"backoffLimitPerIndex,omitempty"`
+	PodFailurePolicy     *k8sFailure `yaml:"podFailurePolicy,omitempty"`
 	Template             k8sTemplate `yaml:"template"`
+}
+
+// k8sFailure is a podFailurePolicy failing the Job at once on one exit
+// code (--next-round's "another round"), so that it is not retried.
+type k8sFailure struct {
+	Rules []k8sFailureRule `yaml:"rules"`
+}
+
+type k8sFailureRule struct {
+	Action      string         `yaml:"action"`
+	OnExitCodes k8sOnExitCodes `yaml:"onExitCodes"`
+}
+
+type k8sOnExitCodes struct {
+	ContainerName string `yaml:"containerName"`
+	Operator      string `yaml:"operator"`
+	Values        []int  `yaml:"values"`
 }
 
 type k8sTemplate struct {
@@ -383,29 +413,111 @@ func emitKubernetes(o *emitOptions, j emitJob, mib int64) ([]resultdir.File, err
 	volumes := []k8sVolume{{Name: "scenario", ConfigMap: map[string]string{"name": name + "-scenario"}},
 		{Name: "results", PersistentVolumeClaim: map[string]string{"claimName": o.pvc}}}
 
-	shardArgs := append(append(append(j.verb[1:len(j.verb):len(j.verb)], scen), j.forward...),
-		"--shard=auto")
-	if o.resumable {
-		if o.resumable {
-			shardArgs = append(shardArgs, "--resume")
-		}
-	}
-	shardArgs = append(shardArgs, "--jobs="+strconv.Itoa(o.cpus), "--out="+shardDir+"$(JOB_COMPLETION_INDEX)")
+	retries := o.retries
 	parallel := o.parallel
 	if parallel == 0 || parallel > o.shards {
 		parallel = o.shards
 	}
-	retries := o.retries
+	cm := k8sConfigMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: k8sMeta{Name: name + "-scenario", Labels: labels},
+		Data: map[string]string{path.Base(scen): string(j.data)}}
+	indexEnv := []k8sEnv{
+		// Set explicitly (Kubernetes also sets it) so that
+		// $(JOB_COMPLETION_INDEX) in args is expanded from it.
+		{Name: envK8sIndex, ValueFrom: &k8sEnvSource{FieldRef: k8sFieldRef{"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+		{Name: envK8sShards, Value: strconv.Itoa(o.shards)}}
+	if j.rounds {
+		base := append(append(j.verb[1:len(j.verb):len(j.verb)], scen), j.forward...)
+		out := "--out=" + results
+		round := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + "-round", Labels: labels},
+			Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: o.shards, Parallelism: parallel, BackoffLimitPerIndex: &retries,
+				Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
+					Containers: []k8sContainer{{Name: "shard", Image: o.image, Command: []string{bin, j.verb[0]},
+						Args: append(slices.Clone(base), "--round-shard=auto", "--jobs="+strconv.Itoa(o.cpus), out), WorkingDir: k8sWork,
+						Env: indexEnv, Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
+					Volumes: volumes}}}}
+		next := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + "-next", Labels: labels},
+			Spec: k8sJobSpec{Completions: 1, Parallelism: 1, BackoffLimit: &retries,
+				PodFailurePolicy: &k8sFailure{Rules: []k8sFailureRule{{Action: "FailJob", OnExitCodes: k8sOnExitCodes{ContainerName: "next", Operator: "In", Values: []int{exitMoreRounds}}}}},
+				Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
+					Containers: []k8sContainer{{Name: "next", Image: o.image, Command: []string{bin, j.verb[0]},
+						Args: append(slices.Clone(base), "--next-round", "--jobs="+strconv.Itoa(o.cpus), out), WorkingDir: k8sWork,
+						Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
+					Volumes: volumes}}}}
+		var nextYAML bytes.Buffer
+		fmt.Fprintf(&nextYAML, "# Written by throttlesim %s --emit kubernetes: the %s of %s in rounds.\n# next: replays the search on the runs kept; exit 0, the results are written; exit 10, round.yaml runs the next round. submit.sh alternates them.\n",
+			strings.Join(j.verb, " "), j.verb[0], j.file)
+		for i, doc := range []any{cm, next} {
+			if i > 0 {
+				nextYAML.WriteString("---\n")
+			}
+			b, err := yamlMarshal(doc)
+			if err != nil {
+				return nil, err
+			}
+			nextYAML.Write(b)
+		}
+		roundYAML, err := yamlMarshal(round)
+		if err != nil {
+			return nil, err
+		}
+		submit := fmt.Sprintf(`#!/bin/sh
+# Runs the search as a chain of Jobs: next (replays the search on the runs
+# kept; exit 0 when it has written the results, exit 10 when it needs
+# another round), then the round's Indexed Job (%[4]d shards of the runs
+# next asked for), then next again. The PersistentVolumeClaim %[1]s
+# (ReadWriteMany) must exist in the namespace; the results are in %[2]s on it.
+set -eu
+cd "$(dirname "$0")"
+wait_job() {
+	while :; do
+		state=$(kubectl get "job/$1" -o 'jsonpath={.status.conditions[?(@.status=="True")].type}')
+		case "$state" in
+		*Complete*) return 0 ;;
+		*Failed*) return 1 ;;
+		esac
+		sleep 10
+	done
+}
+round=0
+while :; do
+	kubectl delete job/%[3]s-next --ignore-not-found --wait=true >/dev/null
+	kubectl apply -f next.yaml
+	if wait_job %[3]s-next; then
+		echo "the search is complete after $round rounds: results in %[2]s on the claim %[1]s"
+		exit 0
+	fi
+	code=$(kubectl get pods -l job-name=%[3]s-next -o 'jsonpath={.items[-1:].status.containerStatuses[0].state.terminated.exitCode}')
+	if [ "$code" != %[5]d ]; then
+		echo "job/%[3]s-next failed (exit code '$code'): kubectl logs job/%[3]s-next" >&2
+		exit 1
+	fi
+	round=$((round + 1))
+	echo "round $round"
+	kubectl delete job/%[3]s-round --ignore-not-found --wait=true >/dev/null
+	kubectl apply -f round.yaml
+	if ! wait_job %[3]s-round; then
+		echo "job/%[3]s-round failed: kubectl describe job/%[3]s-round" >&2
+		exit 1
+	fi
+done
+`, o.pvc, results, name, o.shards, exitMoreRounds)
+		return []resultdir.File{
+			{Name: "next.yaml", Data: nextYAML.Bytes()},
+			{Name: "round.yaml", Data: append([]byte("# One round of the search: share $(JOB_COMPLETION_INDEX) of the runs the last next Job asked for; submit.sh applies it.\n"), roundYAML...)},
+			{Name: "submit.sh", Data: []byte(submit)},
+		}, nil
+	}
+	shardArgs := append(append(append(j.verb[1:len(j.verb):len(j.verb)], scen), j.forward...),
+		"--shard=auto")
+	if o.resumable {
+		shardArgs = append(shardArgs, "--resume")
+	}
+	shardArgs = append(shardArgs, "--jobs="+strconv.Itoa(o.cpus), "--out="+shardDir+"$(JOB_COMPLETION_INDEX)")
 	shards := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + "-shards", Labels: labels},
 		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: o.shards, Parallelism: parallel, BackoffLimitPerIndex: &retries,
 			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
 				Containers: []k8sContainer{{Name: "shard", Image: o.image, Command: []string{bin, j.verb[0]}, Args: shardArgs, WorkingDir: k8sWork,
-					Env: []k8sEnv{
-						// Set explicitly (Kubernetes also sets it) so that
-						// $(JOB_COMPLETION_INDEX) in args is expanded from it.
-						{Name: envK8sIndex, ValueFrom: &k8sEnvSource{FieldRef: k8sFieldRef{"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
-						{Name: envK8sShards, Value: strconv.Itoa(o.shards)}},
-					Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
+					Env: indexEnv, Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
 				Volumes: volumes}}}}
 	mergeArgs := append(append(j.mergeVerb[1:len(j.mergeVerb):len(j.mergeVerb)], j.mergeArgs...), "--out="+results)
 	for i := range o.shards {
@@ -417,9 +529,6 @@ func emitKubernetes(o *emitOptions, j emitJob, mib int64) ([]resultdir.File, err
 				Containers: []k8sContainer{{Name: "merge", Image: o.image, Command: []string{bin, j.mergeVerb[0]}, Args: mergeArgs, WorkingDir: k8sWork,
 					Resources: res(1), VolumeMounts: mounts, SecurityContext: secure}},
 				Volumes: volumes}}}}
-	cm := k8sConfigMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: k8sMeta{Name: name + "-scenario", Labels: labels},
-		Data: map[string]string{path.Base(scen): string(j.data)}}
-
 	head := fmt.Sprintf("# Written by throttlesim %s --emit kubernetes: %d shards of %s.\n# Submit with submit.sh (it applies merge.yaml once every shard has succeeded).\n",
 		strings.Join(j.verb, " "), o.shards, j.file)
 	var sweepYAML bytes.Buffer
@@ -535,6 +644,9 @@ func emitSlurm(o *emitOptions, j emitJob, mib int64, dir string) ([]resultdir.Fi
 	s.WriteString("set -euo pipefail\n")
 	fmt.Fprintf(&s, "# The scenario must still be the one the job files were written from.\ncmp -s %s %s || { echo \"throttlesim: %s differs from %s, the copy taken when the job files were written: write them again\" >&2; exit 2; }\n",
 		shq(j.file), shq(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
+	if j.rounds {
+		return slurmRounds(o, j, mib, dir, bin, cwd, out, absDir, snapshot, slurmOpts)
+	}
 	shardArgs := append(append(append([]string{bin}, j.verb...), j.file), j.forward...)
 	if o.resumable {
 		shardArgs = append(shardArgs, "--resume")
@@ -577,4 +689,69 @@ echo "shards: job $jid; merge: job ${mid%%%%;*} (runs after every shard succeeds
 	}
 	next := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shq(filepath.Join(dir, "submit.sh")))
 	return files, next, nil
+}
+
+// slurmRounds writes the job files of a search in rounds: next.sbatch
+// replays the search (exit 0: the results are written; exit 10: it queues
+// round.sbatch, the array of the round's shards, and itself after it, with
+// --dependency=afterok), so the whole search is a chain of Slurm jobs.
+func slurmRounds(o *emitOptions, j emitJob, mib int64, dir, bin, cwd, out, absDir, snapshot string, slurmOpts func(*strings.Builder) error) ([]resultdir.File, string, error) {
+	name := k8sName(filepath.Base(j.out))
+	logs := filepath.Join(absDir, "logs")
+	nextPath, roundPath := filepath.Join(absDir, "next.sbatch"), filepath.Join(absDir, "round.sbatch")
+	check := fmt.Sprintf("# The scenario must still be the one the job files were written from.\ncmp -s %s %s || { echo \"throttlesim: %s differs from %s, the copy taken when the job files were written: write them again\" >&2; exit 2; }\n",
+		shq(j.file), shq(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
+	base := append(append(append([]string{bin}, j.verb...), j.file), j.forward...)
+
+	var r strings.Builder
+	fmt.Fprintf(&r, "#!/bin/bash\n# One round of throttlesim %s %s in rounds: task i runs share i of %d of the runs\n# the last next.sbatch asked for. Written by --emit slurm; next.sbatch submits it.\n", strings.Join(j.verb, " "), j.file, o.shards)
+	fmt.Fprintf(&r, "#SBATCH --job-name=%s-round\n", name)
+	if o.parallel > 0 && o.parallel < o.shards {
+		fmt.Fprintf(&r, "#SBATCH --array=0-%d%%%d\n", o.shards-1, o.parallel)
+	} else {
+		fmt.Fprintf(&r, "#SBATCH --array=0-%d\n", o.shards-1)
+	}
+	fmt.Fprintf(&r, "#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n#SBATCH --requeue\n", o.cpus, mib)
+	if err := slurmOpts(&r); err != nil {
+		return nil, "", err
+	}
+	r.WriteString("set -euo pipefail\n" + check)
+	fmt.Fprintf(&r, "exec %s --round-shard=\"${SLURM_ARRAY_TASK_ID}/%d\" --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), o.shards, shq(out))
+
+	var n strings.Builder
+	fmt.Fprintf(&n, "#!/bin/bash\n# throttlesim %s %s in rounds: replays the search on the runs kept. Complete, it\n# writes the results to %s; otherwise it queues round.sbatch and, after it,\n# itself again. Written by --emit slurm; submit.sh submits it once.\n", strings.Join(j.verb, " "), j.file, out)
+	fmt.Fprintf(&n, "#SBATCH --job-name=%s-next\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n", name, o.cpus, mib)
+	if err := slurmOpts(&n); err != nil {
+		return nil, "", err
+	}
+	n.WriteString("set -uo pipefail\n" + check)
+	fmt.Fprintf(&n, "%s --next-round --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), shq(out))
+	fmt.Fprintf(&n, `rc=$?
+case $rc in
+0) exit 0 ;;
+%d)
+	jid=$(sbatch --parsable --chdir=%s --output=%s %s) || exit 1
+	sbatch --parsable --dependency=afterok:"${jid%%%%;*}" --kill-on-invalid-dep=yes --chdir=%s --output=%s %s >/dev/null || exit 1
+	;;
+*) exit "$rc" ;;
+esac
+`, exitMoreRounds, shq(cwd), shq(filepath.Join(logs, "round-%A_%a.out")), shq(roundPath), shq(cwd), shq(filepath.Join(logs, "next-%j.out")), shq(nextPath))
+
+	submit := fmt.Sprintf(`#!/bin/sh
+# Starts the chain: next.sbatch, which runs a round of shards and queues
+# itself after it until the search is complete. Logs: %[1]s/.
+# Results: %[2]s/ when the chain ends (squeue shows it running).
+set -eu
+mkdir -p %[3]s
+jid=$(sbatch --parsable --chdir=%[4]s --output=%[5]s %[6]s)
+echo "search: first job ${jid%%%%;*}; the results appear in %[2]s/"
+`, logs, out, shq(logs), shq(cwd), shq(filepath.Join(logs, "next-%j.out")), shq(nextPath))
+	files := []resultdir.File{
+		{Name: "next.sbatch", Data: []byte(n.String())},
+		{Name: "round.sbatch", Data: []byte(r.String())},
+		{Name: "scenario.yaml", Data: j.data},
+		{Name: "submit.sh", Data: []byte(submit)},
+	}
+	msg := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shq(filepath.Join(dir, "submit.sh")))
+	return files, msg, nil
 }

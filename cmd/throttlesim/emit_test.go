@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,59 +189,175 @@ func TestEmitKubernetesRunsLikeALocalSweep(t *testing.T) {
 // the Indexed Job, then the merge Job. It returns pod.
 func runAsKubernetes(t *testing.T, jobs, pod string) string {
 	t.Helper()
-	b := readFile(t, filepath.Join(jobs, "shards.yaml"))
-	docs := splitYAML(b)
+	docs := splitYAML(readFile(t, filepath.Join(jobs, "shards.yaml")))
 	var cm corev1.ConfigMap
 	var job, merge batchv1.Job
 	strictDecode(t, "ConfigMap", docs[0], &cm)
 	strictDecode(t, "Job", docs[1], &job)
 	strictDecode(t, "merge Job", readFile(t, filepath.Join(jobs, "merge.yaml")), &merge)
-	mapPath := func(p string) string {
-		if strings.HasPrefix(p, "/") {
-			return filepath.Join(pod, p)
-		}
-		return p
-	}
-	c := job.Spec.Template.Spec.Containers[0]
-	for k, v := range cm.Data {
-		writeFile(t, mapPath(c.VolumeMounts[0].MountPath), k, v)
-	}
-	t.Chdir(mapPath(c.WorkingDir))
-	expand := regexp.MustCompile(`\$\(([A-Z_]+)\)`)
-	argv := func(args []string, env map[string]string) []string {
-		var out []string
-		for _, a := range args {
-			a = expand.ReplaceAllStringFunc(a, func(m string) string { return env[m[2:len(m)-1]] })
-			if name, val, ok := strings.Cut(a, "="); ok && name == "--out" {
-				a = name + "=" + mapPath(val)
-			} else if strings.HasPrefix(a, "/") {
-				a = mapPath(a)
-			}
-			out = append(out, a)
-		}
-		return out
-	}
+	p := newPod(t, pod, &cm, job.Spec.Template.Spec.Containers[0])
 	for i := range int(*job.Spec.Completions) {
-		env := map[string]string{envK8sIndex: strconv.Itoa(i)} // as the fieldRef reads it
-		for _, e := range c.Env {
-			if e.ValueFrom == nil {
-				env[e.Name] = e.Value
-			}
-		}
-		for k, v := range env {
-			t.Setenv(k, v)
-		}
-		a := argv(c.Args, env)
-		if r := runCLI(t, append(c.Command[1:], a...)...); r.code != 0 {
-			t.Fatalf("index %d: %q: exit %d\n%s", i, a, r.code, r.stderr)
+		if code, stderr := p.run(job, i); code != 0 {
+			t.Fatalf("index %d: exit %d\n%s", i, code, stderr)
 		}
 	}
-	mc := merge.Spec.Template.Spec.Containers[0]
-	a := argv(mc.Args, nil)
-	if r := runCLI(t, append(mc.Command[1:], a...)...); r.code != 0 {
-		t.Fatalf("merge %q: exit %d\n%s", a, r.code, r.stderr)
+	if code, stderr := p.run(merge, -1); code != 0 {
+		t.Fatalf("merge: exit %d\n%s", code, stderr)
 	}
 	return pod
+}
+
+// pod is a folder laid out as a pod's file system: /work with the
+// ConfigMap at its mount path, and /results.
+type pod struct {
+	t    *testing.T
+	root string
+}
+
+func newPod(t *testing.T, root string, cm *corev1.ConfigMap, c corev1.Container) *pod {
+	t.Helper()
+	p := &pod{t, root}
+	for k, v := range cm.Data {
+		writeFile(t, p.path(c.VolumeMounts[0].MountPath), k, v)
+	}
+	t.Chdir(p.path(c.WorkingDir))
+	return p
+}
+
+func (p *pod) path(s string) string {
+	if strings.HasPrefix(s, "/") {
+		return filepath.Join(p.root, s)
+	}
+	return s
+}
+
+var k8sVar = regexp.MustCompile(`\$\(([A-Z_]+)\)`)
+
+// run runs job's container as Kubernetes would for completion index i
+// (-1: not an Indexed Job): its env, and $(VAR) expanded in args.
+func (p *pod) run(job batchv1.Job, i int) (int, string) {
+	p.t.Helper()
+	c := job.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	if i >= 0 {
+		env[envK8sIndex] = strconv.Itoa(i) // as the fieldRef reads it
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+		}
+	}
+	for k, v := range env {
+		p.t.Setenv(k, v)
+	}
+	var argv []string
+	for _, a := range c.Args {
+		a = k8sVar.ReplaceAllStringFunc(a, func(m string) string { return env[m[2:len(m)-1]] })
+		if name, val, ok := strings.Cut(a, "="); ok && name == "--out" {
+			a = name + "=" + p.path(val)
+		} else if strings.HasPrefix(a, "/") {
+			a = p.path(a)
+		}
+		argv = append(argv, a)
+	}
+	r := runCLI(p.t, append(c.Command[1:], argv...)...)
+	return r.code, fmt.Sprintf("%q: %s", argv, r.stderr)
+}
+
+// A tuning's job files run it in rounds: Kubernetes' loop (submit.sh:
+// the next Job, then the round's Indexed Job while next exits 10) and
+// Slurm's chain (next.sbatch queueing round.sbatch and itself, here with
+// an sbatch that only writes down what it was asked) both end with the
+// bytes of the tuning run here in one go.
+func TestEmitTuneInRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tuning three times")
+	}
+	dir := t.TempDir()
+	tune := resumeCases[1].args
+	small := readFile(t, tune[1])
+	t.Chdir(dir)
+	writeFile(t, dir, "scenarios/tune-retries.yaml", string(small))
+	args := append([]string{"tune", "scenarios/tune-retries.yaml"}, tune[2:]...)
+	if r := runCLI(t, append(args, "--out", "local")...); r.code != 0 {
+		t.Fatalf("local tune: exit %d\n%s", r.code, r.stderr)
+	}
+	local := testfs.Tree(t, filepath.Join(dir, "local"))
+	if r := runCLI(t, append(args, "--emit", "kubernetes", "--shards", "3", "--image", "x", "--out", "results/t")...); r.code != 0 {
+		t.Fatalf("emit kubernetes: exit %d\n%s", r.code, r.stderr)
+	}
+	bin := testBinaryScript(t, dir)
+	if r := runCLI(t, append(args, "--emit", "slurm", "--shards", "2", "--binary", bin, "--out", "results/t")...); r.code != 0 {
+		t.Fatalf("emit slurm: exit %d\n%s", r.code, r.stderr)
+	}
+
+	jobs := filepath.Join(dir, "jobs", "t-kubernetes")
+	docs := splitYAML(readFile(t, filepath.Join(jobs, "next.yaml")))
+	var cm corev1.ConfigMap
+	var next, round batchv1.Job
+	strictDecode(t, "next.yaml's ConfigMap", docs[0], &cm)
+	strictDecode(t, "next.yaml's Job", docs[1], &next)
+	strictDecode(t, "round.yaml", readFile(t, filepath.Join(jobs, "round.yaml")), &round)
+	rule := next.Spec.PodFailurePolicy.Rules[0]
+	if rule.Action != batchv1.PodFailurePolicyActionFailJob || rule.OnExitCodes.Values[0] != exitMoreRounds || next.Spec.Template.Spec.RestartPolicy != "Never" {
+		t.Errorf("next Job: exit %d must fail it at once, not be retried: %+v", exitMoreRounds, next.Spec.PodFailurePolicy)
+	}
+	if *round.Spec.CompletionMode != batchv1.IndexedCompletion || *round.Spec.Completions != 3 {
+		t.Errorf("round Job: %v completions %d, want an Indexed Job of 3", *round.Spec.CompletionMode, *round.Spec.Completions)
+	}
+	if out, err := exec.Command("sh", "-n", filepath.Join(jobs, "submit.sh")).CombinedOutput(); err != nil {
+		t.Errorf("submit.sh is not valid sh: %v\n%s", err, out)
+	}
+	p := newPod(t, filepath.Join(dir, "pod"), &cm, next.Spec.Template.Spec.Containers[0])
+	rounds := 0
+	for ; ; rounds++ {
+		code, stderr := p.run(next, -1)
+		if code == 0 {
+			break
+		}
+		if code != exitMoreRounds || rounds > 100 {
+			t.Fatalf("next, round %d: exit %d\n%s", rounds, code, stderr)
+		}
+		for i := range 3 {
+			if code, stderr := p.run(round, i); code != 0 {
+				t.Fatalf("round %d index %d: exit %d\n%s", rounds+1, i, code, stderr)
+			}
+		}
+	}
+	sameTree(t, "Kubernetes rounds vs a local tune", local, testfs.Tree(t, filepath.Join(dir, "pod", "results", "t")))
+
+	// Slurm: sbatch writes its arguments down and answers a job id.
+	t.Chdir(dir)
+	sjobs := filepath.Join(dir, "jobs", "t-slurm")
+	for _, f := range []string{"next.sbatch", "round.sbatch", "submit.sh"} {
+		if out, err := exec.Command("bash", "-n", filepath.Join(sjobs, f)).CombinedOutput(); err != nil {
+			t.Errorf("%s is not valid bash: %v\n%s", f, err, out)
+		}
+	}
+	calls := filepath.Join(dir, "sbatch-calls")
+	fake := writeFile(t, dir, "fakebin/sbatch", "#!/bin/sh\necho \"$*\" >> "+shq(calls)+"\necho 4242\n")
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + filepath.Dir(fake) + ":" + os.Getenv("PATH")
+	for r := 0; ; r++ {
+		os.Remove(calls)
+		runScript(t, dir, filepath.Join(sjobs, "next.sbatch"), path, "SLURM_CPUS_PER_TASK=1")
+		b, _ := os.ReadFile(calls)
+		if len(b) == 0 {
+			break // complete: nothing queued
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if r > 100 || len(lines) != 2 || !strings.HasSuffix(lines[0], "round.sbatch") ||
+			!strings.Contains(lines[1], "--dependency=afterok:4242") || !strings.HasSuffix(lines[1], "next.sbatch") {
+			t.Fatalf("round %d: next.sbatch queued %q, want round.sbatch then next.sbatch after it", r+1, lines)
+		}
+		for id := range 2 {
+			runScript(t, dir, filepath.Join(sjobs, "round.sbatch"), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(id), "SLURM_CPUS_PER_TASK=1")
+		}
+	}
+	sameTree(t, "Slurm rounds vs a local tune", local, testfs.Tree(t, filepath.Join(dir, "results", "t")))
+	t.Logf("%d rounds", rounds)
 }
 
 // A map's job files shard its load levels; run by either engine, the
@@ -477,4 +594,60 @@ func TestEmitSlurmOnARealCluster(t *testing.T) {
 		t.Fatalf("merge job %s: state %q, want COMPLETED\n%s\nlogs:\n%s", m[2], state, sc, logs)
 	}
 	sameTree(t, "a real Slurm vs a local sweep", local, testfs.Tree(t, filepath.Join(dir, "results", "tiny")))
+}
+
+// On a real Slurm: a tuning and a map in rounds, each a chain of jobs
+// that next.sbatch extends until the search is complete; the results are
+// the bytes of the same search run here in one go.
+func TestEmitSlurmRoundsOnARealCluster(t *testing.T) {
+	if os.Getenv("THROTTLESIM_SLURM") != "1" {
+		t.Skip("needs a Slurm cluster: make test-slurm starts one on loopback and sets THROTTLESIM_SLURM=1")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	tune := resumeCases[1].args
+	writeFile(t, dir, "scenarios/tune-retries.yaml", string(readFile(t, filepath.Join(testdataRoot, "..", tune[1]))))
+	writeFile(t, dir, "scenarios/map-small.yaml", string(readFile(t, filepath.Join(testdataRoot, "map-small.yaml"))))
+	bin := testBinaryScript(t, dir)
+	searches := []struct {
+		name string
+		args []string
+	}{
+		{"t", append([]string{"tune", "scenarios/tune-retries.yaml"}, tune[2:]...)},
+		{"m", append([]string{"map", "scenarios/map-small.yaml", "--rounds"}, mapArgs[1:]...)},
+	}
+	for _, s := range searches {
+		local := s.args
+		if s.name == "m" {
+			local = append([]string{"map", "scenarios/map-small.yaml"}, mapArgs[1:]...)
+		}
+		if r := runCLI(t, append(local, "--out", "local-"+s.name)...); r.code != 0 {
+			t.Fatalf("%s here: exit %d\n%s", s.name, r.code, r.stderr)
+		}
+		if r := runCLI(t, append(s.args, "--emit", "slurm", "--shards", "2", "--binary", bin, "--memory", "256M", "--out", "results/"+s.name)...); r.code != 0 {
+			t.Fatalf("emit %s: exit %d\n%s", s.name, r.code, r.stderr)
+		}
+		if out, err := exec.Command("sh", filepath.Join(dir, "jobs", s.name+"-slurm", "submit.sh")).CombinedOutput(); err != nil {
+			t.Fatalf("submit.sh: %v\n%s", err, out)
+		}
+	}
+	// Slurm's scheduler decides when; the bound only stops a stuck cluster.
+	for _, s := range searches {
+		results := filepath.Join(dir, "results", s.name)
+		for i := 0; ; i++ {
+			q, _ := exec.Command("squeue", "-h", "-n", s.name+"-next,"+s.name+"-round", "-o", "%i").Output()
+			_, err := os.Stat(filepath.Join(results, "report.html"))
+			if err == nil && strings.TrimSpace(string(q)) == "" {
+				break
+			}
+			if i == 2400 || (err != nil && strings.TrimSpace(string(q)) == "") {
+				logs, _ := exec.Command("sh", "-c", "tail -n 5 "+shq(filepath.Join(dir, "jobs", s.name+"-slurm"))+"/logs/*").CombinedOutput()
+				t.Fatalf("%s: the chain ended without results (or took over 10 min); logs:\n%s", s.name, logs)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		rounds, _ := filepath.Glob(filepath.Join(dir, "jobs", s.name+"-slurm", "logs", "next-*.out"))
+		sameTree(t, s.name+" on a real Slurm in rounds vs here", testfs.Tree(t, filepath.Join(dir, "local-"+s.name)), testfs.Tree(t, results))
+		t.Logf("%s: %d next jobs", s.name, len(rounds))
+	}
 }

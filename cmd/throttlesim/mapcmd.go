@@ -138,6 +138,7 @@ The method, its guarantees, every flag and output: docs/cli.md,
 	f.StringSliceVar(&o.rareAt, "rare-at", nil, "estimate at these trigger values (comma-separated, the trigger's unit) at every load level instead of at grid probes")
 	f.DurationVar(&o.rareFrom, "rare-from", 0, "the trigger's start: where the tilt's window begins, and the measure counts from")
 	addEmitFlags(f, &o.emit)
+	addEmitRoundsFlag(f, &o.emit)
 	addRoundFlags(f, &o.round, "map")
 	cmd.AddCommand(newMapMergeCmd(e))
 	return cmd
@@ -294,6 +295,9 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	}
 	out = filepath.Clean(out)
 	if o.emit.engine != "" {
+		if o.emit.rounds && o.rare != "" {
+			return usageError{errors.New("--rare with --emit --rounds: the estimates are not made in rounds; emit the map without --rounds (its load levels are sharded)")}
+		}
 		data, err := os.ReadFile(o.file)
 		if err != nil {
 			return err
@@ -303,7 +307,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 			steps = 10 // explore.MapConfig's default
 		}
 		return emitRun(e, &o.emit, emitJob{verb: []string{"map"}, mergeVerb: []string{"map", "merge"}, file: o.file, data: data,
-			forward: o.forward, out: out, units: len(load.Values(steps)), unit: "load levels"})
+			forward: o.forward, out: out, units: len(load.Values(steps)), unit: "load levels", rounds: o.emit.rounds})
 	}
 	if err := checkOut(out); err != nil {
 		return err

@@ -43,6 +43,8 @@ type tuneOptions struct {
 	resume      bool
 	flagInputs  []keepInput // the flags as resume.json records them
 	round       roundOptions
+	emit        emitOptions
+	forward     []string
 }
 
 func newTuneCmd(e *env, runF func(context.Context, *env, *tuneOptions) error) *cobra.Command {
@@ -81,9 +83,13 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 			o.seedSet = cmd.Flags().Changed("seed")
 			o.quiet = e.quiet
 			o.flagInputs = flagInputs(cmd)
-			if err := o.round.check(o.resume, nil); err != nil {
+			if err := o.round.check(o.resume, map[string]bool{"--emit": o.emit.engine != ""}); err != nil {
 				return err
 			}
+			if err := checkEmitFlags(cmd, &o.emit); err != nil {
+				return err
+			}
+			o.forward = forwardedFlags(cmd)
 			return runF(cmd.Context(), e, o)
 		},
 	}
@@ -104,6 +110,7 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-tune)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted tuning: its finished runs are kept in <out>.incomplete and not run again (refused if a scenario or a flag changed)")
 	addRoundFlags(f, &o.round, "tuning")
+	addEmitFlags(f, &o.emit)
 	return cmd
 }
 
@@ -189,6 +196,13 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		out = filepath.Join("results", name+"-tune")
 	}
 	out = filepath.Clean(out)
+	if o.emit.engine != "" {
+		if len(srcs) != 1 {
+			return usageError{fmt.Errorf("--emit with %d scenario files: the job files carry one", len(srcs))}
+		}
+		// A tuning is sequential: on a cluster it runs in rounds.
+		return emitRun(e, &o.emit, emitJob{verb: []string{"tune"}, file: srcs[0].File, data: srcs[0].Data, forward: o.forward, out: out, rounds: true})
+	}
 	if err := checkOut(out); err != nil {
 		return err
 	}
