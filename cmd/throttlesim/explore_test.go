@@ -77,7 +77,7 @@ func TestMapWritesAndShardsMergeToTheSameBytes(t *testing.T) {
 	if c := string(readFile(t, filepath.Join(split, "rare.csv"))); !strings.Contains(c, ",split,") {
 		t.Errorf("rare.csv has no split row:\n%s", c)
 	}
-	if r := runCLI(t, "map", "merge", "--out", filepath.Join(dir, "m2"), shards[0]); r.code != 1 || !strings.Contains(r.stderr, "in none of the shards") {
+	if r := runCLI(t, "map", "merge", "--out", filepath.Join(dir, "m2"), shards[0]); r.code != 1 || !strings.Contains(r.stderr, "shard 1 of 2 is missing") {
 		t.Errorf("merge without a shard: exit %d, %s", r.code, r.stderr)
 	}
 }
@@ -326,5 +326,24 @@ func TestTuneReportSaysTheFeasibilityRule(t *testing.T) {
 		if doc.Strict != tc.strict || doc.Chosen["constraints"].(map[string]string)["local_drop_rate<=0.6"] != "breach within noise" {
 			t.Errorf("strict %v: tune.json has strict %v, constraints %v", tc.strict, doc.Strict, doc.Chosen["constraints"])
 		}
+	}
+}
+
+// map merge names the shards it was not given.
+func TestMapMergeNamesMissingShards(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"map"}, mapArgs...)
+	args[3] = "clients.arrival.total_rate=30/s..60/s/3" // 3 load levels
+	var shards []string
+	for _, s := range []string{"0/3", "2/3"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		if r := runCLI(t, append(args, "--shard", s, "--out", out)...); r.code != 0 {
+			t.Fatalf("shard %s: exit %d\n%s", s, r.code, r.stderr)
+		}
+		shards = append(shards, out)
+	}
+	r := runCLI(t, append([]string{"map", "merge", "--out", filepath.Join(dir, "m")}, shards...)...)
+	if r.code != 1 || !strings.Contains(r.stderr, "shard 1 of 3 is missing: give every shard's folder (2 given)") {
+		t.Errorf("merge without shard 1: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -357,7 +357,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 	}
 	wall := time.Since(start)
 	doc := mapDoc{Scenario: o.file, Name: sc.Name, Sets: o.sets, Load: o.load, Trigger: o.trigger, HorizonS: cfg.HorizonS,
-		Grid: o.grid, Resolution: o.resolution, Test: cfg.Test, BaseSeed: seed, Shard: o.shard, Result: res, Levels: len(res.Load.Values(res.Load.Steps))}
+		Grid: o.grid, Resolution: o.resolution, Test: cfg.Test, BaseSeed: seed, Shard: shardLabel(shard, shards), Result: res, Levels: len(res.Load.Values(res.Load.Steps))}
 	doc.LoadLabel, doc.TriggerLabel, doc.TriggerOrigin = axes(sc, res.Load, res.Trigger, o.loadLabel, o.triggerLabel)
 	if err := writeMap(e, out, &doc); err != nil {
 		return err
@@ -707,6 +707,9 @@ func mapMergeRun(e *env, shards []string, out string) error {
 		}
 		merged.Result.Rare = append(merged.Result.Rare, doc.Result.Rare...)
 	}
+	if err := missingMapShards(shards, seen, merged.Levels); err != nil {
+		return err
+	}
 	for i := 0; i < merged.Levels; i++ {
 		if _, ok := seen[i]; !ok {
 			return fmt.Errorf("load level %d is in none of the shards: is a shard missing?", i)
@@ -756,4 +759,50 @@ func parseRare(s string) (explore.RareConfig, error) {
 		}
 	}
 	return rc, nil
+}
+
+// shardLabel is the shard a map.json records: i/n as resolved (also for
+// --shard auto), "" for a whole map.
+func shardLabel(shard, shards int) string {
+	if shards == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", shard, shards)
+}
+
+// missingMapShards names the shards a merge was not given, when the shard
+// folders say which of how many they are: load level l is shard l mod n's.
+func missingMapShards(dirs []string, seen map[int]string, levels int) error {
+	n := 0
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "map.json"))
+		if err != nil {
+			return nil
+		}
+		var doc struct{ Shard string }
+		if json.Unmarshal(b, &doc) != nil {
+			return nil
+		}
+		var i, m int
+		if _, err := fmt.Sscanf(doc.Shard, "%d/%d", &i, &m); err != nil || m < 1 {
+			return nil // an older shard, or --shard auto before it was resolved: levels are named instead
+		}
+		if n != 0 && m != n {
+			return fmt.Errorf("%s: shard %s, but %s is one of %d: shards of differently split maps", d, doc.Shard, dirs[0], n)
+		}
+		n = m
+	}
+	var missing []string
+	for s := range min(n, levels) {
+		if _, ok := seen[s]; !ok {
+			missing = append(missing, strconv.Itoa(s))
+		}
+	}
+	switch {
+	case len(missing) == 1:
+		return fmt.Errorf("shard %s of %d is missing: give every shard's folder (%d given)", missing[0], n, len(dirs))
+	case len(missing) > 1:
+		return fmt.Errorf("shards %s of %d are missing: give every shard's folder (%d given)", strings.Join(missing, ", "), n, len(dirs))
+	}
+	return nil
 }
