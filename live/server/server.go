@@ -33,6 +33,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,29 +194,71 @@ func New(sc *scenario.Scenario, opt Options) (*Server, error) {
 	return s, nil
 }
 
+// What the live server does with each field of a backend section, by its
+// YAML name. Every field of scenario.Backend and scenario.Queue must be in
+// these tables (TestEveryBackendFieldIsDecided): a field added to the
+// scenario is refused by live mode until someone decides, never silently
+// ignored.
+const (
+	fieldLive    = iota // implemented by the live server
+	fieldInert          // has no effect with one replica and no connections, here as in the simulator
+	fieldRefused        // refused when set to anything but its zero value
+)
+
+var backendFields = map[string]int{
+	"kind": fieldLive, "workers": fieldLive, "service": fieldLive, "queue": fieldLive,
+	"reject_cost": fieldLive, "accept_backlog": fieldLive, "retry_after": fieldLive, "dont_retry": fieldLive,
+	"error_rate": fieldLive, "cancel_timed_out": fieldLive,
+	"replicas": fieldLive, // 0 or 1; more is refused below
+	"lb":       fieldInert, "ewma_decay": fieldInert, "subset": fieldInert, "connections": fieldInert,
+	"rate_limit": fieldRefused, "concurrency_limit": fieldRefused, "priority_shedding": fieldRefused,
+	"outlier_detection": fieldRefused, "health_check": fieldRefused, "autoscale": fieldRefused,
+}
+
+var queueFields = map[string]int{
+	"limit": fieldLive, "timeout": fieldLive, "discipline": fieldLive, // FIFO only, below
+	"lifo_threshold": fieldInert, "codel_target": fieldInert, "codel_interval": fieldInert, // read only by lifo/adaptive_lifo/codel
+}
+
+// refusedFields names the fields of v (a struct) that table refuses and
+// that are set, or that table does not know, as section.name.
+func refusedFields(section string, v reflect.Value, table map[string]int) []string {
+	var out []string
+	t := v.Type()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if d, ok := table[name]; (!ok || d == fieldRefused) && !v.Field(i).IsZero() {
+			out = append(out, section+"."+name)
+		}
+	}
+	return out
+}
+
 // supported refuses what the live server does not implement.
 func supported(sc *scenario.Scenario) error {
 	be := sc.Backend
-	var why string
+	var why []string
 	switch {
 	case sc.IsGraph():
-		why = "services: service graphs"
+		why = append(why, "services: service graphs")
 	case be.Kind != "" && be.Kind != scenario.BackendPool:
-		why = fmt.Sprintf("backend.kind: %s", be.Kind)
-	case be.Replicas > 1:
-		why = "backend.replicas > 1"
-	case be.Queue.Discipline != "" && be.Queue.Discipline != scenario.QueueFIFO:
-		why = fmt.Sprintf("backend.queue.discipline: %s", be.Queue.Discipline)
-	case be.RateLimit != nil:
-		why = "backend.rate_limit"
-	case be.ConcurrencyLimit != nil:
-		why = "backend.concurrency_limit"
-	case be.PriorityShedding != nil:
-		why = "backend.priority_shedding"
-	case sc.Clients.Connection != nil:
-		why = "clients.connection"
+		why = append(why, fmt.Sprintf("backend.kind: %s", be.Kind))
 	}
-	if why == "" {
+	if be.Replicas > 1 {
+		why = append(why, "backend.replicas > 1")
+	}
+	if be.Queue.Discipline != "" && be.Queue.Discipline != scenario.QueueFIFO {
+		why = append(why, fmt.Sprintf("backend.queue.discipline: %s", be.Queue.Discipline))
+	}
+	why = append(why, refusedFields("backend", reflect.ValueOf(be), backendFields)...)
+	why = append(why, refusedFields("backend.queue", reflect.ValueOf(be.Queue), queueFields)...)
+	if sc.Clients.Connection != nil {
+		why = append(why, "clients.connection")
+	}
+	if len(why) == 0 {
 		for i, f := range sc.Faults {
 			if err := supportedFault(f); err != nil {
 				return fmt.Errorf("server: faults[%d]: %w", i, err)
@@ -223,7 +266,7 @@ func supported(sc *scenario.Scenario) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("server: %s is not supported by the live server", why)
+	return fmt.Errorf("server: %s: not supported by the live server", strings.Join(why, ", "))
 }
 
 func supportedFault(f scenario.Fault) error {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -677,4 +678,73 @@ func TestFaultsReleased(t *testing.T) {
 			t.Errorf("%d faults held after all ended, want 0", held)
 		}
 	})
+}
+
+// Every field of a backend section (and of its queue) has a decision in
+// the live server's tables: a field added to the scenario without one
+// fails here, instead of being silently ignored by serve and live.
+func TestEveryBackendFieldIsDecided(t *testing.T) {
+	for _, c := range []struct {
+		section string
+		typ     reflect.Type
+		table   map[string]int
+	}{
+		{"backend", reflect.TypeFor[scenario.Backend](), backendFields},
+		{"backend.queue", reflect.TypeFor[scenario.Queue](), queueFields},
+	} {
+		seen := map[string]bool{}
+		for i := range c.typ.NumField() {
+			name, _, _ := strings.Cut(c.typ.Field(i).Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			seen[name] = true
+			if _, ok := c.table[name]; !ok {
+				t.Errorf("%s.%s: the live server has no decision for it (live, inert or refused) in live/server/server.go", c.section, name)
+			}
+		}
+		for name := range c.table {
+			if !seen[name] {
+				t.Errorf("%s.%s: in the live server's table but not a field of the scenario", c.section, name)
+			}
+		}
+	}
+}
+
+// Each refused field, set alone on a backend the live server runs, is
+// refused by name; before, outlier_detection, health_check and autoscale
+// were silently ignored (a live run without them).
+func TestRefusedFieldsAreNamed(t *testing.T) {
+	const base = "backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n"
+	parse := func(t *testing.T, extra string) *scenario.Scenario {
+		t.Helper()
+		sc, err := scenario.Parse([]byte("name: t\nduration: 10s\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\n"+base+extra), "t.yaml", nil)
+		if err != nil {
+			t.Fatalf("%q: %v", extra, err)
+		}
+		return sc
+	}
+	if _, err := New(parse(t, ""), Options{}); err != nil {
+		t.Fatalf("the plain backend: %v", err)
+	}
+	for _, tt := range []struct{ extra, want string }{
+		{"  rate_limit: {rate: 10/s}\n", "backend.rate_limit"},
+		{"  concurrency_limit: {kind: aimd}\n", "backend.concurrency_limit"},
+		{"  priority_shedding: {}\n", "backend.priority_shedding"},
+		{"  outlier_detection: {}\n", "backend.outlier_detection"},
+		{"  health_check: {}\n", "backend.health_check"},
+		{"  autoscale: {max_replicas: 4, target: 0.7}\n", "backend.autoscale"},
+	} {
+		_, err := New(parse(t, tt.extra), Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want+": not supported") && !strings.Contains(err.Error(), tt.want+",") {
+			t.Errorf("%q: got %v, want an error naming %s", tt.extra, err, tt.want)
+		}
+	}
+	// Decided as live or inert: accepted.
+	for _, extra := range []string{"  reject_cost: 1ms\n", "  retry_after: 2s\n", "  dont_retry: true\n", "  error_rate: 0.1\n",
+		"  cancel_timed_out: true\n", "  accept_backlog: 5\n", "  queue: {limit: 3, timeout: 1s}\n", "  lb: p2c\n", "  subset: 1\n"} {
+		if _, err := New(parse(t, extra), Options{}); err != nil {
+			t.Errorf("%q: %v, want it run", extra, err)
+		}
+	}
 }
