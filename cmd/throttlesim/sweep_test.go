@@ -53,8 +53,8 @@ func TestSweepShardsMergeToTheSameBytes(t *testing.T) {
 	}
 	sameTree(t, "merged vs unsharded", testfs.Tree(t, whole), testfs.Tree(t, merged))
 
-	// A missing shard is an error naming a missing run.
-	if r := runCLI(t, "merge", "--out", filepath.Join(dir, "m2"), shards[0], shards[1]); r.code != 1 || !strings.Contains(r.stderr, "in none of the shards") {
+	// A missing shard is an error naming it.
+	if r := runCLI(t, "merge", "--out", filepath.Join(dir, "m2"), shards[0], shards[1]); r.code != 1 || !strings.Contains(r.stderr, "shard 2 of 3 is missing") {
 		t.Errorf("merge without a shard: exit %d, %s", r.code, r.stderr)
 	}
 	// --jobs does not change a byte.
