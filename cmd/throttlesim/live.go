@@ -153,6 +153,18 @@ func printLiveSummary(e *env, res *sim.Result, info *live.Info, out string) {
 		"schedule lag", info.ScheduleLagP50MS, info.ScheduleLagP99MS, info.ScheduleLagMaxMS, group(info.LateArrivals), info.PeakGoroutine, info.PeakHeapMB)
 	fmt.Fprintf(e.stdout, "  %-22s peak %s of at most %s   %s arrivals dropped by the generator\n",
 		"in flight", group(int64(info.PeakInFlight)), group(int64(info.MaxInFlight)), group(info.GeneratorDropped))
+	if !info.InProcess {
+		// The backend counts are the in-process server's: against
+		// --target there is none, and zeros would read as measured.
+		var lines []string
+		for _, l := range strings.SplitAfter(rest, "\n") {
+			if strings.HasPrefix(l, "  backend ") {
+				l = fmt.Sprintf("  %-22s not measured: %s is outside throttlesim (read its own metrics)\n", "backend", info.Target)
+			}
+			lines = append(lines, l)
+		}
+		rest = strings.Join(lines, "")
+	}
 	fmt.Fprint(e.stdout, rest)
 }
 

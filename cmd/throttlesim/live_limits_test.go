@@ -42,6 +42,10 @@ func TestLiveMaxInFlight(t *testing.T) {
 	if !strings.Contains(r.stdout, "in flight") || !strings.Contains(r.stdout, "of at most 2") {
 		t.Errorf("stdout lacks the in-flight line:\n%s", r.stdout)
 	}
+	// The backend behind --target is not ours: its line says so, not zeros.
+	if !strings.Contains(r.stdout, "backend                not measured: "+ts.URL+" is outside throttlesim") || strings.Contains(r.stdout, "0 received") {
+		t.Errorf("stdout shows the target's backend as measured:\n%s", r.stdout)
+	}
 	warned := strings.Contains(r.stderr, "the load generator could not keep the schedule") && strings.Contains(r.stderr, "dropped at the cap")
 	if warned != (l.GeneratorDropped > 0) || l.ScheduleOK != (l.GeneratorDropped == 0 && live.ScheduleKept(l.ScheduleLagP99MS, l.ScheduleLagMaxMS)) {
 		t.Errorf("%d dropped, schedule ok %v, stderr %q: want the warning exactly when arrivals were dropped", l.GeneratorDropped, l.ScheduleOK, r.stderr)
