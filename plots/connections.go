@@ -158,7 +158,7 @@ func translucent(c color.Color, alpha uint8) color.Color {
 func Connections(in Input, clients int) ([]byte, error) {
 	s := in.Series
 	sec := perSecond(s)
-	top := NewPlot(in.Name+": connected clients", "simulated time (s)", "clients")
+	top := NewPlot(in.Name+": connected clients", in.timeAxis(), "clients")
 	ymax := niceMax(float64(clients))
 	if err := Shade(top, in.Faults, ymax); err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func Connections(in Input, clients int) ([]byte, error) {
 	} else if cut {
 		title += fmt.Sprintf("; peaks to %s/s cut off", Thousands(att.hiMax()))
 	}
-	bottom := NewPlot(title, "simulated time (s)", "per second")
+	bottom := NewPlot(title, in.timeAxis(), "per second")
 	if c := in.ConnectCapacityRPS; c > 0 && c < 3*bmax {
 		bmax = max(bmax, c) // show the capacity line when it is in range
 	}

@@ -27,9 +27,12 @@ type Fault struct {
 
 // Input is what the run charts need.
 type Input struct {
-	Name   string
-	Series *metrics.Series
-	Faults []Fault
+	Name string
+	// WallClock: the series is a live run's (throttlesim live), so the
+	// time axis is wall time, not simulated time.
+	WallClock bool
+	Series    *metrics.Series
+	Faults    []Fault
 	// Service names the service Series and the capacity are of, in a
 	// service graph (the entry service); "" with one backend.
 	Service     string
@@ -500,7 +503,7 @@ func limitPanel(in Input) (*plot.Plot, *plot.Legend, error) {
 		ymax = max(ymax, limit(r), held(r), workers(r))
 	}
 	ymax = niceMax(ymax)
-	p := NewPlot(in.Name+": adaptive concurrency limit", "simulated time (s)", "requests (interval mean)")
+	p := NewPlot(in.Name+": adaptive concurrency limit", in.timeAxis(), "requests (interval mean)")
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
@@ -532,7 +535,7 @@ func serverLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 	if in.Service != "" {
 		title = in.Name + ": load on the entry service " + in.Service + " (services_overload.png compares every service)"
 	}
-	p := NewPlot(title, "simulated time (s)", "attempts per second")
+	p := NewPlot(title, in.timeAxis(), "attempts per second")
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
@@ -601,7 +604,7 @@ func workerTimePanel(in Input) (*plot.Plot, *plot.Legend, error) {
 	if all > 0 {
 		title += fmt.Sprintf(" (%.0f%% of it did a client good)", 100*useful/all)
 	}
-	p := NewPlot(title, "simulated time (s)", "% of worker time")
+	p := NewPlot(title, in.timeAxis(), "% of worker time")
 	if err := Shade(p, in.Faults, 100); err != nil {
 		return nil, nil, err
 	}
@@ -666,7 +669,7 @@ func handshakePanel(in Input, title string) (*plot.Plot, *plot.Legend, error) {
 		ymax = max(ymax, c)
 	}
 	ymax = niceMax(ymax)
-	p := NewPlot(title, "simulated time (s)", "handshakes per second")
+	p := NewPlot(title, in.timeAxis(), "handshakes per second")
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
@@ -697,7 +700,7 @@ func contentionLoad(in Input) (*plot.Plot, *plot.Legend, error) {
 		ymax = max(ymax, float64(r.Received)/sec, float64(r.FailedOutage)/sec)
 	}
 	ymax = niceMax(ymax)
-	p := NewPlot(in.Name+": writes to the row", "simulated time (s)", "write calls per second")
+	p := NewPlot(in.Name+": writes to the row", in.timeAxis(), "write calls per second")
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}
@@ -734,7 +737,7 @@ func localDrops(in Input) (*plot.Plot, *plot.Legend, error) {
 			return 100 * float64(num(r)) / float64(ended(r))
 		}
 	}
-	p := NewPlot(in.Name+": requests dropped or failed at the client", "simulated time (s)", "% of requests that ended")
+	p := NewPlot(in.Name+": requests dropped or failed at the client", in.timeAxis(), "% of requests that ended")
 	series := []stepSeries{
 		{name: "dropped locally: throttle", c: Blue, f: frac(func(r *metrics.Row) int64 { return r.DropThrottle })},
 		{name: "dropped locally: circuit breaker", c: Purple, f: frac(func(r *metrics.Row) int64 { return r.DropBreaker })},
@@ -779,7 +782,7 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 	default:
 		title += ": did not recover"
 	}
-	p := NewPlot(title, "simulated time (s)", "successful requests per second")
+	p := NewPlot(title, in.timeAxis(), "successful requests per second")
 	ymax := 0.0
 	for _, x := range g {
 		ymax = max(ymax, x)
@@ -870,4 +873,12 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 	}
 	SetYRange(p, ymax)
 	return p, l, nil
+}
+
+// timeAxis is the x label of a time series chart.
+func (in Input) timeAxis() string {
+	if in.WallClock {
+		return "wall time (s), a live run"
+	}
+	return "simulated time (s)"
 }

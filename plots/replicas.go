@@ -18,7 +18,7 @@ func replicasPanel(in Input) (*plot.Plot, *plot.Legend, error) {
 		ymax = max(ymax, float64(r.ReplicasPeak), float64(r.DesiredNS)/iv)
 	}
 	ymax = niceMax(ymax)
-	p := NewPlot(in.Name+": replicas (autoscaler)", "simulated time (s)", "replicas")
+	p := NewPlot(in.Name+": replicas (autoscaler)", in.timeAxis(), "replicas")
 	if err := Shade(p, in.Faults, ymax); err != nil {
 		return nil, nil, err
 	}

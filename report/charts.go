@@ -93,7 +93,7 @@ func RunInput(res *sim.Result) plots.Input {
 		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.EntryBackend().TotalWorkers(),
 		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
-		Contention: sc.Backend.Kind == scenario.BackendOCC,
+		Contention: sc.Backend.Kind == scenario.BackendOCC, WallClock: res.Live != nil,
 	}
 	if sc.Clients.Connection != nil {
 		in.Clients = sc.Clients.Count
