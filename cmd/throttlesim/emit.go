@@ -443,18 +443,10 @@ func emitKubernetes(o *emitOptions, j emitJob, mib int64) ([]resultdir.File, err
 						Args: append(slices.Clone(base), "--next-round", "--jobs="+strconv.Itoa(o.cpus), out), WorkingDir: k8sWork,
 						Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
 					Volumes: volumes}}}}
-		var nextYAML bytes.Buffer
-		fmt.Fprintf(&nextYAML, "# Written by throttlesim %s --emit kubernetes: the %s of %s in rounds.\n# next: replays the search on the runs kept; exit 0, the results are written; exit 10, round.yaml runs the next round. submit.sh alternates them.\n",
-			strings.Join(j.verb, " "), j.verb[0], j.file)
-		for i, doc := range []any{cm, next} {
-			if i > 0 {
-				nextYAML.WriteString("---\n")
-			}
-			b, err := yamlMarshal(doc)
-			if err != nil {
-				return nil, err
-			}
-			nextYAML.Write(b)
+		nextYAML, err := yamlDocs(fmt.Sprintf("# Written by throttlesim %s --emit kubernetes: the %s of %s in rounds.\n# next: replays the search on the runs kept; exit 0, the results are written; exit 10, round.yaml runs the next round. submit.sh alternates them.\n",
+			strings.Join(j.verb, " "), j.verb[0], j.file), cm, next)
+		if err != nil {
+			return nil, err
 		}
 		roundYAML, err := yamlMarshal(round)
 		if err != nil {
@@ -502,7 +494,7 @@ while :; do
 done
 `, o.pvc, results, name, o.shards, exitMoreRounds)
 		return []resultdir.File{
-			{Name: "next.yaml", Data: nextYAML.Bytes()},
+			{Name: "next.yaml", Data: nextYAML},
 			{Name: "round.yaml", Data: append([]byte("# One round of the search: share $(JOB_COMPLETION_INDEX) of the runs the last next Job asked for; submit.sh applies it.\n"), roundYAML...)},
 			{Name: "submit.sh", Data: []byte(submit)},
 		}, nil
@@ -531,17 +523,9 @@ done
 				Volumes: volumes}}}}
 	head := fmt.Sprintf("# Written by throttlesim %s --emit kubernetes: %d shards of %s.\n# Submit with submit.sh (it applies merge.yaml once every shard has succeeded).\n",
 		strings.Join(j.verb, " "), o.shards, j.file)
-	var sweepYAML bytes.Buffer
-	sweepYAML.WriteString(head)
-	for i, doc := range []any{cm, shards} {
-		if i > 0 {
-			sweepYAML.WriteString("---\n")
-		}
-		b, err := yamlMarshal(doc)
-		if err != nil {
-			return nil, err
-		}
-		sweepYAML.Write(b)
+	sweepYAML, err := yamlDocs(head, cm, shards)
+	if err != nil {
+		return nil, err
 	}
 	mergeYAML, err := yamlMarshal(merge)
 	if err != nil {
@@ -570,10 +554,26 @@ wait_job %[3]s-merge
 echo "merged results: %[2]s on the claim %[1]s"
 `, o.pvc, results, name)
 	return []resultdir.File{
-		{Name: "shards.yaml", Data: sweepYAML.Bytes()},
+		{Name: "shards.yaml", Data: sweepYAML},
 		{Name: "merge.yaml", Data: append([]byte("# The merge of "+name+"-shards: submit.sh applies it once every shard has succeeded.\n"), mergeYAML...)},
 		{Name: "submit.sh", Data: []byte(submit)},
 	}, nil
+}
+
+// yamlDocs is a YAML stream: head (comments), then the documents.
+func yamlDocs(head string, docs ...any) ([]byte, error) {
+	b := []byte(head)
+	for i, doc := range docs {
+		if i > 0 {
+			b = append(b, "---\n"...)
+		}
+		y, err := yamlMarshal(doc)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, y...)
+	}
+	return b, nil
 }
 
 func yamlMarshal(v any) ([]byte, error) {

@@ -27,6 +27,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim/explore"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
 type mapOptions struct {
@@ -792,17 +793,6 @@ func missingMapShards(dirs []string, seen map[int]string, levels int) error {
 		}
 		n = m
 	}
-	var missing []string
-	for s := range min(n, levels) {
-		if _, ok := seen[s]; !ok {
-			missing = append(missing, strconv.Itoa(s))
-		}
-	}
-	switch {
-	case len(missing) == 1:
-		return fmt.Errorf("shard %s of %d is missing: give every shard's folder (%d given)", missing[0], n, len(dirs))
-	case len(missing) > 1:
-		return fmt.Errorf("shards %s of %d are missing: give every shard's folder (%d given)", strings.Join(missing, ", "), n, len(dirs))
-	}
-	return nil
+	// Shard s's first load level is s; a shard with no level (s >= levels) is not missed.
+	return sweep.MissingShards(min(n, levels), func(s int) bool { _, ok := seen[s]; return ok }, len(dirs))
 }

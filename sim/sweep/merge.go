@@ -104,17 +104,23 @@ func checkShardSet(dirs []string) error {
 		n = s.Shards
 		have[s.Shard] = true
 	}
+	return MissingShards(n, func(i int) bool { return have[i] }, len(dirs))
+}
+
+// MissingShards names the shards of 0..n-1 that have is false for, of a
+// merge given `given` folders; nil when none is missing.
+func MissingShards(n int, have func(int) bool, given int) error {
 	var missing []string
 	for i := range n {
-		if !have[i] {
+		if !have(i) {
 			missing = append(missing, strconv.Itoa(i))
 		}
 	}
 	switch {
 	case len(missing) == 1:
-		return fmt.Errorf("shard %s of %d is missing: give every shard's folder (%d given)", missing[0], n, len(dirs))
+		return fmt.Errorf("shard %s of %d is missing: give every shard's folder (%d given)", missing[0], n, given)
 	case len(missing) > 1:
-		return fmt.Errorf("shards %s of %d are missing: give every shard's folder (%d given)", strings.Join(missing, ", "), n, len(dirs))
+		return fmt.Errorf("shards %s of %d are missing: give every shard's folder (%d given)", strings.Join(missing, ", "), n, given)
 	}
 	return nil
 }
