@@ -460,21 +460,11 @@ func emitKubernetes(o *emitOptions, j emitJob, mib int64) ([]resultdir.File, err
 # (ReadWriteMany) must exist in the namespace; the results are in %[2]s on it.
 set -eu
 cd "$(dirname "$0")"
-wait_job() {
-	while :; do
-		state=$(kubectl get "job/$1" -o 'jsonpath={.status.conditions[?(@.status=="True")].type}')
-		case "$state" in
-		*Complete*) return 0 ;;
-		*Failed*) return 1 ;;
-		esac
-		sleep 10
-	done
-}
-round=0
+`+k8sWaitJob+`round=0
 while :; do
 	kubectl delete job/%[3]s-next --ignore-not-found --wait=true >/dev/null
 	kubectl apply -f next.yaml
-	if wait_job %[3]s-next; then
+	if wait_job %[3]s-next 2>/dev/null; then
 		echo "the search is complete after $round rounds: results in %[2]s on the claim %[1]s"
 		exit 0
 	fi
@@ -537,17 +527,7 @@ done
 # must exist in the namespace; the merged results are in %[2]s on it.
 set -eu
 cd "$(dirname "$0")"
-wait_job() {
-	while :; do
-		state=$(kubectl get "job/$1" -o 'jsonpath={.status.conditions[?(@.status=="True")].type}')
-		case "$state" in
-		*Complete*) return 0 ;;
-		*Failed*) echo "job/$1 failed: kubectl describe job/$1" >&2; return 1 ;;
-		esac
-		sleep 10
-	done
-}
-kubectl apply -f shards.yaml
+`+k8sWaitJob+`kubectl apply -f shards.yaml
 wait_job %[3]s-shards
 kubectl apply -f merge.yaml
 wait_job %[3]s-merge
@@ -559,6 +539,20 @@ echo "merged results: %[2]s on the claim %[1]s"
 		{Name: "submit.sh", Data: []byte(submit)},
 	}, nil
 }
+
+// k8sWaitJob is submit.sh's wait for a Job: 0 when it is Complete, 1
+// when it Failed (said on stderr), polling every 10 s.
+const k8sWaitJob = `wait_job() {
+	while :; do
+		state=$(kubectl get "job/$1" -o 'jsonpath={.status.conditions[?(@.status=="True")].type}')
+		case "$state" in
+		*Complete*) return 0 ;;
+		*Failed*) echo "job/$1 failed: kubectl describe job/$1" >&2; return 1 ;;
+		esac
+		sleep 10
+	done
+}
+`
 
 // yamlDocs is a YAML stream: head (comments), then the documents.
 func yamlDocs(head string, docs ...any) ([]byte, error) {
