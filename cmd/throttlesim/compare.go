@@ -29,10 +29,12 @@ func newCompareCmd(e *env) *cobra.Command {
 		Use:   "compare DIR...",
 		Short: "Overlay the results of several runs in one chart set",
 		Long: `Compare reads the results folders of earlier runs (throttlesim run) and writes
-the comparison charts and tables that a sweep writes, one point per folder:
-compare_server_load.png, compare_local_drops.png, compare_goodput.png,
-compare_recovery.png, compare_peak_load.png, compare_amplification.png,
-compare_success.png, sweep.csv, runs.csv and report.html.
+the comparison charts over time and the tables that a sweep writes, one point
+per folder: compare_server_load.png, compare_local_drops.png,
+compare_goodput.png, sweep.csv, runs.csv and report.html, which starts with
+a verdict and the fields in which the scenarios differ. (A sweep's charts of
+one figure per point are left out: with one run each they would repeat the
+table.)
 
 --baseline RUN prints every other run's figures against RUN's: the ratio
 (× 0.5 is half the baseline's) and the difference, marked better or worse,
@@ -127,7 +129,7 @@ func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) e
 			title = fmt.Sprintf("%d runs compared", len(names))
 		}
 	}
-	c := report.Comparison{Name: title, Points: pts, Baseline: -1}
+	c := report.Comparison{Name: title, Points: pts, Baseline: -1, NoFigures: true}
 	manifest := map[string]any{"title": title, "runs": dirs, "labels": names}
 	if o.baseline != "" {
 		if c.Baseline = baselineIndex(o.baseline, dirs, names); c.Baseline < 0 {
@@ -165,6 +167,7 @@ func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) e
 	}
 	if !e.quiet {
 		fmt.Fprintf(e.stdout, "compared %d runs\n", len(pts))
+		printVerdict(e.stdout, report.CompareVerdict(pts, c.Baseline))
 		if c.Baseline >= 0 {
 			printBaseline(e.stdout, report.Paired(pts, c.Baseline))
 		}
@@ -218,7 +221,7 @@ func mergeRun(ctx context.Context, e *env, shards []string, out string, threshol
 	if err != nil {
 		return err
 	}
-	verdicts, err := aggregateSweep(ctx, work, plan, extra)
+	agg, err := aggregateSweep(ctx, work, plan, extra)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(e.stderr, "throttlesim: interrupted while aggregating; the merged runs are in %s\n", work)
@@ -231,10 +234,11 @@ func mergeRun(ctx context.Context, e *env, shards []string, out string, threshol
 	}
 	if !e.quiet {
 		fmt.Fprintf(e.stdout, "merged %d shards: %d runs\n", len(shards), len(plan.Runs()))
-		for _, pv := range verdicts {
+		printVerdict(e.stdout, agg.verdict)
+		for _, pv := range agg.verdicts {
 			printVerdicts(e.stdout, "thresholds, "+pv.Label, pv.Verdicts)
 		}
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
-	return pointsVerdictError(verdicts)
+	return pointsVerdictError(agg.verdicts)
 }
