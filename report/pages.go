@@ -102,7 +102,7 @@ func RunPage(doc *sim.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, err
 		Kind:    "run",
 		Verdict: RunVerdict(doc),
 		Facts: []Fact{
-			{"seed", fmt.Sprint(sc.Seed)}, {"simulated", sc.Duration.String()}, {"clients", fmt.Sprint(sc.Clients.Count)},
+			{"seed", fmt.Sprint(sc.Seed)}, {"simulated", sc.Duration.String()}, {"clients", group(fmt.Sprint(sc.Clients.Count))},
 			{"status", doc.Run.Status}, {"fingerprint", doc.Run.Fingerprint},
 		},
 		Summary:  NewGrid("runs", []sweep.PointData{pt}),

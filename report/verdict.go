@@ -175,9 +175,13 @@ func SweepVerdict(pts []sweep.PointData, paired bool) []string {
 	}
 	recM, _ := MetricByName("recovery_time_s")
 	succ, _ := MetricByName("success_ratio")
+	fastest := -1
 	if applicable {
 		var s string
 		rs := rank(pts, recM, func(i int) bool { return full[i] })
+		if len(rs) > 0 {
+			fastest = rs[0].i
+		}
 		switch {
 		case len(rs) == 0:
 			s = "No point recovers in every run"
@@ -214,6 +218,15 @@ func SweepVerdict(pts []sweep.PointData, paired bool) []string {
 		s := "Highest success: " + pts[ss[0].i].Label + ", " + withCI("success_ratio", ss[0].st, "")
 		if len(ss) > 1 && withinNoise(pts, succ, ss[0], ss[1], paired) {
 			s += "; " + pts[ss[1].i].Label + " (" + withCI("success_ratio", ss[1].st, "") + ") is within noise of it"
+		}
+		// The trade-off, when the fastest to recover is not the most
+		// successful: its own success.
+		if fastest >= 0 && fastest != ss[0].i {
+			for _, r := range ss {
+				if r.i == fastest {
+					s += "; " + pts[fastest].Label + "'s is " + withCI("success_ratio", r.st, "")
+				}
+			}
 		}
 		out = append(out, s+".")
 	}

@@ -53,13 +53,21 @@ func TestSweepVerdict(t *testing.T) {
 				point("a", []*float64{fp(30), fp(40), fp(35)}, []float64{0.9, 0.9, 0.9}),
 				point("b", []*float64{fp(31), fp(41), fp(36)}, []float64{0.9, 0.9, 0.9}),
 			}, true,
-			[]string{"a recovers fastest: 35.0 s [22.6, 47.4]; next b, 36.0 s"}, []string{"within noise of it;"}},
+			[]string{"a recovers fastest: 35.0 s [22.6, 47.4]; next b, 36.0 s"}, []string{"within noise of it;", "'s is"}},
 		{"independent within noise",
 			[]sweep.PointData{
 				point("a", []*float64{fp(30), fp(40), fp(35)}, []float64{0.9, 0.9, 0.9}),
 				point("b", []*float64{fp(31), fp(41), fp(36)}, []float64{0.9, 0.9, 0.9}),
 			}, false,
 			[]string{"a recovers fastest: 35.0 s [22.6, 47.4], but b (36.0 s [23.6, 48.4]) is within noise of it."}, []string{"next"}},
+		// The fastest is not the most successful: the verdict gives its
+		// success too.
+		{"trade-off",
+			[]sweep.PointData{
+				point("k=10", []*float64{fp(90), fp(91)}, []float64{0.84, 0.84}),
+				point("k=3", []*float64{fp(95), fp(96)}, []float64{0.88, 0.88}),
+			}, true,
+			[]string{"k=10 recovers fastest: 90.5 s", "Highest success: k=3, 88.0% [88.0%, 88.0%]; k=10's is 84.0% [84.0%, 84.0%]."}, nil},
 		{"partial and never",
 			[]sweep.PointData{
 				point("k=1.1", []*float64{nil, nil}, []float64{0.3, 0.3}),
