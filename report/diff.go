@@ -40,37 +40,9 @@ func ScenarioDiff(a, b *scenario.Scenario) ([]FieldDiff, error) {
 			}
 		}
 	}
-	get := func(f []field, p string) (string, bool) {
-		i := slices.IndexFunc(f, func(x field) bool { return x.path == p })
-		if i < 0 {
-			return "", false
-		}
-		return f[i].value, true
-	}
-	// A section one scenario has and the other sets to null (a throttle
-	// and none) is one row: the section's fields, shortened, against null.
-	ancestor := func(f []field, p string) (string, bool) {
-		for q := p; strings.Contains(q, "."); {
-			q = q[:strings.LastIndex(q, ".")]
-			if _, ok := get(f, q); ok {
-				return q, true
-			}
-		}
-		return "", false
-	}
-	section := func(f []field, q string) string {
-		var parts []string
-		for _, x := range f {
-			if rest, ok := strings.CutPrefix(x.path, q+"."); ok {
-				parts = append(parts, rest+": "+x.value)
-			}
-		}
-		s := strings.Join(parts, ", ")
-		if r := []rune(s); len(r) > 70 {
-			s = string(r[:69]) + "…"
-		}
-		return "{" + s + "}"
-	}
+	// A section one scenario has and the other does not (sets to null,
+	// or leaves out: a list of services) is one row: the section's
+	// fields, shortened, against null or nothing.
 	var out []FieldDiff
 	done := map[string]bool{}
 	for _, p := range paths {
@@ -79,47 +51,77 @@ func ScenarioDiff(a, b *scenario.Scenario) ([]FieldDiff, error) {
 		}
 		va, oka := get(fa, p)
 		vb, okb := get(fb, p)
-		switch {
-		case oka && okb:
+		if oka && okb {
 			if va != vb {
 				out = append(out, FieldDiff{Path: p, Old: va, New: vb})
 			}
 			continue
-		case oka:
-			if q, ok := ancestor(fb, p); ok {
-				if !done[q] {
-					done[q] = true
-					nb, _ := get(fb, q)
-					out = append(out, FieldDiff{Path: q, Old: section(fa, q), New: nb})
-				}
+		}
+		// p is on one side only: the row is the outermost section that
+		// holds p and that the other side has nothing under, or that the
+		// other side has as a value of its own (null).
+		q := p
+		for i := 0; i < len(p); i++ {
+			if p[i] != '.' {
 				continue
 			}
-		case okb:
-			if q, ok := ancestor(fa, p); ok {
-				if !done[q] {
-					done[q] = true
-					na, _ := get(fa, q)
-					out = append(out, FieldDiff{Path: q, Old: na, New: section(fb, q)})
-				}
-				continue
+			sec := p[:i]
+			if _, ok := get(fa, sec); ok && !oka {
+				q = sec
+				break
+			}
+			if _, ok := get(fb, sec); ok && !okb {
+				q = sec
+				break
+			}
+			if !oka && !hasUnder(fa, sec) || !okb && !hasUnder(fb, sec) {
+				q = sec
+				break
 			}
 		}
-		if !done[p] {
-			// A leaf here (null) against a section there.
-			if !oka && hasUnder(fa, p) {
-				va = section(fa, p)
-			}
-			if !okb && hasUnder(fb, p) {
-				vb = section(fb, p)
-			}
-			done[p] = true
-			out = append(out, FieldDiff{Path: p, Old: va, New: vb})
+		if done[q] {
+			continue
 		}
+		done[q] = true
+		value := func(f []field) string {
+			if v, ok := get(f, q); ok {
+				return v
+			}
+			if hasUnder(f, q) {
+				return section(f, q)
+			}
+			return ""
+		}
+		out = append(out, FieldDiff{Path: q, Old: value(fa), New: value(fb)})
 	}
 	return out, nil
 }
 
+// section is a section's fields in one line, shortened: "{k: 2, window: 2m, …}".
+func section(f []field, q string) string {
+	var parts []string
+	for _, x := range f {
+		if rest, ok := strings.CutPrefix(x.path, q+"."); ok {
+			parts = append(parts, rest+": "+x.value)
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if r := []rune(s); len(r) > 70 {
+		s = string(r[:69]) + "…"
+	}
+	return "{" + s + "}"
+}
+
 type field struct{ path, value string }
+
+// get is the value of the field at path p.
+func get(f []field, p string) (string, bool) {
+	i := slices.IndexFunc(f, func(x field) bool { return x.path == p })
+	if i < 0 {
+		return "", false
+	}
+	return f[i].value, true
+}
 
 // hasUnder reports whether f has a field under the section q.
 func hasUnder(f []field, q string) bool {
@@ -145,7 +147,7 @@ func flatten(sc *scenario.Scenario) ([]field, error) {
 		}
 		switch t := tok.(type) {
 		case json.Delim:
-			n := 0
+			n, start := 0, len(out)
 			for dec.More() {
 				var key string
 				if t == '{' {
@@ -175,6 +177,14 @@ func flatten(sc *scenario.Scenario) ([]field, error) {
 					v = "[]"
 				}
 				out = append(out, field{prefix, v})
+			}
+			// A list of plain values is one value: [rejected, timeout].
+			if t == '[' && n > 0 && len(out)-start == n {
+				vs := make([]string, n)
+				for k, f := range out[start:] {
+					vs[k] = f.value
+				}
+				out = append(out[:start], field{prefix, "[" + strings.Join(vs, ", ") + "]"})
 			}
 		case nil:
 			out = append(out, field{prefix, "null"})

@@ -16,7 +16,8 @@ import (
 // from the figures the page shows.
 
 // RunVerdict says what happened in one run: whether and when it
-// recovered, its success, and its peak load against the capacity.
+// recovered, its success, and its peak load against the capacity (in a
+// service graph, the most overloaded service's against its own).
 func RunVerdict(doc *sim.SummaryDoc) []string {
 	s := doc.Summary
 	r := s.Recovery
@@ -37,11 +38,21 @@ func RunVerdict(doc *sim.SummaryDoc) []string {
 	if s.SuccessRatio != nil {
 		parts = append(parts, "success "+brief("success_ratio", *s.SuccessRatio))
 	}
-	if s.PeakReceivedOverCapacity != nil {
-		parts = append(parts, "peak load "+brief("peak_received_over_capacity", *s.PeakReceivedOverCapacity)+"× capacity")
-	}
-	if s.FaultLoadOverCapacity != nil {
-		parts = append(parts, brief("fault_load_over_effective_capacity", *s.FaultLoadOverCapacity)+"× the capacity left during the fault")
+	switch g := doc.Graph; {
+	case g != nil && len(g.Services) > 0:
+		// The entry service's capacity counts workers that wait on their
+		// calls: the load that matters is the most overloaded service's
+		// against its own capacity (Services are highest first).
+		if top := g.Services[0]; top.PeakLoadOverCapacity != nil {
+			parts = append(parts, "most overloaded: "+top.Name+", peak load "+brief("peak_received_over_capacity", *top.PeakLoadOverCapacity)+"× its capacity")
+		}
+	default:
+		if s.PeakReceivedOverCapacity != nil {
+			parts = append(parts, "peak load "+brief("peak_received_over_capacity", *s.PeakReceivedOverCapacity)+"× capacity")
+		}
+		if s.FaultLoadOverCapacity != nil {
+			parts = append(parts, brief("fault_load_over_effective_capacity", *s.FaultLoadOverCapacity)+"× the capacity left during the fault")
+		}
 	}
 	out := []string{first}
 	if len(parts) > 0 {
@@ -224,7 +235,7 @@ func SweepVerdict(pts []sweep.PointData, paired bool) []string {
 		if fastest >= 0 && fastest != ss[0].i {
 			for _, r := range ss {
 				if r.i == fastest {
-					s += "; " + pts[fastest].Label + "'s is " + withCI("success_ratio", r.st, "")
+					s += "; the fastest, " + pts[fastest].Label + ", has " + withCI("success_ratio", r.st, "")
 				}
 			}
 		}

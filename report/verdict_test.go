@@ -53,7 +53,7 @@ func TestSweepVerdict(t *testing.T) {
 				point("a", []*float64{fp(30), fp(40), fp(35)}, []float64{0.9, 0.9, 0.9}),
 				point("b", []*float64{fp(31), fp(41), fp(36)}, []float64{0.9, 0.9, 0.9}),
 			}, true,
-			[]string{"a recovers fastest: 35.0 s [22.6, 47.4]; next b, 36.0 s"}, []string{"within noise of it;", "'s is"}},
+			[]string{"a recovers fastest: 35.0 s [22.6, 47.4]; next b, 36.0 s"}, []string{"within noise of it;", "the fastest"}},
 		{"independent within noise",
 			[]sweep.PointData{
 				point("a", []*float64{fp(30), fp(40), fp(35)}, []float64{0.9, 0.9, 0.9}),
@@ -67,7 +67,7 @@ func TestSweepVerdict(t *testing.T) {
 				point("k=10", []*float64{fp(90), fp(91)}, []float64{0.84, 0.84}),
 				point("k=3", []*float64{fp(95), fp(96)}, []float64{0.88, 0.88}),
 			}, true,
-			[]string{"k=10 recovers fastest: 90.5 s", "Highest success: k=3, 88.0% [88.0%, 88.0%]; k=10's is 84.0% [84.0%, 84.0%]."}, nil},
+			[]string{"k=10 recovers fastest: 90.5 s", "Highest success: k=3, 88.0% [88.0%, 88.0%]; the fastest, k=10, has 84.0% [84.0%, 84.0%]."}, nil},
 		{"partial and never",
 			[]sweep.PointData{
 				point("k=1.1", []*float64{nil, nil}, []float64{0.3, 0.3}),
@@ -153,6 +153,13 @@ func TestRunVerdict(t *testing.T) {
 			"Did not recover: goodput did not return. Success 18.0%. The run is incomplete: these figures cover only the part that ran."},
 		{"no fault", sim.SummaryDoc{Summary: metrics.Summary{Recovery: metrics.Recovery{Reason: "no fault in the scenario"}}},
 			"Nothing to recover from (no fault in the scenario)."},
+		// A service graph: the most overloaded service's peak, not the
+		// entry's (whose workers wait on their calls).
+		{"graph", sim.SummaryDoc{Summary: metrics.Summary{SuccessRatio: fp(0.252), PeakReceivedOverCapacity: fp(0.0194), FaultLoadOverCapacity: fp(0.0116),
+			Recovery: metrics.Recovery{Applicable: true, Reason: "no return"}},
+			Graph: &sim.GraphSummary{EntryService: "frontend", MostOverloaded: "database", Services: []sim.GraphLine{
+				{Name: "database", PeakLoadOverCapacity: fp(2.41)}, {Name: "frontend", PeakLoadOverCapacity: fp(0.0194)}}}},
+			"Did not recover: no return. Success 25.2%; most overloaded: database, peak load 2.41× its capacity."},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := strings.Join(RunVerdict(&c.doc), " "); got != c.want {
@@ -250,5 +257,40 @@ func TestScenarioDiff(t *testing.T) {
 	}
 	if d, err := ScenarioDiff(a, a); err != nil || len(d) != 0 {
 		t.Errorf("a against itself: %v, %v", d, err)
+	}
+}
+
+// A list of plain values is one field; a list one scenario has and the
+// other does not is one row, not a row per field of every item.
+func TestScenarioDiffLists(t *testing.T) {
+	a := &scenario.Scenario{Clients: scenario.Clients{Retry: &scenario.Retry{RetryOn: []string{"rejected", "timeout"}}}}
+	b := &scenario.Scenario{Clients: scenario.Clients{Retry: &scenario.Retry{RetryOn: []string{"timeout"}}},
+		Faults: []scenario.Fault{{Kind: scenario.FaultOutage}, {Kind: scenario.FaultCapacity}}}
+	d, err := ScenarioDiff(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"clients.retry.retry_on": {"[rejected, timeout]", "[timeout]"},
+	}
+	for _, f := range d {
+		if f.Path == "faults" {
+			if f.Old != "[]" && f.Old != "null" || !strings.HasPrefix(f.New, "{0.kind: outage") {
+				t.Errorf("faults: %+v", f)
+			}
+			continue
+		}
+		w, ok := want[f.Path]
+		if !ok {
+			t.Errorf("unexpected row %+v", f)
+			continue
+		}
+		if f.Old != w[0] || f.New != w[1] {
+			t.Errorf("%s: %q → %q, want %q → %q", f.Path, f.Old, f.New, w[0], w[1])
+		}
+		delete(want, f.Path)
+	}
+	if len(d) != 2 || len(want) != 0 {
+		t.Errorf("rows %+v; missing %v", d, want)
 	}
 }
