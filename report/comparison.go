@@ -13,6 +13,10 @@ type Comparison struct {
 	Points   []sweep.PointData
 	Baseline int  // index of the point the others are paired with; -1: none
 	Paired   bool // replications share seeds (common random numbers)
+	// NoFigures leaves out the charts of one figure per point
+	// (compare_recovery.png and the like): for compared runs, one run
+	// each, they repeat two numbers of the summary table.
+	NoFigures bool
 	// Bands, when set, are the charts' bands accumulated while the runs
 	// were read (their series dropped); else they come from the runs'
 	// series.
@@ -44,7 +48,11 @@ func (c Comparison) Files(draw DrawFunc) (map[string][]byte, error) {
 		if bands == nil {
 			bands = bandsOf(c.Points)
 		}
-		charts, err := draw(CompareInputBands(c.Name, c.Varied, c.Points, bands))
+		in := CompareInputBands(c.Name, c.Varied, c.Points, bands)
+		if c.NoFigures {
+			in.Figures = nil
+		}
+		charts, err := draw(in)
 		if err != nil {
 			return nil, err
 		}

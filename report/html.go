@@ -15,6 +15,13 @@ type Page struct {
 	Title string
 	Kind  string // "run", "sweep", "compare", "map" or "tune": what the folder holds
 	Facts []Fact // short facts under the title: seed, duration, runs
+	// Verdict is what the page found, in a sentence or two a person can
+	// act on (RunVerdict, SweepVerdict, CompareVerdict): shown first.
+	Verdict []string
+	// Diffs are the fields in which compared scenarios differ, each
+	// against the baseline's (or the first run's): shown after the
+	// verdict.
+	Diffs []ScenarioDiffView
 	// Summary is the summary table: one column per point (or run), one
 	// row per metric, each a mean with its 95% interval over the runs;
 	// left out when it has no rows (map, tune).
@@ -26,10 +33,18 @@ type Page struct {
 	Verdicts []PointVerdicts
 	// Paired are the differences from the baseline point (Paired); empty
 	// without a baseline.
-	Paired   []PairedRow
+	Paired []PairedRow
+	// Matrix is Paired as one table, metric by point.
+	Matrix   *Matrix
 	Charts   []Chart
 	Scenario []Text    // the scenario(s) as run, as YAML
 	Sections []Section // more sections, after the charts
+}
+
+// ScenarioDiffView is how one scenario differs from another.
+type ScenarioDiffView struct {
+	Old, New string // the labels of the two runs
+	Fields   []FieldDiff
 }
 
 // Fact is a name and a value shown under the title.
@@ -59,21 +74,6 @@ type Section struct {
 	HTML      template.HTML
 }
 
-// metricLabels name the metrics for people, with their units.
-var metricLabels = map[string]string{
-	"recovery_time_s":             "recovery time (s)",
-	"peak_received_over_capacity": "peak load ÷ capacity",
-	"amplification":               "amplification (attempts per request)",
-	"success_ratio":               "success ratio",
-	"local_drop_rate":             "dropped locally (ratio)",
-	"wasted_work_fraction":        "wasted work (fraction of worker time)",
-	"latency_p99_ms":              "p99 latency (ms)",
-	"last_success_s":              "last success (s from start)",
-	"backend_received":            "attempts received by the backend",
-	"connect_attempts":            "connect attempts",
-	"reconnected_all_s":           "all reconnected (s after the fault)",
-}
-
 type numView struct {
 	Text, Raw string
 }
@@ -85,17 +85,22 @@ func view(p *float64) *numView {
 	return &numView{Text: Num(*p), Raw: strconv.FormatFloat(*p, 'g', -1, 64)}
 }
 
+// shown is a metric's value as the page shows it (Show), and raw.
+func shown(m string, p *float64) *numView {
+	if p == nil {
+		return nil
+	}
+	return &numView{Text: Show(m, *p), Raw: strconv.FormatFloat(*p, 'g', -1, 64)}
+}
+
 var funcs = template.FuncMap{
-	"label": func(m string) string {
-		if l, ok := metricLabels[m]; ok {
-			return l
-		}
-		return m
-	},
+	"label":   MetricLabel,
 	"num":     view,
+	"shown":   shown,
 	"mark":    Mark,
 	"ok":      func(v threshold.Verdict) bool { return v.OK() },
-	"outcome": Outcome,
+	"outcome": PageOutcome,
+	"param":   ParamLabel,
 	"img": func(c Chart) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG))
 	},
@@ -147,24 +152,38 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1rem 0 2rem; } figure img, figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 .top { font-size: 80%; font-weight: normal; margin-left: .6rem; }
+.verdict { font-size: 17px; background: #f3f6fb; border-left: 4px solid #3b6fb6; padding: .5rem 1rem; margin: .8rem 0; }
+.verdict p { margin: .3rem 0; }
+#matrix-table td.better { background: #e3f4e8; } #matrix-table td.worse { background: #fbe4e4; } #matrix-table td.same { background: #f1f1f1; color: #555; }
+#matrix-table td { white-space: nowrap; } .ci.inline { display: inline; margin-left: .3rem; }
+.legend span { padding: 0 .4rem; margin-right: .6rem; } .legend .better { background: #e3f4e8; } .legend .worse { background: #fbe4e4; } .legend .same { background: #f1f1f1; color: #555; }
 </style>
 </head>
 <body>
-<nav id="top">{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Paired}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
+<nav id="top">{{if .Diffs}}<a href="#diff">What differs</a>{{end}}{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Matrix}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
 <h1>{{.Title}}</h1>
 <p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
-{{if .Verdicts}}{{$f := failed .Verdicts}}<p>{{if $f}}<span class="fail">✗ {{$f}} of {{total .Verdicts}} thresholds failed</span>{{else}}<span class="pass">✓ all {{total .Verdicts}} thresholds passed</span>{{end}} — <a href="#thresholds">details</a></p>{{end}}
+{{if .Verdict}}<div id="verdict" class="verdict">{{range .Verdict}}<p>{{.}}</p>{{end}}</div>
+{{end}}{{if .Verdicts}}{{$f := failed .Verdicts}}<p>{{if $f}}<span class="fail">✗ {{$f}} of {{total .Verdicts}} thresholds failed</span>{{else}}<span class="pass">✓ all {{total .Verdicts}} thresholds passed</span>{{end}} — <a href="#thresholds">details</a></p>{{end}}
 
+{{if .Diffs}}<h2 id="diff">What differs<a class="top" href="#top">↑ top</a></h2>
+{{range .Diffs}}<table class="diff-table">
+<thead><tr><th>field</th><th>{{.Old}}</th><th>{{.New}}</th></tr></thead>
+<tbody>{{range .Fields}}<tr><td>{{param .Path}} <span class="ci inline"><code>{{.Path}}</code></span></td><td>{{if .Old}}{{.Old}}{{else}}—{{end}}</td><td>{{if .New}}{{.New}}{{else}}—{{end}}</td></tr>
+{{else}}<tr><td colspan="3">no field differs (other than the name)</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}{{end}}
 {{range .Lead}}<h2 id="{{.ID}}">{{.Title}}<a class="top" href="#top">↑ top</a></h2>
 {{.HTML}}
 {{end}}{{if .Summary.Rows}}<h2 id="summary">Summary<a class="top" href="#top">↑ top</a></h2>
-<p>{{if eq .Summary.Kind "sweep"}}Each figure is the mean over the point's runs, with its 95% confidence interval (Student's t) below it.{{else}}One run per column.{{end}} Ratios are ratios (0.5 is half), not percentages.{{if .Paired}} Differences from the baseline: <a href="#baseline">Against the baseline</a>.{{end}}</p>
+<p>{{if eq .Summary.Kind "sweep"}}Each figure is the mean over the point's runs, with its 95% confidence interval (Student's t) below it.{{else}}One run per column.{{end}} Shares are percentages, as the command prints them.{{if .Matrix}} Differences from the baseline: <a href="#baseline">Against the baseline</a>.{{end}}</p>
 <table id="summary-table">
 <thead><tr><th>metric</th>{{range .Summary.Rows}}<th data-point="{{.Label}}">{{.Label}}</th>{{end}}</tr></thead>
 <tbody>
 <tr><th>runs</th>{{range .Summary.Rows}}<td class="num">{{.Runs}}</td>{{end}}</tr>
 <tr><th>recovered</th>{{range .Summary.Rows}}<td class="num">{{if .Applicable}}{{.Recovered}} of {{.Applicable}}{{else}}n/a (no fault){{end}}</td>{{end}}</tr>
-{{range $m := .Summary.Columns}}<tr><th data-metric="{{$m}}">{{label $m}}{{with index $.Summary.Scope $m}}<span class="ci">{{.}}</span>{{end}}</th>{{range $r := $.Summary.Rows}}{{$e := est $r $m}}<td class="num">{{with num $e.Mean}}<span class="v" data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="mean" data-value="{{.Raw}}">{{.Text}}</span>{{else}}{{missing $m}}{{end}}{{if and $e.Lo $e.Hi}}<span class="ci">[<span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="lo" data-value="{{(num $e.Lo).Raw}}">{{(num $e.Lo).Text}}</span>, <span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="hi" data-value="{{(num $e.Hi).Raw}}">{{(num $e.Hi).Text}}</span>]</span>{{end}}</td>{{end}}</tr>
+{{range $m := .Summary.Columns}}<tr><th data-metric="{{$m}}">{{label $m}}{{with index $.Summary.Scope $m}}<span class="ci">{{.}}</span>{{end}}</th>{{range $r := $.Summary.Rows}}{{$e := est $r $m}}<td class="num">{{with shown $m $e.Mean}}<span class="v" data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="mean" data-value="{{.Raw}}">{{.Text}}</span>{{else}}{{missing $m}}{{end}}{{if and $e.Lo $e.Hi}}<span class="ci">[<span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="lo" data-value="{{(shown $m $e.Lo).Raw}}">{{(shown $m $e.Lo).Text}}</span>, <span data-point="{{$r.Label}}" data-metric="{{$m}}" data-stat="hi" data-value="{{(shown $m $e.Hi).Raw}}">{{(shown $m $e.Hi).Text}}</span>]</span>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>{{end}}
 
@@ -176,11 +195,12 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 {{end}}{{end}}</tbody>
 </table>{{end}}
 
-{{if .Paired}}<h2 id="baseline">Against the baseline<a class="top" href="#top">↑ top</a></h2>
-{{if eq .Kind "compare"}}<p>Each run against the baseline <b>{{(index .Paired 0).Baseline}}</b>: the ratio of the two values and their difference (one run each, so no interval; a sweep gives intervals over seeds).</p>{{else}}<p>Each point against the baseline <b>{{(index .Paired 0).Baseline}}</b>: the ratio of the means, and the mean of the differences run by run (paired by seed under common random numbers) with its 95% interval.</p>{{end}}
-<table id="paired-table">
-<thead><tr><th>{{if eq .Kind "compare"}}run{{else}}point{{end}}</th><th>metric</th><th>baseline</th><th>{{if eq .Kind "compare"}}this run{{else}}this point{{end}}</th><th>ratio</th><th>difference</th><th></th></tr></thead>
-<tbody>{{range .Paired}}<tr><td>{{.Point}}</td><td>{{label .Metric}}</td><td class="num">{{with num .BaseMean}}{{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Mean}}{{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Ratio}}× {{.Text}}{{else}}—{{end}}</td><td class="num">{{with num .Diff.Mean}}{{.Text}}{{else}}—{{end}}{{if and .Diff.Lo .Diff.Hi}}<span class="ci">[{{(num .Diff.Lo).Text}}, {{(num .Diff.Hi).Text}}]</span>{{end}}</td><td class="{{.Verdict}}">{{.Verdict}}</td></tr>
+{{with .Matrix}}<h2 id="baseline">Against the baseline<a class="top" href="#top">↑ top</a></h2>
+<p>{{if eq $.Kind "compare"}}Each run{{else}}Each point{{end}} against the baseline <b>{{.Baseline}}</b>: {{if eq $.Kind "compare"}}the ratio of the two values (× 1.5 is half as much again), or for a share the difference in percentage points{{else}}the mean of the differences run by run (paired by seed under common random numbers; a share's in percentage points), with its 95% interval in small type{{end}}. Hover a cell for both values{{if ne $.Kind "compare"}} and their ratio{{end}}.
+<span class="legend"><span class="better">better</span><span class="worse">worse</span><span class="same">same, or within noise</span></span></p>
+<table id="matrix-table">
+<thead><tr><th>metric</th>{{range .Points}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr><th data-metric="{{.Metric}}">{{label .Metric}}</th>{{range .Cells}}<td class="num {{.Class}}" title="{{.Title}}">{{if .Text}}{{.Text}}{{if .CI}}<span class="ci">{{.CI}}</span>{{end}}{{else}}—{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>{{end}}
 

@@ -34,8 +34,9 @@ func point(label string, rec []*float64, success []float64) sweep.PointData {
 }
 
 // The page of a small comparison, byte for byte (go test ./report -update
-// rewrites it): summary with intervals, verdicts, differences from the
-// baseline, an added section, links.
+// rewrites it): the verdict first, summary with intervals (shares as
+// percentages), threshold verdicts in words, the matrix of differences
+// from the baseline, an added section, links.
 func TestHTMLGolden(t *testing.T) {
 	pts := []sweep.PointData{
 		point("k=2", []*float64{fp(30), fp(40), fp(35)}, []float64{0.9, 0.92, 0.91}),
@@ -50,8 +51,11 @@ func TestHTMLGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ComparisonPage("sweep", c, []PointVerdicts{{Label: "no throttle", Verdicts: vs}}, nil,
+	p, err := ComparisonPage("sweep", c, []PointVerdicts{{Label: "no throttle", Verdicts: vs}}, nil,
 		[]Text{{Label: "base", Body: "name: golden\nduration: 5m\n"}}, []Fact{{Name: "points", Value: "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.Sections = []Section{{ID: "map", Title: "Map", HTML: "<p>added by another command</p>"}}
 	got, err := HTML(p)
 	if err != nil {
@@ -75,9 +79,12 @@ func TestHTMLGolden(t *testing.T) {
 		"golden &lt;sweep&gt;", // escaped
 		`data-point="k=2" data-metric="recovery_time_s" data-stat="mean" data-value="35"`,
 		"✗ 1 of 1 thresholds failed",
-		"0 of 3 runs pass, 2 without a value; worst recovery_s = 200",
+		"0 of 3 runs pass, 2 without a value; worst recovery time (s after the fault) = 200",
 		`<a href="#map">Map</a>`, `<h2 id="map">`, "<p>added by another command</p>",
-		`<td class="worse">worse</td>`, // no throttle against k=2
+		// The verdict first, then the matrix: no throttle against k=2.
+		`<div id="verdict" class="verdict"><p>k=2 recovers fastest: 35.0 s [22.6, 47.4]; no throttle recovers in 1 of 3 runs.</p><p>Highest success: k=2, 91.0% [88.5%, 93.5%].</p></div>`,
+		`<td class="num worse" title="recovery time (s after the fault): 200.0 against 35.00 for k=2; ratio × 5.714; difference &#43;160.0; worse">&#43;160.0</td>`,
+		`<td class="num worse" title="success: 55.0% against 91.0% for k=2; ratio × 0.6044; difference -36.0 points [-45.9, -26.1] (95% interval of the paired differences); worse">-36.0 points<span class="ci">[-45.9, -26.1]</span></td>`,
 	} {
 		if !strings.Contains(s, w) {
 			t.Errorf("page lacks %q", w)

@@ -98,10 +98,11 @@ func RunPage(doc *sim.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, err
 	}
 	pt := sweep.PointData{Label: sc.Name, Runs: []sweep.RunData{{Doc: doc}}}
 	p := Page{
-		Title: sc.Name,
-		Kind:  "run",
+		Title:   sc.Name,
+		Kind:    "run",
+		Verdict: RunVerdict(doc),
 		Facts: []Fact{
-			{"seed", fmt.Sprint(sc.Seed)}, {"simulated", sc.Duration.String()}, {"clients", fmt.Sprint(sc.Clients.Count)},
+			{"seed", fmt.Sprint(sc.Seed)}, {"simulated", sc.Duration.String()}, {"clients", group(fmt.Sprint(sc.Clients.Count))},
 			{"status", doc.Run.Status}, {"fingerprint", doc.Run.Fingerprint},
 		},
 		Summary:  NewGrid("runs", []sweep.PointData{pt}),
@@ -156,10 +157,11 @@ func graphSection(g *sim.GraphSummary) Section {
 }
 
 // ComparisonPage is the report of a sweep (kind "sweep") or of compared
-// runs (kind "compare"): the summary of every point, verdicts, the paired
+// runs (kind "compare"): a verdict, for compared runs the fields their
+// scenarios differ in, the summary of every point, verdicts, the
 // differences from the baseline, charts, and scenario texts the caller
 // chose (a sweep's base scenario and points, or every compared run's).
-func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Chart, scen []Text, facts []Fact) Page {
+func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Chart, scen []Text, facts []Fact) (Page, error) {
 	grid := "sweep"
 	if kind == "compare" {
 		grid = "runs"
@@ -173,8 +175,25 @@ func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Char
 		Charts:   charts,
 		Scenario: scen,
 	}
+	if kind == "compare" {
+		p.Verdict = CompareVerdict(c.Points, c.Baseline)
+		ref := max(c.Baseline, 0)
+		for i, pt := range c.Points {
+			if i == ref || len(pt.Runs) == 0 || len(c.Points[ref].Runs) == 0 {
+				continue
+			}
+			d, err := ScenarioDiff(c.Points[ref].Runs[0].Doc.Scenario, pt.Runs[0].Doc.Scenario)
+			if err != nil {
+				return Page{}, fmt.Errorf("comparing the scenarios of %s and %s: %w", c.Points[ref].Label, pt.Label, err)
+			}
+			p.Diffs = append(p.Diffs, ScenarioDiffView{Old: c.Points[ref].Label, New: pt.Label, Fields: d})
+		}
+	} else {
+		p.Verdict = SweepVerdict(c.Points, c.Paired)
+	}
 	if c.Baseline >= 0 {
 		p.Paired = Paired(c.Points, c.Baseline)
+		p.Matrix = NewMatrix(p.Paired, kind != "compare")
 	}
-	return p
+	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
@@ -105,4 +106,24 @@ func ExampleTable_Write() {
 	// point,success
 	// k=2,99.1%
 	// no throttle,97.0%
+}
+
+// Compared runs (NoFigures) get no chart of one figure per point: with
+// one run each it would repeat two numbers of the summary table; a
+// sweep's charts keep them.
+func TestNoFigures(t *testing.T) {
+	p, pts := tinySweep(t)
+	for _, no := range []bool{false, true} {
+		var figures int
+		draw := func(in plots.CompareInput) ([]plots.Chart, error) {
+			figures = len(in.Figures)
+			return nil, nil
+		}
+		if _, err := (Comparison{Name: p.Name, Points: pts, Baseline: -1, NoFigures: no}).Files(draw); err != nil {
+			t.Fatal(err)
+		}
+		if no && figures != 0 || !no && figures == 0 {
+			t.Errorf("NoFigures %v: %d figures drawn", no, figures)
+		}
+	}
 }

@@ -64,17 +64,27 @@ func Mark(v threshold.Verdict) string {
 // Outcome says in words what the verdict found: the value of a single
 // run, or how many runs of a point passed and the worst value.
 func Outcome(v threshold.Verdict) string {
+	return outcome(v, v.Threshold.Metric, func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) })
+}
+
+// PageOutcome is Outcome for a page: the figure by its name for people
+// (MetricLabel), its value as the page shows it (Show).
+func PageOutcome(v threshold.Verdict) string {
 	name := v.Threshold.Metric
+	return outcome(v, MetricLabel(name), func(x float64) string { return Show(name, x) })
+}
+
+func outcome(v threshold.Verdict, name string, format func(float64) string) string {
 	worst := "no value"
 	if v.Worst != nil {
-		worst = strconv.FormatFloat(*v.Worst, 'g', 6, 64)
+		worst = format(*v.Worst)
 	}
 	switch {
 	case v.Runs == 0:
 		return "no runs"
 	case v.Runs == 1 && v.Missing == 1:
-		if name == "recovery_s" {
-			return "no recovery_s: the run did not recover (or had no fault)"
+		if v.Threshold.Metric == "recovery_s" {
+			return "no " + name + ": the run did not recover (or had no fault)"
 		}
 		return "no " + name + " in this run"
 	case v.Runs == 1:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,9 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/throttlesim/throttlesim/report"
+	"github.com/throttlesim/throttlesim/sim/threshold"
 )
 
 // findBrowser is a Chromium-family browser on PATH, or $THROTTLESIM_CHROME.
@@ -46,6 +50,9 @@ type shownPage struct {
 	}
 	BrokenLinks []string
 	Sections    []string
+	Verdict     string  // the text of #verdict, the sentences the page starts with
+	Visible     string  // the page's text outside code, pre, style and script
+	Height      float64 // the document's height in CSS pixels at the window's width
 }
 
 const inspectJS = `(() => ({
@@ -55,6 +62,9 @@ const inspectJS = `(() => ({
   values: [...document.querySelectorAll('#summary-table [data-value]')].map(e => ({point: e.dataset.point, metric: e.dataset.metric, stat: e.dataset.stat, value: e.dataset.value, text: e.textContent})),
   brokenLinks: [...document.querySelectorAll('a[href^="#"]')].map(a => a.getAttribute('href').slice(1)).filter(id => !document.getElementById(id)),
   sections: [...document.querySelectorAll('h2[id]')].map(h => h.id),
+  verdict: (document.getElementById('verdict') || {textContent: ''}).textContent,
+  visible: (() => { const c = document.body.cloneNode(true); c.querySelectorAll('pre, code, style, script').forEach(e => e.remove()); return c.textContent; })(),
+  height: document.documentElement.scrollHeight,
 }))()`
 
 // browser loads pages in one headless Chromium and reports what the
@@ -71,7 +81,8 @@ func newBrowser(t *testing.T) *browser {
 	if path == "" {
 		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome, headless_shell on PATH, or $THROTTLESIM_CHROME): install Debian's chromium (apt-get install -y chromium) to run the report.html browser test")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU)
+	// 1,400 px wide, as the page heights of issue #22 were measured.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(pageWidth, 1000))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelA() })
@@ -193,26 +204,71 @@ func summaryValue(t *testing.T, dir, metric string) *float64 {
 }
 
 // checkShown fails unless the value shown equals want: data-value exactly,
-// the text rounded (within half a unit of its last digit).
+// the text rounded (within half a unit of its last digit). The text is
+// as the CLI prints it: thousands separated by commas, a share as a
+// percentage ("79.1%").
 func checkShown(t *testing.T, where, value, text string, want float64) {
 	t.Helper()
 	got, err := strconv.ParseFloat(value, 64)
 	if err != nil || got != want {
 		t.Errorf("%s: data-value %q, want %v", where, value, want)
 	}
-	shown, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	plain := strings.ReplaceAll(strings.TrimSpace(text), ",", "")
+	scale := 1.0
+	if p, ok := strings.CutSuffix(plain, "%"); ok {
+		plain, scale = p, 100
+	}
+	shown, err := strconv.ParseFloat(plain, 64)
 	if err != nil {
-		t.Errorf("%s: shown %q is not a plain number", where, text)
+		t.Errorf("%s: shown %q is not a number", where, text)
 		return
 	}
 	decimals := 0
-	if i := strings.IndexByte(text, '.'); i >= 0 {
-		decimals = len(strings.TrimSpace(text)) - i - 1
+	if i := strings.IndexByte(plain, '.'); i >= 0 {
+		decimals = len(plain) - i - 1
 	}
-	if tol := 0.5*math.Pow(10, -float64(decimals)) + 1e-12*math.Abs(want); math.Abs(shown-want) > tol {
-		t.Errorf("%s: shown %s, want %v (±%g)", where, text, want, tol)
+	if tol := 0.5*math.Pow(10, -float64(decimals)) + 1e-12*math.Abs(want*scale); math.Abs(shown-want*scale) > tol {
+		t.Errorf("%s: shown %s, want %v (±%g)", where, text, want*scale, tol)
 	}
 }
+
+// rawKeys are the snake_case names of the metrics and of the thresholds'
+// figures (sorted): a page names them for people (report.MetricLabel) outside
+// code and pre blocks (a threshold as written, the scenario's YAML).
+func rawKeys() []string {
+	var keys []string
+	for _, m := range report.Metrics {
+		keys = append(keys, m.Name)
+	}
+	keys = append(keys, threshold.Names()...)
+	slices.Sort(keys)
+	// A one-word name (amplification) is a word, not a key.
+	return slices.DeleteFunc(slices.Compact(keys), func(k string) bool { return !strings.Contains(k, "_") })
+}
+
+// checkPage fails unless the page starts with a verdict and shows no raw
+// metric key.
+func checkPage(t *testing.T, p shownPage) {
+	t.Helper()
+	if strings.TrimSpace(p.Verdict) == "" {
+		t.Errorf("no verdict (#verdict) on the page")
+	}
+	for _, k := range rawKeys() {
+		if i := strings.Index(p.Visible, k); i >= 0 {
+			t.Errorf("raw key %s in the visible text: …%s…", k, p.Visible[max(0, i-60):min(len(p.Visible), i+len(k)+60)])
+		}
+	}
+}
+
+// pageWidth is the browser window's width.
+const pageWidth = 1400
+
+// pageBudget is the most a shipped example's page may measure, in CSS
+// pixels at pageWidth: measured in December 2026 with Debian's Chromium
+// (run 4,748 px, compare 6,812 px, sweep 10,553 px; before issue #22's
+// verdicts, matrix and diff they were 4,656, 10,947 and 13,671 px), plus
+// about 15% for fonts and rendering that differ between machines.
+var pageBudget = map[string]float64{"run": 5500, "compare": 7800, "sweep": 12100}
 
 var reportMetrics = []string{"recovery_time_s", "peak_received_over_capacity", "amplification", "success_ratio", "local_drop_rate",
 	"wasted_work_fraction", "latency_p99_ms", "last_success_s", "backend_received", "connect_attempts", "reconnected_all_s"}
@@ -238,6 +294,7 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	t.Run("run", func(t *testing.T) {
 		p := b.load(t, filepath.Join(runs[0], "report.html"))
+		checkPage(t, p)
 		if n := pngCount(t, runs[0]); len(p.Images) != n || n == 0 {
 			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
 		}
@@ -276,11 +333,13 @@ func TestReportInBrowser(t *testing.T) {
 			t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
 		}
 		p := b.load(t, filepath.Join(out, "report.html"))
+		checkPage(t, p)
 		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
 			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
 		}
-		if !strings.Contains(strings.Join(p.Sections, " "), "baseline") {
-			t.Errorf("sections %v: no baseline section", p.Sections)
+		// The diff of the two scenarios (seed 1 and 2) is at the top.
+		if secs := strings.Join(p.Sections, " "); !strings.HasPrefix(secs, "diff ") || !strings.Contains(secs, "baseline") {
+			t.Errorf("sections %v: want the diff first and a baseline section", p.Sections)
 		}
 		n := 0
 		for _, v := range p.Values {
@@ -308,6 +367,7 @@ func TestReportInBrowser(t *testing.T) {
 			t.Fatalf("sweep: exit %d: %s", r.code, r.stderr)
 		}
 		p := b.load(t, filepath.Join(out, "report.html"))
+		checkPage(t, p)
 		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
 			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
 		}
@@ -347,6 +407,41 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		if stats["mean"] < 16 || stats["lo"] < 12 || stats["hi"] != stats["lo"] {
 			t.Errorf("shown: %v; want at least 16 means and 12 intervals", stats)
+		}
+	})
+
+	// The shipped examples' run, compare and sweep pages (the outage, the
+	// outage without a policy, the K sweep): each starts with a verdict,
+	// names no metric by its key, and fits its budget at 1,400 px.
+	t.Run("shipped", func(t *testing.T) {
+		ex := t.TempDir()
+		outage, nopol, cmp, ksweep := filepath.Join(ex, "outage"), filepath.Join(ex, "nopol"), filepath.Join(ex, "cmp"), filepath.Join(ex, "ksweep")
+		for _, args := range [][]string{
+			{"run", "-q", "../../scenarios/outage.yaml", "--out", outage},
+			{"run", "-q", "../../scenarios/outage-no-policy.yaml", "--out", nopol},
+			{"compare", "-q", outage, nopol, "--baseline", nopol, "--out", cmp},
+			// 3 seeds, not 10: the page is laid out the same (7 points, each with
+			// intervals) in a third of the time.
+			{"sweep", "-q", "-j", "2", "--seeds", "3", "../../scenarios/k-sweep.yaml", "--out", ksweep},
+		} {
+			if r := runCLI(t, args...); r.code != 0 {
+				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
+			}
+		}
+		for _, c := range []struct {
+			kind, dir string
+			budget    float64
+		}{
+			{"run", outage, pageBudget["run"]},
+			{"compare", cmp, pageBudget["compare"]},
+			{"sweep", ksweep, pageBudget["sweep"]},
+		} {
+			p := b.load(t, filepath.Join(c.dir, "report.html"))
+			checkPage(t, p)
+			t.Logf("%s page: %.0f px high at %d px wide (budget %.0f px)", c.kind, p.Height, pageWidth, c.budget)
+			if p.Height > c.budget {
+				t.Errorf("%s page: %.0f px high at %d px wide, over its budget of %.0f px", c.kind, p.Height, pageWidth, c.budget)
+			}
 		}
 	})
 

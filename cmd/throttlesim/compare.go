@@ -29,11 +29,12 @@ func newCompareCmd(e *env) *cobra.Command {
 		Use:   "compare DIR...",
 		Short: "Overlay the results of several runs in one chart set",
 		Long: `Compare reads the results folders of earlier runs (throttlesim run) and
-writes the charts and tables a sweep writes, one point per folder:
-compare_*.png, sweep.csv, runs.csv and report.html. --baseline RUN prints
-every other run's figures against RUN's, as a ratio and a difference
-marked better or worse. Each run's thresholds, and every --threshold, are
-checked on each run; a failed one makes the exit code 99.
+writes the charts over time and the tables a sweep writes, one point per
+folder: compare_*.png, sweep.csv, runs.csv and report.html, which starts
+with a verdict and the fields in which the scenarios differ. --baseline
+RUN prints every other run's figures against RUN's, as a ratio and a
+difference marked better or worse. Each run's thresholds, and every
+--threshold, are checked on each run; a failed one makes the exit code 99.
 
 More: docs/cli.md, "throttlesim sweep, compare, merge".`,
 		Example: `  throttlesim compare results/outage results/outage-no-policy --out results/compare
@@ -120,7 +121,7 @@ func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) e
 			title = fmt.Sprintf("%d runs compared", len(names))
 		}
 	}
-	c := report.Comparison{Name: title, Points: pts, Baseline: -1}
+	c := report.Comparison{Name: title, Points: pts, Baseline: -1, NoFigures: true}
 	manifest := map[string]any{"title": title, "runs": dirs, "labels": names}
 	if o.baseline != "" {
 		if c.Baseline = baselineIndex(o.baseline, dirs, names); c.Baseline < 0 {
@@ -158,6 +159,7 @@ func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) e
 	}
 	if !e.quiet {
 		fmt.Fprintf(e.stdout, "compared %d runs\n", len(pts))
+		printVerdict(e.stdout, report.CompareVerdict(pts, c.Baseline))
 		if c.Baseline >= 0 {
 			printBaseline(e.stdout, report.Paired(pts, c.Baseline))
 		}
@@ -213,7 +215,7 @@ func mergeRun(ctx context.Context, e *env, shards []string, out string, threshol
 	if err != nil {
 		return err
 	}
-	verdicts, err := aggregateSweep(ctx, work, plan, extra)
+	agg, err := aggregateSweep(ctx, work, plan, extra)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(e.stderr, "throttlesim: interrupted while aggregating; the merged runs are in %s\n", work)
@@ -226,10 +228,11 @@ func mergeRun(ctx context.Context, e *env, shards []string, out string, threshol
 	}
 	if !e.quiet {
 		fmt.Fprintf(e.stdout, "merged %d shards: %d runs\n", len(shards), len(plan.Runs()))
-		for _, pv := range verdicts {
+		printVerdict(e.stdout, agg.verdict)
+		for _, pv := range agg.verdicts {
 			printVerdicts(e.stdout, "thresholds, "+pv.Label, pv.Verdicts)
 		}
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
-	return pointsVerdictError(verdicts)
+	return pointsVerdictError(agg.verdicts)
 }

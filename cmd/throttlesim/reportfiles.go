@@ -28,7 +28,11 @@ func writeComparison(ctx context.Context, dir, kind string, c report.Comparison,
 	if err := ctx.Err(); err != nil { // the charts take the longest
 		return err
 	}
-	html, err := report.HTML(report.ComparisonPage(kind, c, vs, report.ChartFiles(files), scen, facts))
+	page, err := report.ComparisonPage(kind, c, vs, report.ChartFiles(files), scen, facts)
+	if err != nil {
+		return err
+	}
+	html, err := report.HTML(page)
 	if err != nil {
 		return err
 	}

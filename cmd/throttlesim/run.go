@@ -424,6 +424,8 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
 	}
+	doc := res.Doc(build())
+	printVerdict(w, report.RunVerdict(&doc))
 	printVerdicts(w, "thresholds", verdicts)
 	fmt.Fprintf(w, "results: %s%c\n", out, filepath.Separator)
 }

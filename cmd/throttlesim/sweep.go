@@ -204,9 +204,9 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		}
 		return err
 	}
-	var verdicts []report.PointVerdicts
+	var agg aggregated
 	if shards == 0 {
-		if verdicts, err = aggregateSweep(ctx, work, plan, extra); err != nil {
+		if agg, err = aggregateSweep(ctx, work, plan, extra); err != nil {
 			if ctx.Err() != nil {
 				fmt.Fprintf(e.stderr, "throttlesim: interrupted while aggregating; the runs are all kept in %s: aggregate them with the same command and --resume\n", work)
 				return reportedError{exitInterrupted}
@@ -229,12 +229,28 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		if err := sweepTable(e.stdout, out, "text", nil); err != nil {
 			return err
 		}
-		for _, pv := range verdicts {
+		printVerdict(e.stdout, agg.verdict)
+		for _, pv := range agg.verdicts {
 			printVerdicts(e.stdout, "thresholds, "+pv.Label, pv.Verdicts)
 		}
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
-	return pointsVerdictError(verdicts)
+	return pointsVerdictError(agg.verdicts)
+}
+
+// aggregated is what aggregating a sweep found: each point's threshold
+// verdicts and the sentences the page starts with (report.SweepVerdict).
+type aggregated struct {
+	verdicts []report.PointVerdicts
+	verdict  []string
+}
+
+// printVerdict prints a page's verdict sentences, as the page starts with
+// them.
+func printVerdict(w io.Writer, sentences []string) {
+	for _, s := range sentences {
+		fmt.Fprintf(w, "verdict: %s\n", s)
+	}
 }
 
 // sweepBar is the progress bar of a sweep's left runs; done runs (found
@@ -256,18 +272,18 @@ func sweepBar(w io.Writer, plan *sweep.Plan, done, left int) *progressbar.Progre
 // thresholds and extra ones). It stops with ctx's error when ctx ends
 // (Ctrl-C): between runs read, before and after drawing the charts, and
 // before each file is written.
-func aggregateSweep(ctx context.Context, dir string, plan *sweep.Plan, extra []threshold.Threshold) ([]report.PointVerdicts, error) {
+func aggregateSweep(ctx context.Context, dir string, plan *sweep.Plan, extra []threshold.Threshold) (aggregated, error) {
 	// The series are folded into the charts' bands as they are read and
 	// dropped: memory is points × intervals, not runs × intervals.
 	bands := report.NewBands(len(plan.Points))
 	pts, err := sweep.LoadRunsEach(ctx, dir, plan, bands.Add)
 	if err != nil {
-		return nil, err
+		return aggregated{}, err
 	}
 	c := report.Comparison{Name: plan.Name, Varied: variedLabel(plan), Points: pts, Baseline: plan.Baseline, Paired: !plan.Independent, Bands: bands}
 	vs, err := pointVerdicts(pts, extra)
 	if err != nil {
-		return nil, err
+		return aggregated{}, err
 	}
 	crn := "yes (replication r of every point uses the same seed)"
 	if plan.Independent {
@@ -288,25 +304,29 @@ func aggregateSweep(ctx context.Context, dir string, plan *sweep.Plan, extra []t
 	if b := max(plan.Baseline, 0); b < len(pts) && len(pts[b].Runs) > 0 {
 		y, err := report.ScenarioYAML(pts[b].Runs[0].Doc.Scenario)
 		if err != nil {
-			return nil, err
+			return aggregated{}, err
 		}
 		scen = append(scen, report.Text{Label: "point " + pts[b].Label + ", replication 0, as run", Body: y})
 	}
-	return vs, writeComparison(ctx, dir, "sweep", c, vs, scen, facts)
+	return aggregated{vs, report.SweepVerdict(pts, c.Paired)}, writeComparison(ctx, dir, "sweep", c, vs, scen, facts)
 }
 
 // variedLabel names what differs between a sweep's points, for the charts'
 // x axis and legend: the varied fields, or else the fields its labelled
-// points set.
+// points set, by their names for people (report.ParamLabel).
 func variedLabel(plan *sweep.Plan) string {
 	if len(plan.Varied) > 0 {
-		return strings.Join(plan.Varied, ", ")
+		var names []string
+		for _, v := range plan.Varied {
+			names = append(names, report.ParamLabel(v))
+		}
+		return strings.Join(names, ", ")
 	}
 	var paths []string
 	for _, pt := range plan.Points {
 		for _, s := range pt.Sets {
-			if path, _, ok := strings.Cut(s, "="); ok && !slices.Contains(paths, path) {
-				paths = append(paths, path)
+			if path, _, ok := strings.Cut(s, "="); ok && !slices.Contains(paths, report.ParamLabel(path)) {
+				paths = append(paths, report.ParamLabel(path))
 			}
 		}
 	}

@@ -91,7 +91,7 @@ func TestSweepThresholdsAndCompareBaseline(t *testing.T) {
 		shards = append(shards, d)
 	}
 	r = runCLI(t, append([]string{"merge", "--out", filepath.Join(dir, "merged"), "--threshold", "amplification<=1.0"}, shards...)...)
-	if r.code != exitThresholds || !strings.Contains(r.stdout, "✗ amplification<=1  0 of 2 runs pass") {
+	if r.code != exitThresholds || !strings.Contains(r.stdout, "✗ amplification<=1  0 of 2 runs pass") || !strings.Contains(r.stdout, "\nverdict: ") {
 		t.Errorf("merge --threshold: exit %d, stdout:\n%s", r.code, r.stdout)
 	}
 	r = runCLI(t, "sweep", file, "--vary", "clients.throttle.k=1.5", "--shard", "0/2", "--threshold", "amplification<=1", "--out", filepath.Join(dir, "x"))
@@ -110,7 +110,7 @@ func TestSweepThresholdsAndCompareBaseline(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
 	}
-	for _, s := range []string{"compared 2 runs\n", "against the baseline a:\n", "  b  ", "    amplification  ", "× "} {
+	for _, s := range []string{"compared 2 runs\n", "\nverdict: b ", "against the baseline a:\n", "  b  ", "    amplification  ", "× "} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("compare stdout lacks %q:\n%s", s, r.stdout)
 		}
