@@ -17,7 +17,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,6 +137,50 @@ type Info struct {
 // policy caused).
 func ScheduleKept(p99MS, maxMS float64) bool { return p99MS <= 50 && maxMS < 1000 }
 
+// What live mode does with each field of the clients section and of a
+// group, by YAML name. Every field must be here (TestEveryClientFieldIsDecided):
+// a field added to the scenario is refused live until someone decides.
+// The policies are built by sim.BuildStack, the simulator's own code.
+var clientFields = map[string]bool{ // true: refused when set
+	"count": false, "arrival": false, "timeout": false, "deadline": false, "throttle": false, "retry": false,
+	"breaker": false, "rate_limiter": false, "startup": false, "groups": false,
+	"hedge":      true, // the live client does not hedge
+	"connection": true, // persistent connections are the simulator's only
+	// Inert without a service graph or priority shedding, both refused.
+	"target": false, "propagate_deadline": false, "priority": false,
+}
+
+var groupFields = map[string]bool{
+	"name": false, "share": false, "timeout": false, "deadline": false, "throttle": false, "retry": false,
+	"breaker": false, "rate_limiter": false, "priority": false,
+	"hedge": true,
+}
+
+// refusedClientFields names the set fields of the clients section and of
+// its groups that live mode refuses or has no decision for.
+func refusedClientFields(sc *scenario.Scenario) []string {
+	why := setFields("clients", reflect.ValueOf(sc.Clients), clientFields)
+	for i, g := range sc.Clients.Groups {
+		why = append(why, setFields(fmt.Sprintf("clients.groups[%d]", i), reflect.ValueOf(g), groupFields)...)
+	}
+	return why
+}
+
+func setFields(section string, v reflect.Value, refused map[string]bool) []string {
+	var out []string
+	t := v.Type()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if r, ok := refused[name]; (!ok || r) && !v.Field(i).IsZero() {
+			out = append(out, section+"."+name)
+		}
+	}
+	return out
+}
+
 // Check refuses a scenario live mode cannot run, and loads above the
 // limits unless force.
 func Check(sc *scenario.Scenario, force bool) error {
@@ -145,6 +191,9 @@ func Check(sc *scenario.Scenario, force bool) error {
 		return errors.New("live: clients.connection is not supported live")
 	case sc.Backend.Kind == scenario.BackendOCC:
 		return errors.New("live: backend.kind occ is not supported live")
+	}
+	if why := refusedClientFields(sc); len(why) > 0 {
+		return fmt.Errorf("live: %s: not supported live", strings.Join(why, ", "))
 	}
 	if force {
 		return nil

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,56 @@ func TestCheck(t *testing.T) {
 		if err := Check(sc, true); err != nil {
 			t.Errorf("%v with force: %v", tt.sets, err)
 		}
+	}
+}
+
+// Every field of the clients section and of a group has a decision in
+// live mode: a field added to the scenario without one fails here,
+// instead of being silently ignored by throttlesim live.
+func TestEveryClientFieldIsDecided(t *testing.T) {
+	for _, c := range []struct {
+		section string
+		typ     reflect.Type
+		table   map[string]bool
+	}{
+		{"clients", reflect.TypeFor[scenario.Clients](), clientFields},
+		{"clients.groups[]", reflect.TypeFor[scenario.Group](), groupFields},
+	} {
+		seen := map[string]bool{}
+		for i := range c.typ.NumField() {
+			name, _, _ := strings.Cut(c.typ.Field(i).Tag.Get("yaml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			seen[name] = true
+			if _, ok := c.table[name]; !ok {
+				t.Errorf("%s.%s: live mode has no decision for it in live/run.go", c.section, name)
+			}
+		}
+		for name := range c.table {
+			if !seen[name] {
+				t.Errorf("%s.%s: in live mode's table but not a field of the scenario", c.section, name)
+			}
+		}
+	}
+}
+
+// Hedging, which the live client does not do, is refused by its path
+// before anything runs, for the fleet and for a group.
+func TestCheckRefusesHedging(t *testing.T) {
+	for _, tt := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"clients.hedge={delay: 50ms}"}, "clients.hedge"},
+		{[]string{"clients.groups=[{name: a, share: 1, hedge: {delay: 50ms}}]"}, "clients.groups[0].hedge"},
+	} {
+		sc := parse(t, small, tt.sets...)
+		if err := Check(sc, true); err == nil || !strings.Contains(err.Error(), tt.want+": not supported live") {
+			t.Errorf("%v: got %v, want it refused naming %s", tt.sets, err, tt.want)
+		}
+	}
+	if err := Check(parse(t, small, "clients.groups=[{name: a, share: 1, throttle: {}}]"), true); err != nil {
+		t.Errorf("a group with a throttle: %v", err)
 	}
 }
