@@ -237,7 +237,7 @@ func (tt timeTicks) Ticks(lo, hi float64) []plot.Tick {
 			v = 0
 		}
 		if math.Abs(math.Round(v/step)*step-v) < minor*1e-6 {
-			ts = append(ts, plot.Tick{Value: v, Label: thousands(strconv.FormatFloat(v, 'f', -1, 64))})
+			ts = append(ts, plot.Tick{Value: v, Label: SeparateThousands(strconv.FormatFloat(v, 'f', -1, 64))})
 		} else {
 			ts = append(ts, plot.Tick{Value: v})
 		}
@@ -245,9 +245,9 @@ func (tt timeTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// thousands puts a comma between each group of three digits of a
-// number's integer part: 100000 -> 100,000; 1234.5 -> 1,234.5.
-func thousands(num string) string {
+// SeparateThousands puts a comma between each group of three digits of a
+// formatted number's integer part: 100000 -> 100,000; 1234.5 -> 1,234.5.
+func SeparateThousands(num string) string {
 	sign := ""
 	if strings.HasPrefix(num, "-") {
 		sign, num = "-", num[1:]
@@ -270,7 +270,7 @@ func thousands(num string) string {
 }
 
 // Thousands formats n with thousands separators.
-func Thousands(n float64) string { return thousands(strconv.FormatFloat(math.Round(n), 'f', 0, 64)) }
+func Thousands(n float64) string { return SeparateThousands(strconv.FormatFloat(math.Round(n), 'f', 0, 64)) }
 
 // yTicks marks five to seven round values (steps of 1, 2, 2.5 or 5 times a
 // power of ten) with as many decimals as the step needs, and four minor
@@ -304,7 +304,7 @@ func (yTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v == 0 {
 				v = 0 // not -0, which prints as "-0"
 			}
-			ts = append(ts, plot.Tick{Value: v, Label: thousands(strconv.FormatFloat(v, 'f', decimals, 64))})
+			ts = append(ts, plot.Tick{Value: v, Label: SeparateThousands(strconv.FormatFloat(v, 'f', decimals, 64))})
 		} else {
 			ts = append(ts, plot.Tick{Value: v})
 		}

@@ -133,8 +133,8 @@ func TestYTicks(t *testing.T) {
 func TestThousands(t *testing.T) {
 	for in, want := range map[string]string{"0": "0", "999": "999", "1000": "1,000", "100000": "100,000",
 		"1234567.25": "1,234,567.25", "-4500": "-4,500", "12.5": "12.5"} {
-		if got := thousands(in); got != want {
-			t.Errorf("thousands(%q) = %q, want %q", in, got, want)
+		if got := SeparateThousands(in); got != want {
+			t.Errorf("SeparateThousands(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

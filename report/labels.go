@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/throttlesim/throttlesim/plots"
 )
 
 // metricLabels name the metrics of Metrics (and the thresholds' other
@@ -93,25 +95,8 @@ func Show(metric string, x float64) string {
 	return group(Num(x))
 }
 
-// group puts thousands separators in a formatted number's integer part.
-func group(s string) string {
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	intPart, frac, dot := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if dot {
-		b.WriteString("." + frac)
-	}
-	return sign + b.String()
-}
+// group puts thousands separators in a formatted number, as the charts do.
+func group(s string) string { return plots.SeparateThousands(s) }
 
 // ShowDiff formats a difference of a metric: percentage points for a
 // share ("+12.4 points"), else the metric's own unit, signed.
