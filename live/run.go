@@ -17,13 +17,13 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/throttlesim/throttlesim/live/client"
+	"github.com/throttlesim/throttlesim/live/internal/decide"
 	"github.com/throttlesim/throttlesim/live/server"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
@@ -138,47 +138,32 @@ type Info struct {
 func ScheduleKept(p99MS, maxMS float64) bool { return p99MS <= 50 && maxMS < 1000 }
 
 // What live mode does with each field of the clients section and of a
-// group, by YAML name. Every field must be here (TestEveryClientFieldIsDecided):
-// a field added to the scenario is refused live until someone decides.
-// The policies are built by sim.BuildStack, the simulator's own code.
-var clientFields = map[string]bool{ // true: refused when set
-	"count": false, "arrival": false, "timeout": false, "deadline": false, "throttle": false, "retry": false,
-	"breaker": false, "rate_limiter": false, "startup": false, "groups": false,
-	"hedge":      true, // the live client does not hedge
-	"connection": true, // persistent connections are the simulator's only
-	// Inert without a service graph or priority shedding, both refused.
-	"target": false, "propagate_deadline": false, "priority": false,
+// group, by YAML name (every field: TestEveryClientFieldIsDecided). The
+// policies are built by sim.BuildStack, the simulator's own code.
+var clientFields = decide.Table{
+	"count": decide.Live, "arrival": decide.Live, "timeout": decide.Live, "deadline": decide.Live,
+	"throttle": decide.Live, "retry": decide.Live, "breaker": decide.Live, "rate_limiter": decide.Live,
+	"startup": decide.Live, "groups": decide.Live,
+	"hedge":      decide.Refused, // the live client does not hedge
+	"connection": decide.Refused, // persistent connections are the simulator's only
+	// No effect without a service graph or priority shedding, both refused.
+	"target": decide.Inert, "propagate_deadline": decide.Inert, "priority": decide.Inert,
 }
 
-var groupFields = map[string]bool{
-	"name": false, "share": false, "timeout": false, "deadline": false, "throttle": false, "retry": false,
-	"breaker": false, "rate_limiter": false, "priority": false,
-	"hedge": true,
+var groupFields = decide.Table{
+	"name": decide.Live, "share": decide.Live, "timeout": decide.Live, "deadline": decide.Live,
+	"throttle": decide.Live, "retry": decide.Live, "breaker": decide.Live, "rate_limiter": decide.Live,
+	"priority": decide.Inert, "hedge": decide.Refused,
 }
 
 // refusedClientFields names the set fields of the clients section and of
 // its groups that live mode refuses or has no decision for.
 func refusedClientFields(sc *scenario.Scenario) []string {
-	why := setFields("clients", reflect.ValueOf(sc.Clients), clientFields)
+	why := clientFields.Refused("clients", sc.Clients)
 	for i, g := range sc.Clients.Groups {
-		why = append(why, setFields(fmt.Sprintf("clients.groups[%d]", i), reflect.ValueOf(g), groupFields)...)
+		why = append(why, groupFields.Refused(fmt.Sprintf("clients.groups[%d]", i), g)...)
 	}
 	return why
-}
-
-func setFields(section string, v reflect.Value, refused map[string]bool) []string {
-	var out []string
-	t := v.Type()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		if r, ok := refused[name]; (!ok || r) && !v.Field(i).IsZero() {
-			out = append(out, section+"."+name)
-		}
-	}
-	return out
 }
 
 // Check refuses a scenario live mode cannot run, and loads above the

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/throttlesim/throttlesim/live/internal/decide"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -157,26 +158,17 @@ func TestEveryClientFieldIsDecided(t *testing.T) {
 	for _, c := range []struct {
 		section string
 		typ     reflect.Type
-		table   map[string]bool
+		table   decide.Table
 	}{
 		{"clients", reflect.TypeFor[scenario.Clients](), clientFields},
 		{"clients.groups[]", reflect.TypeFor[scenario.Group](), groupFields},
 	} {
-		seen := map[string]bool{}
-		for i := range c.typ.NumField() {
-			name, _, _ := strings.Cut(c.typ.Field(i).Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			seen[name] = true
-			if _, ok := c.table[name]; !ok {
-				t.Errorf("%s.%s: live mode has no decision for it in live/run.go", c.section, name)
-			}
+		missing, extra := c.table.Undecided(c.typ)
+		for _, name := range missing {
+			t.Errorf("%s.%s: live mode has no decision for it in live/run.go", c.section, name)
 		}
-		for name := range c.table {
-			if !seen[name] {
-				t.Errorf("%s.%s: in live mode's table but not a field of the scenario", c.section, name)
-			}
+		for _, name := range extra {
+			t.Errorf("%s.%s: in the table but not a field of the scenario", c.section, name)
 		}
 	}
 }

@@ -33,7 +33,6 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +43,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/throttlesim/throttlesim/live/internal/decide"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
@@ -196,45 +196,22 @@ func New(sc *scenario.Scenario, opt Options) (*Server, error) {
 
 // What the live server does with each field of a backend section, by its
 // YAML name. Every field of scenario.Backend and scenario.Queue must be in
-// these tables (TestEveryBackendFieldIsDecided): a field added to the
-// scenario is refused by live mode until someone decides, never silently
-// ignored.
-const (
-	fieldLive    = iota // implemented by the live server
-	fieldInert          // has no effect with one replica and no connections, here as in the simulator
-	fieldRefused        // refused when set to anything but its zero value
-)
-
-var backendFields = map[string]int{
-	"kind": fieldLive, "workers": fieldLive, "service": fieldLive, "queue": fieldLive,
-	"reject_cost": fieldLive, "accept_backlog": fieldLive, "retry_after": fieldLive, "dont_retry": fieldLive,
-	"error_rate": fieldLive, "cancel_timed_out": fieldLive,
-	"replicas": fieldLive, // 0 or 1; more is refused below
-	"lb":       fieldInert, "ewma_decay": fieldInert, "subset": fieldInert, "connections": fieldInert,
-	"rate_limit": fieldRefused, "concurrency_limit": fieldRefused, "priority_shedding": fieldRefused,
-	"outlier_detection": fieldRefused, "health_check": fieldRefused, "autoscale": fieldRefused,
+// these tables (TestEveryBackendFieldIsDecided).
+var backendFields = decide.Table{
+	"kind": decide.Live, "workers": decide.Live, "service": decide.Live, "queue": decide.Live,
+	"reject_cost": decide.Live, "accept_backlog": decide.Live, "retry_after": decide.Live, "dont_retry": decide.Live,
+	"error_rate": decide.Live, "cancel_timed_out": decide.Live,
+	"replicas": decide.Live, // 0 or 1; more is refused below
+	// No effect with one replica and no persistent connections (refused).
+	"lb": decide.Inert, "ewma_decay": decide.Inert, "subset": decide.Inert, "connections": decide.Inert,
+	"rate_limit": decide.Refused, "concurrency_limit": decide.Refused, "priority_shedding": decide.Refused,
+	"outlier_detection": decide.Refused, "health_check": decide.Refused, "autoscale": decide.Refused,
 }
 
-var queueFields = map[string]int{
-	"limit": fieldLive, "timeout": fieldLive, "discipline": fieldLive, // FIFO only, below
-	"lifo_threshold": fieldInert, "codel_target": fieldInert, "codel_interval": fieldInert, // read only by lifo/adaptive_lifo/codel
-}
-
-// refusedFields names the fields of v (a struct) that table refuses and
-// that are set, or that table does not know, as section.name.
-func refusedFields(section string, v reflect.Value, table map[string]int) []string {
-	var out []string
-	t := v.Type()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		if d, ok := table[name]; (!ok || d == fieldRefused) && !v.Field(i).IsZero() {
-			out = append(out, section+"."+name)
-		}
-	}
-	return out
+var queueFields = decide.Table{
+	"limit": decide.Live, "timeout": decide.Live, "discipline": decide.Live, // FIFO only, below
+	// Read only by the lifo, adaptive_lifo and codel disciplines (refused).
+	"lifo_threshold": decide.Inert, "codel_target": decide.Inert, "codel_interval": decide.Inert,
 }
 
 // supported refuses what the live server does not implement.
@@ -253,8 +230,8 @@ func supported(sc *scenario.Scenario) error {
 	if be.Queue.Discipline != "" && be.Queue.Discipline != scenario.QueueFIFO {
 		why = append(why, fmt.Sprintf("backend.queue.discipline: %s", be.Queue.Discipline))
 	}
-	why = append(why, refusedFields("backend", reflect.ValueOf(be), backendFields)...)
-	why = append(why, refusedFields("backend.queue", reflect.ValueOf(be.Queue), queueFields)...)
+	why = append(why, backendFields.Refused("backend", be)...)
+	why = append(why, queueFields.Refused("backend.queue", be.Queue)...)
 	if sc.Clients.Connection != nil {
 		why = append(why, "clients.connection")
 	}

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/throttlesim/throttlesim/live/internal/decide"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -687,26 +688,17 @@ func TestEveryBackendFieldIsDecided(t *testing.T) {
 	for _, c := range []struct {
 		section string
 		typ     reflect.Type
-		table   map[string]int
+		table   decide.Table
 	}{
 		{"backend", reflect.TypeFor[scenario.Backend](), backendFields},
 		{"backend.queue", reflect.TypeFor[scenario.Queue](), queueFields},
 	} {
-		seen := map[string]bool{}
-		for i := range c.typ.NumField() {
-			name, _, _ := strings.Cut(c.typ.Field(i).Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			seen[name] = true
-			if _, ok := c.table[name]; !ok {
-				t.Errorf("%s.%s: the live server has no decision for it (live, inert or refused) in live/server/server.go", c.section, name)
-			}
+		missing, extra := c.table.Undecided(c.typ)
+		for _, name := range missing {
+			t.Errorf("%s.%s: the live server has no decision for it (live, inert or refused) in live/server/server.go", c.section, name)
 		}
-		for name := range c.table {
-			if !seen[name] {
-				t.Errorf("%s.%s: in the live server's table but not a field of the scenario", c.section, name)
-			}
+		for _, name := range extra {
+			t.Errorf("%s.%s: in the table but not a field of the scenario", c.section, name)
 		}
 	}
 }

@@ -1,0 +1,39 @@
+package decide
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+type section struct {
+	A int     `yaml:"a"`
+	B *string `yaml:"b,omitempty"`
+	C bool    `yaml:"c"`
+	D float64 `yaml:"-"`
+}
+
+func TestRefused(t *testing.T) {
+	tab := Table{"a": Live, "b": Refused}
+	s := "x"
+	for _, tt := range []struct {
+		v    section
+		want []string
+	}{
+		{section{}, nil},
+		{section{A: 3, D: 1}, nil},                              // live, and a field without a YAML name
+		{section{B: &s}, []string{"s.b"}},                       // refused, set
+		{section{A: 1, B: &s, C: true}, []string{"s.b", "s.c"}}, // c has no decision: refused
+	} {
+		if got := tab.Refused("s", tt.v); !slices.Equal(got, tt.want) {
+			t.Errorf("%+v: %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestUndecided(t *testing.T) {
+	missing, extra := Table{"a": Live, "b": Inert, "gone": Refused, "also": Live}.Undecided(reflect.TypeFor[section]())
+	if !slices.Equal(missing, []string{"c"}) || !slices.Equal(extra, []string{"also", "gone"}) {
+		t.Errorf("missing %v, extra %v; want [c] and [also gone]", missing, extra)
+	}
+}
