@@ -425,24 +425,26 @@ func emitKubernetes(o *emitOptions, j emitJob, mib int64) ([]resultdir.File, err
 		// $(JOB_COMPLETION_INDEX) in args is expanded from it.
 		{Name: envK8sIndex, ValueFrom: &k8sEnvSource{FieldRef: k8sFieldRef{"metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
 		{Name: envK8sShards, Value: strconv.Itoa(o.shards)}}
+	// job is a Job of one container, never restarted in place (a retry is
+	// a new pod: backoffLimitPerIndex and podFailurePolicy need that).
+	job := func(suffix, container string, spec k8sJobSpec, command, args []string, env []k8sEnv, cpus int) k8sJob {
+		spec.Template = k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
+			Containers: []k8sContainer{{Name: container, Image: o.image, Command: command, Args: args, WorkingDir: k8sWork,
+				Env: env, Resources: res(cpus), VolumeMounts: mounts, SecurityContext: secure}},
+			Volumes: volumes}}
+		return k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + suffix, Labels: labels}, Spec: spec}
+	}
+	indexed := k8sJobSpec{CompletionMode: "Indexed", Completions: o.shards, Parallelism: parallel, BackoffLimitPerIndex: &retries}
+	single := k8sJobSpec{Completions: 1, Parallelism: 1, BackoffLimit: &retries}
 	if j.rounds {
 		base := append(append(j.verb[1:len(j.verb):len(j.verb)], scen), j.forward...)
 		out := "--out=" + results
-		round := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + "-round", Labels: labels},
-			Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: o.shards, Parallelism: parallel, BackoffLimitPerIndex: &retries,
-				Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
-					Containers: []k8sContainer{{Name: "shard", Image: o.image, Command: []string{bin, j.verb[0]},
-						Args: append(slices.Clone(base), "--round-shard=auto", "--jobs="+strconv.Itoa(o.cpus), out), WorkingDir: k8sWork,
-						Env: indexEnv, Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
-					Volumes: volumes}}}}
-		next := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + "-next", Labels: labels},
-			Spec: k8sJobSpec{Completions: 1, Parallelism: 1, BackoffLimit: &retries,
-				PodFailurePolicy: &k8sFailure{Rules: []k8sFailureRule{{Action: "FailJob", OnExitCodes: k8sOnExitCodes{ContainerName: "next", Operator: "In", Values: []int{exitMoreRounds}}}}},
-				Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
-					Containers: []k8sContainer{{Name: "next", Image: o.image, Command: []string{bin, j.verb[0]},
-						Args: append(slices.Clone(base), "--next-round", "--jobs="+strconv.Itoa(o.cpus), out), WorkingDir: k8sWork,
-						Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
-					Volumes: volumes}}}}
+		round := job("-round", "shard", indexed, []string{bin, j.verb[0]},
+			append(slices.Clone(base), "--round-shard=auto", "--jobs="+strconv.Itoa(o.cpus), out), indexEnv, o.cpus)
+		nextSpec := single
+		nextSpec.PodFailurePolicy = &k8sFailure{Rules: []k8sFailureRule{{Action: "FailJob", OnExitCodes: k8sOnExitCodes{ContainerName: "next", Operator: "In", Values: []int{exitMoreRounds}}}}}
+		next := job("-next", "next", nextSpec, []string{bin, j.verb[0]},
+			append(slices.Clone(base), "--next-round", "--jobs="+strconv.Itoa(o.cpus), out), nil, o.cpus)
 		nextYAML, err := yamlDocs(fmt.Sprintf("# Written by throttlesim %s --emit kubernetes: the %s of %s in rounds.\n# next: replays the search on the runs kept; exit 0, the results are written; exit 10, round.yaml runs the next round. submit.sh alternates them.\n",
 			strings.Join(j.verb, " "), j.verb[0], j.file), cm, next)
 		if err != nil {
@@ -495,22 +497,12 @@ done
 		shardArgs = append(shardArgs, "--resume")
 	}
 	shardArgs = append(shardArgs, "--jobs="+strconv.Itoa(o.cpus), "--out="+shardDir+"$(JOB_COMPLETION_INDEX)")
-	shards := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + "-shards", Labels: labels},
-		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: o.shards, Parallelism: parallel, BackoffLimitPerIndex: &retries,
-			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
-				Containers: []k8sContainer{{Name: "shard", Image: o.image, Command: []string{bin, j.verb[0]}, Args: shardArgs, WorkingDir: k8sWork,
-					Env: indexEnv, Resources: res(o.cpus), VolumeMounts: mounts, SecurityContext: secure}},
-				Volumes: volumes}}}}
+	shards := job("-shards", "shard", indexed, []string{bin, j.verb[0]}, shardArgs, indexEnv, o.cpus)
 	mergeArgs := append(append(j.mergeVerb[1:len(j.mergeVerb):len(j.mergeVerb)], j.mergeArgs...), "--out="+results)
 	for i := range o.shards {
 		mergeArgs = append(mergeArgs, shardDir+strconv.Itoa(i))
 	}
-	merge := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: name + "-merge", Labels: labels},
-		Spec: k8sJobSpec{Completions: 1, Parallelism: 1, BackoffLimit: &retries,
-			Template: k8sTemplate{Metadata: k8sMeta{Labels: labels}, Spec: k8sPod{RestartPolicy: "Never",
-				Containers: []k8sContainer{{Name: "merge", Image: o.image, Command: []string{bin, j.mergeVerb[0]}, Args: mergeArgs, WorkingDir: k8sWork,
-					Resources: res(1), VolumeMounts: mounts, SecurityContext: secure}},
-				Volumes: volumes}}}}
+	merge := job("-merge", "merge", single, []string{bin, j.mergeVerb[0]}, mergeArgs, nil, 1)
 	head := fmt.Sprintf("# Written by throttlesim %s --emit kubernetes: %d shards of %s.\n# Submit with submit.sh (it applies merge.yaml once every shard has succeeded).\n",
 		strings.Join(j.verb, " "), o.shards, j.file)
 	sweepYAML, err := yamlDocs(head, cm, shards)
@@ -610,37 +602,19 @@ func emitSlurm(o *emitOptions, j emitJob, mib int64, dir string) ([]resultdir.Fi
 	shardDir := out + "-shards/shard-"
 	snapshot := filepath.Join(absDir, "scenario.yaml")
 
+	opts, err := slurmOptions(o)
+	if err != nil {
+		return nil, "", err
+	}
+	check := fmt.Sprintf("# The scenario must still be the one the job files were written from.\ncmp -s %s %s || { echo \"throttlesim: %s differs from %s, the copy taken when the job files were written: write them again\" >&2; exit 2; }\n",
+		shq(j.file), shq(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
+	if j.rounds {
+		return slurmRounds(o, j, mib, dir, bin, cwd, out, absDir, opts, check)
+	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "#!/bin/bash\n# One shard of throttlesim %s %s per task of a Slurm job array (%d shards).\n", strings.Join(j.verb, " "), j.file, o.shards)
 	s.WriteString("# Written by --emit slurm; submit.sh submits it and queues merge.sbatch after it.\n")
-	fmt.Fprintf(&s, "#SBATCH --job-name=%s-shards\n", k8sName(filepath.Base(j.out)))
-	if o.parallel > 0 && o.parallel < o.shards {
-		fmt.Fprintf(&s, "#SBATCH --array=0-%d%%%d\n", o.shards-1, o.parallel)
-	} else {
-		fmt.Fprintf(&s, "#SBATCH --array=0-%d\n", o.shards-1)
-	}
-	fmt.Fprintf(&s, "#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n#SBATCH --requeue\n", o.cpus, mib)
-	slurmOpts := func(w *strings.Builder) error {
-		for _, kv := range [][2]string{{"partition", o.partition}, {"time", o.timeLimit}} {
-			if kv[1] == "" {
-				continue
-			}
-			if strings.ContainsAny(kv[1], " \t\n'\"\\#") {
-				return usageError{fmt.Errorf("--%s %q: expected a Slurm value without spaces or quotes", map[string]string{"partition": "partition", "time": "time-limit"}[kv[0]], kv[1])}
-			}
-			fmt.Fprintf(w, "#SBATCH --%s=%s\n", kv[0], kv[1])
-		}
-		return nil
-	}
-	if err := slurmOpts(&s); err != nil {
-		return nil, "", err
-	}
-	s.WriteString("set -euo pipefail\n")
-	fmt.Fprintf(&s, "# The scenario must still be the one the job files were written from.\ncmp -s %s %s || { echo \"throttlesim: %s differs from %s, the copy taken when the job files were written: write them again\" >&2; exit 2; }\n",
-		shq(j.file), shq(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
-	if j.rounds {
-		return slurmRounds(o, j, mib, dir, bin, cwd, out, absDir, snapshot, slurmOpts)
-	}
+	s.WriteString(slurmArray(o, mib, k8sName(filepath.Base(j.out))+"-shards") + opts + "set -euo pipefail\n" + check)
 	shardArgs := append(append(append([]string{bin}, j.verb...), j.file), j.forward...)
 	if o.resumable {
 		shardArgs = append(shardArgs, "--resume")
@@ -653,10 +627,7 @@ func emitSlurm(o *emitOptions, j emitJob, mib int64, dir string) ([]resultdir.Fi
 	var m strings.Builder
 	fmt.Fprintf(&m, "#!/bin/bash\n# Merges the %d shards of %s-shards; submit.sh queues it with --dependency=afterok.\n", o.shards, k8sName(filepath.Base(j.out)))
 	fmt.Fprintf(&m, "#SBATCH --job-name=%s-merge\n#SBATCH --cpus-per-task=1\n#SBATCH --mem=%dM\n", k8sName(filepath.Base(j.out)), mib)
-	if err := slurmOpts(&m); err != nil {
-		return nil, "", err
-	}
-	m.WriteString("set -euo pipefail\n")
+	m.WriteString(opts + "set -euo pipefail\n")
 	mergeArgs := append(append(append([]string{bin}, j.mergeVerb...), j.mergeArgs...), "--out="+out)
 	for i := range o.shards {
 		mergeArgs = append(mergeArgs, shardDir+strconv.Itoa(i))
@@ -689,36 +660,21 @@ echo "shards: job $jid; merge: job ${mid%%%%;*} (runs after every shard succeeds
 // replays the search (exit 0: the results are written; exit 10: it queues
 // round.sbatch, the array of the round's shards, and itself after it, with
 // --dependency=afterok), so the whole search is a chain of Slurm jobs.
-func slurmRounds(o *emitOptions, j emitJob, mib int64, dir, bin, cwd, out, absDir, snapshot string, slurmOpts func(*strings.Builder) error) ([]resultdir.File, string, error) {
+func slurmRounds(o *emitOptions, j emitJob, mib int64, dir, bin, cwd, out, absDir, opts, check string) ([]resultdir.File, string, error) {
 	name := k8sName(filepath.Base(j.out))
 	logs := filepath.Join(absDir, "logs")
 	nextPath, roundPath := filepath.Join(absDir, "next.sbatch"), filepath.Join(absDir, "round.sbatch")
-	check := fmt.Sprintf("# The scenario must still be the one the job files were written from.\ncmp -s %s %s || { echo \"throttlesim: %s differs from %s, the copy taken when the job files were written: write them again\" >&2; exit 2; }\n",
-		shq(j.file), shq(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
 	base := append(append(append([]string{bin}, j.verb...), j.file), j.forward...)
 
 	var r strings.Builder
 	fmt.Fprintf(&r, "#!/bin/bash\n# One round of throttlesim %s %s in rounds: task i runs share i of %d of the runs\n# the last next.sbatch asked for. Written by --emit slurm; next.sbatch submits it.\n", strings.Join(j.verb, " "), j.file, o.shards)
-	fmt.Fprintf(&r, "#SBATCH --job-name=%s-round\n", name)
-	if o.parallel > 0 && o.parallel < o.shards {
-		fmt.Fprintf(&r, "#SBATCH --array=0-%d%%%d\n", o.shards-1, o.parallel)
-	} else {
-		fmt.Fprintf(&r, "#SBATCH --array=0-%d\n", o.shards-1)
-	}
-	fmt.Fprintf(&r, "#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n#SBATCH --requeue\n", o.cpus, mib)
-	if err := slurmOpts(&r); err != nil {
-		return nil, "", err
-	}
-	r.WriteString("set -euo pipefail\n" + check)
+	r.WriteString(slurmArray(o, mib, name+"-round") + opts + "set -euo pipefail\n" + check)
 	fmt.Fprintf(&r, "exec %s --round-shard=\"${SLURM_ARRAY_TASK_ID}/%d\" --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), o.shards, shq(out))
 
 	var n strings.Builder
 	fmt.Fprintf(&n, "#!/bin/bash\n# throttlesim %s %s in rounds: replays the search on the runs kept. Complete, it\n# writes the results to %s; otherwise it queues round.sbatch and, after it,\n# itself again. Written by --emit slurm; submit.sh submits it once.\n", strings.Join(j.verb, " "), j.file, out)
 	fmt.Fprintf(&n, "#SBATCH --job-name=%s-next\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n", name, o.cpus, mib)
-	if err := slurmOpts(&n); err != nil {
-		return nil, "", err
-	}
-	n.WriteString("set -uo pipefail\n" + check)
+	n.WriteString(opts + "set -uo pipefail\n" + check)
 	fmt.Fprintf(&n, "%s --next-round --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), shq(out))
 	fmt.Fprintf(&n, `rc=$?
 case $rc in
@@ -748,4 +704,28 @@ echo "search: first job ${jid%%%%;*}; the results appear in %[2]s/"
 	}
 	msg := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shq(filepath.Join(dir, "submit.sh")))
 	return files, msg, nil
+}
+
+// slurmArray is the #SBATCH header of a job array of o.shards tasks.
+func slurmArray(o *emitOptions, mib int64, jobName string) string {
+	array := fmt.Sprintf("0-%d", o.shards-1)
+	if o.parallel > 0 && o.parallel < o.shards {
+		array += fmt.Sprintf("%%%d", o.parallel)
+	}
+	return fmt.Sprintf("#SBATCH --job-name=%s\n#SBATCH --array=%s\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n#SBATCH --requeue\n", jobName, array, o.cpus, mib)
+}
+
+// slurmOptions is the #SBATCH lines of --partition and --time-limit.
+func slurmOptions(o *emitOptions) (string, error) {
+	var b strings.Builder
+	for _, kv := range [][3]string{{"partition", "partition", o.partition}, {"time", "time-limit", o.timeLimit}} {
+		if kv[2] == "" {
+			continue
+		}
+		if strings.ContainsAny(kv[2], " \t\n'\"\\#") {
+			return "", usageError{fmt.Errorf("--%s %q: expected a Slurm value without spaces or quotes", kv[1], kv[2])}
+		}
+		fmt.Fprintf(&b, "#SBATCH --%s=%s\n", kv[0], kv[2])
+	}
+	return b.String(), nil
 }
