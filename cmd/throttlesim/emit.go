@@ -202,20 +202,10 @@ func k8sName(s string) string {
 	return n
 }
 
-// shq quotes s for a POSIX shell: one word, taken literally.
-func shq(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 func shJoin(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
-		q[i] = shq(a)
+		q[i] = shellQuote(a)
 	}
 	return strings.Join(q, " ")
 }
@@ -240,7 +230,7 @@ func emitRun(e *env, o *emitOptions, j emitJob) error {
 	switch o.engine {
 	case "kubernetes":
 		files, err = emitKubernetes(o, j, mib)
-		next = fmt.Sprintf("then, with kubectl pointed at the cluster and the PersistentVolumeClaim %s in place:\n  sh %s\n", o.pvc, shq(filepath.Join(dir, "submit.sh")))
+		next = fmt.Sprintf("then, with kubectl pointed at the cluster and the PersistentVolumeClaim %s in place:\n  sh %s\n", o.pvc, shellQuote(filepath.Join(dir, "submit.sh")))
 	case "slurm":
 		files, next, err = emitSlurm(o, j, mib, dir)
 	}
@@ -607,7 +597,7 @@ func emitSlurm(o *emitOptions, j emitJob, mib int64, dir string) ([]resultdir.Fi
 		return nil, "", err
 	}
 	check := fmt.Sprintf("# The scenario must still be the one the job files were written from.\ncmp -s %s %s || { echo \"throttlesim: %s differs from %s, the copy taken when the job files were written: write them again\" >&2; exit 2; }\n",
-		shq(j.file), shq(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
+		shellQuote(j.file), shellQuote(snapshot), strings.ReplaceAll(j.file, `"`, `'`), strings.ReplaceAll(snapshot, `"`, `'`))
 	if j.rounds {
 		return slurmRounds(o, j, mib, dir, bin, cwd, out, absDir, opts, check)
 	}
@@ -622,7 +612,7 @@ func emitSlurm(o *emitOptions, j emitJob, mib int64, dir string) ([]resultdir.Fi
 	// The shard is the task id of n, not --shard auto: a task resubmitted
 	// alone (sbatch --array=3 ...) is an array of one, whose auto index
 	// would be 0 of 1.
-	fmt.Fprintf(&s, "exec %s --shard=\"${SLURM_ARRAY_TASK_ID}/%d\" --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\"${SLURM_ARRAY_TASK_ID}\"\n", shJoin(shardArgs), o.shards, shq(shardDir))
+	fmt.Fprintf(&s, "exec %s --shard=\"${SLURM_ARRAY_TASK_ID}/%d\" --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\"${SLURM_ARRAY_TASK_ID}\"\n", shJoin(shardArgs), o.shards, shellQuote(shardDir))
 
 	var m strings.Builder
 	fmt.Fprintf(&m, "#!/bin/bash\n# Merges the %d shards of %s-shards; submit.sh queues it with --dependency=afterok.\n", o.shards, k8sName(filepath.Base(j.out)))
@@ -644,15 +634,15 @@ jid=$(sbatch --parsable --chdir=%[4]s --output=%[5]s %[6]s)
 jid=${jid%%%%;*}
 mid=$(sbatch --parsable --dependency=afterok:"$jid" --kill-on-invalid-dep=yes --chdir=%[4]s --output=%[7]s %[8]s)
 echo "shards: job $jid; merge: job ${mid%%%%;*} (runs after every shard succeeds)"
-`, logs, out, shq(logs), shq(cwd), shq(filepath.Join(logs, "shard-%a.out")), shq(filepath.Join(absDir, "shards.sbatch")),
-		shq(filepath.Join(logs, "merge.out")), shq(filepath.Join(absDir, "merge.sbatch")))
+`, logs, out, shellQuote(logs), shellQuote(cwd), shellQuote(filepath.Join(logs, "shard-%a.out")), shellQuote(filepath.Join(absDir, "shards.sbatch")),
+		shellQuote(filepath.Join(logs, "merge.out")), shellQuote(filepath.Join(absDir, "merge.sbatch")))
 	files := []resultdir.File{
 		{Name: "merge.sbatch", Data: []byte(m.String())},
 		{Name: "scenario.yaml", Data: j.data},
 		{Name: "submit.sh", Data: []byte(submit)},
 		{Name: "shards.sbatch", Data: []byte(s.String())},
 	}
-	next := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shq(filepath.Join(dir, "submit.sh")))
+	next := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shellQuote(filepath.Join(dir, "submit.sh")))
 	return files, next, nil
 }
 
@@ -669,13 +659,13 @@ func slurmRounds(o *emitOptions, j emitJob, mib int64, dir, bin, cwd, out, absDi
 	var r strings.Builder
 	fmt.Fprintf(&r, "#!/bin/bash\n# One round of throttlesim %s %s in rounds: task i runs share i of %d of the runs\n# the last next.sbatch asked for. Written by --emit slurm; next.sbatch submits it.\n", strings.Join(j.verb, " "), j.file, o.shards)
 	r.WriteString(slurmArray(o, mib, name+"-round") + opts + "set -euo pipefail\n" + check)
-	fmt.Fprintf(&r, "exec %s --round-shard=\"${SLURM_ARRAY_TASK_ID}/%d\" --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), o.shards, shq(out))
+	fmt.Fprintf(&r, "exec %s --round-shard=\"${SLURM_ARRAY_TASK_ID}/%d\" --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), o.shards, shellQuote(out))
 
 	var n strings.Builder
 	fmt.Fprintf(&n, "#!/bin/bash\n# throttlesim %s %s in rounds: replays the search on the runs kept. Complete, it\n# writes the results to %s; otherwise it queues round.sbatch and, after it,\n# itself again. Written by --emit slurm; submit.sh submits it once.\n", strings.Join(j.verb, " "), j.file, out)
 	fmt.Fprintf(&n, "#SBATCH --job-name=%s-next\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%dM\n", name, o.cpus, mib)
 	n.WriteString(opts + "set -uo pipefail\n" + check)
-	fmt.Fprintf(&n, "%s --next-round --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), shq(out))
+	fmt.Fprintf(&n, "%s --next-round --jobs=\"${SLURM_CPUS_PER_TASK:-1}\" --out=%s\n", shJoin(base), shellQuote(out))
 	fmt.Fprintf(&n, `rc=$?
 case $rc in
 0) exit 0 ;;
@@ -685,7 +675,7 @@ case $rc in
 	;;
 *) exit "$rc" ;;
 esac
-`, exitMoreRounds, shq(cwd), shq(filepath.Join(logs, "round-%A_%a.out")), shq(roundPath), shq(cwd), shq(filepath.Join(logs, "next-%j.out")), shq(nextPath))
+`, exitMoreRounds, shellQuote(cwd), shellQuote(filepath.Join(logs, "round-%A_%a.out")), shellQuote(roundPath), shellQuote(cwd), shellQuote(filepath.Join(logs, "next-%j.out")), shellQuote(nextPath))
 
 	submit := fmt.Sprintf(`#!/bin/sh
 # Starts the chain: next.sbatch, which runs a round of shards and queues
@@ -695,14 +685,14 @@ set -eu
 mkdir -p %[3]s
 jid=$(sbatch --parsable --chdir=%[4]s --output=%[5]s %[6]s)
 echo "search: first job ${jid%%%%;*}; the results appear in %[2]s/"
-`, logs, out, shq(logs), shq(cwd), shq(filepath.Join(logs, "next-%j.out")), shq(nextPath))
+`, logs, out, shellQuote(logs), shellQuote(cwd), shellQuote(filepath.Join(logs, "next-%j.out")), shellQuote(nextPath))
 	files := []resultdir.File{
 		{Name: "next.sbatch", Data: []byte(n.String())},
 		{Name: "round.sbatch", Data: []byte(r.String())},
 		{Name: "scenario.yaml", Data: j.data},
 		{Name: "submit.sh", Data: []byte(submit)},
 	}
-	msg := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shq(filepath.Join(dir, "submit.sh")))
+	msg := fmt.Sprintf("then, on the cluster's login node (this folder and %s on its shared filesystem):\n  sh %s\n", filepath.Dir(out), shellQuote(filepath.Join(dir, "submit.sh")))
 	return files, msg, nil
 }
 

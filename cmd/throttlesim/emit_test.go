@@ -335,7 +335,7 @@ func TestEmitTuneInRounds(t *testing.T) {
 		}
 	}
 	calls := filepath.Join(dir, "sbatch-calls")
-	fake := writeFile(t, dir, "fakebin/sbatch", "#!/bin/sh\necho \"$*\" >> "+shq(calls)+"\necho 4242\n")
+	fake := writeFile(t, dir, "fakebin/sbatch", "#!/bin/sh\necho \"$*\" >> "+shellQuote(calls)+"\necho 4242\n")
 	if err := os.Chmod(fake, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestEmitMapRunsLikeALocalMap(t *testing.T) {
 // throttlesim when THROTTLESIM_MAIN=1 (TestMain).
 func testBinaryScript(t *testing.T, dir string) string {
 	t.Helper()
-	bin := writeFile(t, dir, "bin/throttlesim", "#!/bin/sh\nTHROTTLESIM_MAIN=1 exec "+shq(os.Args[0])+" \"$@\"\n")
+	bin := writeFile(t, dir, "bin/throttlesim", "#!/bin/sh\nTHROTTLESIM_MAIN=1 exec "+shellQuote(os.Args[0])+" \"$@\"\n")
 	if err := os.Chmod(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -479,19 +479,19 @@ func TestEmitSlurmRunsLikeALocalSweep(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "differs from") {
 		t.Errorf("sweep.sbatch after the scenario changed: %v\n%s", err, out)
 	}
-	repl := strings.NewReplacer(dir, "/DIR", shq(os.Args[0]), "TESTBINARY")
+	repl := strings.NewReplacer(dir, "/DIR", shellQuote(os.Args[0]), "TESTBINARY")
 	tree := testfs.Tree(t, jobs)
 	delete(tree, "scenario.yaml")
 	golden(t, "slurm", tree, repl)
 }
 
-// shq makes one shell word of anything: the shell gives back the bytes.
+// shellQuote makes one shell word of anything: the shell gives back the bytes.
 func TestShellQuoting(t *testing.T) {
 	hostile := []string{"", "plain", "a b", "it's", `"double"`, "$(touch /tmp/pwned)", "`id`", "a\nb", "tab\there", "*", "~", "semi;colon", "back\\slash", "'", "''", "-n", "ünïcode", "$HOME", "!bang", "{a,b}", "a=b c"}
 	var script strings.Builder
 	script.WriteString("printf '%s\\0'")
 	for _, h := range hostile {
-		script.WriteString(" " + shq(h))
+		script.WriteString(" " + shellQuote(h))
 	}
 	for _, sh := range []string{"sh", "bash"} {
 		out, err := exec.Command(sh, "-c", script.String()).Output()
@@ -590,7 +590,7 @@ func TestEmitSlurmOnARealCluster(t *testing.T) {
 		state = string(s[1])
 	}
 	if state != "COMPLETED" {
-		logs, _ := exec.Command("sh", "-c", "tail -n 20 "+shq(jobs)+"/logs/*").CombinedOutput()
+		logs, _ := exec.Command("sh", "-c", "tail -n 20 "+shellQuote(jobs)+"/logs/*").CombinedOutput()
 		t.Fatalf("merge job %s: state %q, want COMPLETED\n%s\nlogs:\n%s", m[2], state, sc, logs)
 	}
 	sameTree(t, "a real Slurm vs a local sweep", local, testfs.Tree(t, filepath.Join(dir, "results", "tiny")))
@@ -641,7 +641,7 @@ func TestEmitSlurmRoundsOnARealCluster(t *testing.T) {
 				break
 			}
 			if i == 2400 || (err != nil && strings.TrimSpace(string(q)) == "") {
-				logs, _ := exec.Command("sh", "-c", "tail -n 5 "+shq(filepath.Join(dir, "jobs", s.name+"-slurm"))+"/logs/*").CombinedOutput()
+				logs, _ := exec.Command("sh", "-c", "tail -n 5 "+shellQuote(filepath.Join(dir, "jobs", s.name+"-slurm"))+"/logs/*").CombinedOutput()
 				t.Fatalf("%s: the chain ended without results (or took over 10 min); logs:\n%s", s.name, logs)
 			}
 			time.Sleep(250 * time.Millisecond)
