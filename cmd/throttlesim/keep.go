@@ -336,7 +336,9 @@ func resumeCommand(args []string) string {
 	q := []string{"throttlesim"}
 	has := false
 	for _, a := range args {
-		has = has || a == "--resume" || a == "--resume=true"
+		// A job of a chain of rounds continues as it is: it always
+		// continues from the kept runs, and refuses --resume.
+		has = has || a == "--resume" || a == "--resume=true" || a == "--next-round" || a == "--round-shard" || strings.HasPrefix(a, "--round-shard=")
 		q = append(q, shellQuote(a))
 	}
 	if !has {

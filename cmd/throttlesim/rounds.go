@@ -124,7 +124,7 @@ func searchRound(ctx context.Context, e *env, o roundOptions, k *keeper, eval ex
 	need, err := explore.NextRuns(ctx, k.known, func(ctx context.Context) error { return search(ctx, nil) })
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, reportedError{exitInterrupted}
+			return false, k.interrupted(e)
 		}
 		return false, err
 	}

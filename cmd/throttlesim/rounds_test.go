@@ -81,3 +81,21 @@ func TestRoundRefusals(t *testing.T) {
 		}
 	}
 }
+
+// An interrupted job of a chain of rounds is continued by running it
+// again, as it is: --resume is refused with the round flags.
+func TestRoundJobResumeCommand(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tune", "s.yaml", "--next-round"}, "throttlesim tune s.yaml --next-round"},
+		{[]string{"map", "s.yaml", "--round-shard", "1/4"}, "throttlesim map s.yaml --round-shard 1/4"},
+		{[]string{"map", "s.yaml", "--round-shard=auto"}, "throttlesim map s.yaml --round-shard=auto"},
+		{[]string{"map", "s.yaml"}, "throttlesim map s.yaml --resume"},
+	} {
+		if got := resumeCommand(tt.args); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
