@@ -109,7 +109,7 @@ func searchRound(ctx context.Context, e *env, o roundOptions, k *keeper, eval ex
 		if err := json.Unmarshal(b, &p); err != nil {
 			return false, fmt.Errorf("%s: %v", path, err)
 		}
-		n, err := explore.RunShare(ctx, k.wrap(eval), p.Runs, shard, shards, jobs, func(explore.Variant, explore.Figures) error { return nil })
+		n, err := explore.RunShare(ctx, k.wrap(eval), p.Runs, shard, shards, jobs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return false, k.interrupted(e)

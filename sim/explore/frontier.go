@@ -162,10 +162,10 @@ func compareVariants(a, b Variant) int {
 	return cmp.Compare(a.Seed, b.Seed)
 }
 
-// RunShare runs the runs of vs whose index is i mod n, jobs at a time, and
-// gives each one's figures to keep (which must be safe to call from
-// several goroutines). It stops at the first error.
-func RunShare(ctx context.Context, eval Eval, vs []Variant, shard, shards, jobs int, keep func(Variant, Figures) error) (int, error) {
+// RunShare runs the runs of vs whose index is i mod n, jobs at a time,
+// with eval (which keeps them: the kept-runs folder's wrapper, say). It
+// stops at the first error and returns how many runs were this shard's.
+func RunShare(ctx context.Context, eval Eval, vs []Variant, shard, shards, jobs int) (int, error) {
 	if shards < 1 || shard < 0 || shard >= shards {
 		return 0, fmt.Errorf("shard %d of %d: expected 0 <= shard < shards", shard, shards)
 	}
@@ -175,13 +175,6 @@ func RunShare(ctx context.Context, eval Eval, vs []Variant, shard, shards, jobs 
 			mine = append(mine, v)
 		}
 	}
-	r := newRunner(func(ctx context.Context, v Variant) (Figures, error) {
-		f, err := eval(ctx, v)
-		if err == nil {
-			err = keep(v, f)
-		}
-		return f, err
-	}, jobs, nil)
-	_, err := r.all(ctx, mine)
+	_, err := newRunner(eval, jobs, nil).all(ctx, mine)
 	return len(mine), err
 }

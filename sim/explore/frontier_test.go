@@ -23,11 +23,17 @@ func (m *memo) known(v Variant) (Figures, bool, error) {
 	return f, ok, nil
 }
 
-func (m *memo) keep(v Variant, f Figures) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.runs[variantKey(v)] = f
-	return nil
+// keeping is eval with every run it makes kept in m.
+func (m *memo) keeping(eval Eval) Eval {
+	return func(ctx context.Context, v Variant) (Figures, error) {
+		f, err := eval(ctx, v)
+		if err == nil {
+			m.mu.Lock()
+			m.runs[variantKey(v)] = f
+			m.mu.Unlock()
+		}
+		return f, err
+	}
 }
 
 // inRounds runs search as a chain of rounds of `shards` shards each, as
@@ -59,7 +65,7 @@ func inRounds(t *testing.T, eval Eval, shards int, search func(ctx context.Conte
 			t.Fatalf("round %d: a second replay found another frontier (%v):\n%v\n%v", rounds, err, again, plan)
 		}
 		for s := range shards {
-			if _, err := RunShare(ctx, eval, plan, s, shards, 2, m.keep); err != nil {
+			if _, err := RunShare(ctx, m.keeping(eval), plan, s, shards, 2); err != nil {
 				t.Fatal(err)
 			}
 		}
