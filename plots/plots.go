@@ -270,7 +270,9 @@ func SeparateThousands(num string) string {
 }
 
 // Thousands formats n with thousands separators.
-func Thousands(n float64) string { return SeparateThousands(strconv.FormatFloat(math.Round(n), 'f', 0, 64)) }
+func Thousands(n float64) string {
+	return SeparateThousands(strconv.FormatFloat(math.Round(n), 'f', 0, 64))
+}
 
 // yTicks marks five to seven round values (steps of 1, 2, 2.5 or 5 times a
 // power of ten) with as many decimals as the step needs, and four minor
