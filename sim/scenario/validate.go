@@ -259,12 +259,12 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		for j := 0; j < i && ok; j++ {
 			v.check(c.Groups[j].Name != g.Name, p+".name", "%q is also the name of clients.groups.%d", g.Name, j)
 		}
-		if g.Timeout != nil {
-			v.check(*g.Timeout >= 0, p+".timeout", "must be >= 0, got %s", *g.Timeout)
+		if g.given.timeout {
+			v.check(g.Timeout >= 0, p+".timeout", "must be >= 0, got %s", g.Timeout)
 		}
-		if g.Deadline != nil {
-			v.check(*g.Deadline >= 0, p+".deadline", "must be >= 0, got %s", *g.Deadline)
-			v.check(*g.Deadline <= s.Duration, p+".deadline", "%s is longer than the run (%s)", *g.Deadline, s.Duration)
+		if g.given.deadline {
+			v.check(g.Deadline >= 0, p+".deadline", "must be >= 0, got %s", g.Deadline)
+			v.check(g.Deadline <= s.Duration, p+".deadline", "%s is longer than the run (%s)", g.Deadline, s.Duration)
 		}
 		// A group's sections get the same checks as the fleet's.
 		v.policies(p, Policies{Throttle: g.Throttle, Retry: g.Retry, Breaker: g.Breaker, RateLimiter: g.RateLimiter, Hedge: g.Hedge})
