@@ -198,7 +198,7 @@ func (v *validator) graph(s *Scenario) {
 			v.check(c.Probability > 0 && c.Probability <= 1, cp+".probability", "must be in (0, 1], got %g", c.Probability)
 			v.check(c.Timeout >= 0, cp+".timeout", "must be >= 0 (0: none), got %s", c.Timeout)
 			v.check(c.Deadline >= 0, cp+".deadline", "must be >= 0 (0: none), got %s", c.Deadline)
-			v.policies(cp, c.CallPolicies())
+			c.Policies.validate(v, cp)
 		}
 		if sv.CallMode == CallParallel && len(sv.Calls) > 0 {
 			switch sv.Join {

@@ -67,6 +67,19 @@ func TestPolicySectionValidatesTheSameEverywhere(t *testing.T) {
 			"quantile: must be in [0, 1) (0: use delay; e.g. 0.95), got 1",
 			"min_samples: must be >= 1, got 0"}},
 	}
+	// Every section of a policy stack has a case, so a section added to
+	// Policies is checked in all three places.
+	covered := map[string]bool{}
+	for _, tc := range tests {
+		covered[tc.key] = true
+	}
+	pt := reflect.TypeFor[Policies]()
+	fields, names := yamlFields(pt)
+	for _, name := range names {
+		if pt.FieldByIndex(fields[name]).Type.Kind() == reflect.Pointer && !covered[name] {
+			t.Errorf("section %s has no bad case here: add one", name)
+		}
+	}
 	for _, tc := range tests {
 		for _, pl := range places {
 			t.Run(pl.name+"/"+tc.key+"="+tc.val, func(t *testing.T) {
