@@ -45,8 +45,11 @@ func (g *Group) givenFlag(name string) *bool {
 	return nil
 }
 
-// inherited reports whether field name of struct type t may be left unset.
-func inherited(t reflect.Type, name string) bool {
+// Inherited reports whether the field with YAML (and JSON) name name of
+// struct type t may be left unset, to be taken from elsewhere, and is then
+// written as null in JSON: a client group's timeout and deadline. Schemas
+// of the JSON (docs/summary.schema.json) let such a field be null.
+func Inherited(t reflect.Type, name string) bool {
 	in, ok := reflect.New(t).Interface().(inheritor)
 	return ok && in.givenFlag(name) != nil
 }

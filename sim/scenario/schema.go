@@ -231,7 +231,7 @@ func (g *schemaGen) object(t reflect.Type) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario schema: %s.%s: %w", t.Name(), name, err)
 		}
-		if inherited(t, name) && f.Type.Kind() != reflect.Pointer {
+		if Inherited(t, name) && f.Type.Kind() != reflect.Pointer {
 			s = orNull(s) // unset: taken from elsewhere (inherits.go)
 		}
 		if d := g.describe(g.key(t, idx, name)); d != "" {
