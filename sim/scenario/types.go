@@ -124,8 +124,10 @@ type Clients struct {
 type Group struct {
 	Name  string  `yaml:"name" json:"name"`
 	Share float64 `yaml:"share" json:"share"`
-	// Policies are the group's request policies; Timeout and Deadline
-	// count only where given says so.
+	// Policies are the group's request policies. Its Timeout and Deadline
+	// count only if the group gives them (a file that sets them, even to
+	// 0); a group built in code gives neither. Clients.ResolvedGroups has
+	// each group's effective stack.
 	Policies `yaml:",inline"`
 	// Priority is the group's DAGOR business priority (default the fleet's).
 	Priority *Priority `yaml:"priority" json:"priority,omitempty"`
