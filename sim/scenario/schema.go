@@ -26,7 +26,8 @@ import (
 //     (additionalProperties: false), or null: a section given as null or
 //     left empty keeps its defaults, an optional one is turned off or on;
 //   - every list may be null (an empty list);
-//   - a field of pointer type may be null (absent);
+//   - a field of pointer type may be null (absent), and so may a field
+//     that is otherwise inherited (Inherited: a group's timeout);
 //   - a plain string field takes any scalar: the decoder reads `name: 2024`
 //     as the text "2024";
 //   - a kind takes exactly its Names;
