@@ -226,7 +226,7 @@ func TestParamLabel(t *testing.T) {
 // The fields two scenarios differ in: a changed value old → new, and a
 // section one has and the other sets to null as one row.
 func TestScenarioDiff(t *testing.T) {
-	a := &scenario.Scenario{Name: "a", Seed: 1, Clients: scenario.Clients{Count: 10, Throttle: &scenario.Throttle{K: 2}}}
+	a := &scenario.Scenario{Name: "a", Seed: 1, Clients: scenario.Clients{Count: 10, Policies: scenario.Policies{Throttle: &scenario.Throttle{K: 2}}}}
 	b := &scenario.Scenario{Name: "b", Seed: 2, Clients: scenario.Clients{Count: 10}}
 	d, err := ScenarioDiff(a, b)
 	if err != nil {
@@ -263,8 +263,8 @@ func TestScenarioDiff(t *testing.T) {
 // A list of plain values is one field; a list one scenario has and the
 // other does not is one row, not a row per field of every item.
 func TestScenarioDiffLists(t *testing.T) {
-	a := &scenario.Scenario{Clients: scenario.Clients{Retry: &scenario.Retry{RetryOn: []string{"rejected", "timeout"}}}}
-	b := &scenario.Scenario{Clients: scenario.Clients{Retry: &scenario.Retry{RetryOn: []string{"timeout"}}},
+	a := &scenario.Scenario{Clients: scenario.Clients{Policies: scenario.Policies{Retry: &scenario.Retry{RetryOn: []string{"rejected", "timeout"}}}}}
+	b := &scenario.Scenario{Clients: scenario.Clients{Policies: scenario.Policies{Retry: &scenario.Retry{RetryOn: []string{"timeout"}}}},
 		Faults: []scenario.Fault{{Kind: scenario.FaultOutage}, {Kind: scenario.FaultCapacity}}}
 	d, err := ScenarioDiff(a, b)
 	if err != nil {

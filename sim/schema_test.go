@@ -81,6 +81,9 @@ func schemaOf(t reflect.Type) map[string]any {
 				// this object's own.
 				emb := schemaOf(f.Type)
 				for k, v := range emb["properties"].(map[string]any) {
+					if scenario.Inherited(t, k) { // written null while unset
+						v.(map[string]any)["type"] = []any{v.(map[string]any)["type"], "null"}
+					}
 					props[k] = v
 				}
 				required = append(required, emb["required"].([]any)...)

@@ -73,18 +73,6 @@ func (t BreakerTrip) String() string {
 	return fmt.Sprintf("BreakerTrip(%d)", uint8(t))
 }
 
-// ParseBreakerTrip maps a scenario name ("consecutive", "rate") to a
-// BreakerTrip.
-func ParseBreakerTrip(s string) (BreakerTrip, error) {
-	switch s {
-	case "consecutive":
-		return TripConsecutive, nil
-	case "rate":
-		return TripRate, nil
-	}
-	return 0, fmt.Errorf("breaker: unknown trip rule %q (want consecutive or rate)", s)
-}
-
 // HalfOpenRule decides how a half-open breaker closes or reopens.
 type HalfOpenRule uint8
 
@@ -112,18 +100,6 @@ func (r HalfOpenRule) String() string {
 		return "rate"
 	}
 	return fmt.Sprintf("HalfOpenRule(%d)", uint8(r))
-}
-
-// ParseHalfOpenRule maps a scenario name ("all-succeed", "rate") to a
-// HalfOpenRule.
-func ParseHalfOpenRule(s string) (HalfOpenRule, error) {
-	switch s {
-	case "all-succeed":
-		return HalfOpenAllSucceed, nil
-	case "rate":
-		return HalfOpenRate, nil
-	}
-	return 0, fmt.Errorf("breaker: unknown half-open rule %q (want all-succeed or rate)", s)
 }
 
 // BreakerConfig is the configuration shared by the breakers of a

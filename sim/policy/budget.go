@@ -41,25 +41,6 @@ const (
 	BudgetRetryBreaker
 )
 
-// ParseBudgetKind maps a scenario name to a BudgetKind.
-func ParseBudgetKind(s string) (BudgetKind, error) {
-	switch s {
-	case "sre":
-		return BudgetSRE, nil
-	case "grpc":
-		return BudgetGRPC, nil
-	case "finagle":
-		return BudgetFinagle, nil
-	case "aws":
-		return BudgetAWS, nil
-	case "token-bucket":
-		return BudgetTokenBucket, nil
-	case "retry-breaker":
-		return BudgetRetryBreaker, nil
-	}
-	return 0, fmt.Errorf("policy: unknown retry budget %q", s)
-}
-
 // RetryCause is why the attempt that wants a retry failed. Only BudgetAWS
 // prices causes differently; the other kinds ignore it.
 type RetryCause uint8

@@ -536,17 +536,6 @@ func TestBudgetValidate(t *testing.T) {
 	NewBudgetSet(BudgetConfig{Kind: BudgetGRPC}, 1)
 }
 
-func TestParseBudgetKind(t *testing.T) {
-	for s, want := range map[string]BudgetKind{"sre": BudgetSRE, "grpc": BudgetGRPC, "finagle": BudgetFinagle, "aws": BudgetAWS, "token-bucket": BudgetTokenBucket, "retry-breaker": BudgetRetryBreaker} {
-		if got, err := ParseBudgetKind(s); err != nil || got != want {
-			t.Errorf("%q: got %v, %v", s, got, err)
-		}
-	}
-	if _, err := ParseBudgetKind("envoy"); err == nil {
-		t.Error("no error for an unknown budget")
-	}
-}
-
 // budgetTraffic is a steady mixed load on instance k%n at 1 ms steps:
 // a request, a failure, a retry if allowed, a success.
 func budgetTraffic(b *BudgetSet, k int, n int) {

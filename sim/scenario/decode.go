@@ -244,6 +244,10 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		f := t.FieldByIndex(idx)
+		if in, ok := v.Addr().Interface().(inheritor); ok && in.givenFlag(key) != nil { // a group's timeout (inherits.go)
+			d.decodeInherited(val, v.FieldByIndex(idx), fp, EnumOf(f), in.givenFlag(key))
+			continue
+		}
 		d.decode(val, v.FieldByIndex(idx), fp, EnumOf(f))
 	}
 }

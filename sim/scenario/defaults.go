@@ -21,11 +21,11 @@ func Default() *Scenario {
 			StayFraction:    0.90,
 		},
 		Clients: Clients{
-			Count:   10000,
-			Arrival: Arrival{Process: ArrivalPoisson, Profile: []Step{}},
-			Timeout: Duration(2 * time.Second),
-			Startup: Startup{Mode: StartupImmediate, Batches: 10},
-			Groups:  []Group{},
+			Count:    10000,
+			Arrival:  Arrival{Process: ArrivalPoisson, Profile: []Step{}},
+			Policies: Policies{Timeout: Duration(2 * time.Second)},
+			Startup:  Startup{Mode: StartupImmediate, Batches: 10},
+			Groups:   []Group{},
 		},
 		Backend: Backend{
 			Kind:      BackendPool,

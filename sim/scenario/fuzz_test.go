@@ -38,6 +38,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(validBase), "backend.concurrency_limit={kind: envoy, jitter: -1, window: true}")
 	f.Add([]byte(validBase), "backend.concurrency_limit={kind: gradient2, min: 0, initial: 500}\nclients.priority={levels: [1, 2]}")
 	f.Add([]byte(validBase), "backend.priority_shedding={user_levels: 0}\nclients.groups=[{name: a, share: 1, priority: {level: 8}}]")
+	f.Add([]byte(validBase), "clients.groups=[{name: a, share: 1, timeout: null, deadline: 0s}, {name: b, share: 2, timeout:, retry: {max_attempts: 0}}]")
+	f.Add([]byte(graphBase), "services.0.calls.0.timeout=~\nservices.0.calls.0.hedge={delay: -1s}")
 	f.Add([]byte(minimal), "clients.retry.backoff.jitter=ful")
 	f.Add([]byte(""), "")
 	f.Add([]byte(""), "name=x\nclients.arrival.rate=1/s")
@@ -88,8 +90,17 @@ func FuzzParse(f *testing.F) {
 		if err := sc.Validate(); err != nil {
 			t.Errorf("Parse accepted a scenario that Validate rejects:\n%v", err)
 		}
-		if _, err := json.Marshal(sc); err != nil {
+		b, err := json.Marshal(sc)
+		if err != nil {
 			t.Errorf("json.Marshal of a valid scenario (as summary.json does): got %v, want nil", err)
+		}
+		// summary.json read back (ReadSummary) writes the same JSON: the
+		// same run key.
+		var read Scenario
+		if err := json.Unmarshal(b, &read); err != nil {
+			t.Errorf("json.Unmarshal of a scenario's JSON: got %v, want nil", err)
+		} else if b2, _ := json.Marshal(&read); string(b2) != string(b) {
+			t.Errorf("JSON read back and written again: got\n%s\nwant\n%s", b2, b)
 		}
 		// What validated must also be runnable (regressions of
 		// TestRejects* in validate_test.go).

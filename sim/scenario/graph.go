@@ -50,15 +50,9 @@ type Call struct {
 	To string `yaml:"to" json:"to"`
 	// Probability that the call is made for a given request (default 1).
 	Probability float64 `yaml:"probability" json:"probability"`
-	// Timeout is the per-attempt timeout (0: none); Deadline the overall
-	// deadline of the call, retries included (0: none).
-	Timeout     Duration     `yaml:"timeout" json:"timeout"`
-	Deadline    Duration     `yaml:"deadline" json:"deadline"`
-	Throttle    *Throttle    `yaml:"throttle" json:"throttle"`
-	Retry       *Retry       `yaml:"retry" json:"retry"`
-	Breaker     *Breaker     `yaml:"breaker" json:"breaker"`
-	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
-	Hedge       *Hedge       `yaml:"hedge" json:"hedge,omitempty"`
+	// Policies are the call's own policy stack, defaults as the fleet's
+	// but a timeout of 1s.
+	Policies `yaml:",inline"`
 }
 
 // Route is one forwarding edge: to service To with probability
@@ -97,7 +91,9 @@ func (s *Node) setDefaults() {
 	*s = Node{Backend: Default().Backend, Blocking: true, Calls: []Call{}, CallMode: CallSequential, Join: JoinAll, JoinK: 1, Forward: []Route{}}
 }
 
-func (c *Call) setDefaults() { *c = Call{Probability: 1, Timeout: Duration(time.Second)} }
+func (c *Call) setDefaults() {
+	*c = Call{Probability: 1, Policies: Policies{Timeout: Duration(time.Second)}}
+}
 
 // IsGraph reports whether the scenario declares services.
 func (s *Scenario) IsGraph() bool { return len(s.Services) > 0 }
@@ -146,10 +142,9 @@ func (s *Scenario) FaultService(f Fault) int {
 	return s.ServiceIndex(f.Service)
 }
 
-// CallPolicies is the policy stack of a call, as a client group's.
-func (c Call) CallPolicies() Policies {
-	return Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter, Hedge: c.Hedge}
-}
+// CallPolicies is the policy stack of a call, as a client group's: its
+// Policies (kept for callers written before Call embedded them).
+func (c Call) CallPolicies() Policies { return c.Policies }
 
 func (v *validator) graph(s *Scenario) {
 	names := map[string]int{}
@@ -203,7 +198,7 @@ func (v *validator) graph(s *Scenario) {
 			v.check(c.Probability > 0 && c.Probability <= 1, cp+".probability", "must be in (0, 1], got %g", c.Probability)
 			v.check(c.Timeout >= 0, cp+".timeout", "must be >= 0 (0: none), got %s", c.Timeout)
 			v.check(c.Deadline >= 0, cp+".deadline", "must be >= 0 (0: none), got %s", c.Deadline)
-			v.policies(cp, c.CallPolicies())
+			c.Policies.validate(v, cp)
 		}
 		if sv.CallMode == CallParallel && len(sv.Calls) > 0 {
 			switch sv.Join {

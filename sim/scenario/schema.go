@@ -26,7 +26,8 @@ import (
 //     (additionalProperties: false), or null: a section given as null or
 //     left empty keeps its defaults, an optional one is turned off or on;
 //   - every list may be null (an empty list);
-//   - a field of pointer type may be null (absent);
+//   - a field of pointer type may be null (absent), and so may a field
+//     that is otherwise inherited (Inherited: a group's timeout);
 //   - a plain string field takes any scalar: the decoder reads `name: 2024`
 //     as the text "2024";
 //   - a kind takes exactly its Names;
@@ -82,8 +83,10 @@ func JSONSchema(reference []byte, fieldDocs map[string]string) ([]byte, error) {
 		rows:      referenceRows(reference),
 		fieldDocs: fieldDocs,
 		paths:     map[fieldKey][]string{},
+		sections:  map[reflect.Type]bool{},
 	}
 	top := reflect.TypeFor[Scenario]()
+	g.collectSections(top, 0)
 	g.collectPaths(top, "", 0)
 	root, err := g.object(top)
 	if err != nil {
@@ -121,12 +124,22 @@ func JSONSchema(reference []byte, fieldDocs map[string]string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// fieldKey is one field where it is declared: the struct type that has it
-// (an ",inline" section's fields belong to the section's type), its YAML
-// name and its Go name.
+// fieldKey is one field where it is described: the struct type that has
+// it (declaring), its YAML name and its Go name, and the name of the Go
+// type that declares it (its doc comment's).
 type fieldKey struct {
 	decl         reflect.Type
 	name, goName string
+	goDecl       string
+}
+
+// key is the fieldKey of the field of t at index idx, named name.
+func (g *schemaGen) key(t reflect.Type, idx []int, name string) fieldKey {
+	d := t
+	for _, i := range idx[:len(idx)-1] {
+		d = d.Field(i).Type
+	}
+	return fieldKey{g.declaring(t, idx), name, t.FieldByIndex(idx).Name, d.Name()}
 }
 
 type schemaGen struct {
@@ -135,6 +148,7 @@ type schemaGen struct {
 	rows      map[string]refRow       // docs/scenario-reference.md, by path (list elements as N)
 	fieldDocs map[string]string       // Go doc comments, by Type.Field
 	paths     map[fieldKey][]string   // every path a field is reached by, in file order
+	sections  map[reflect.Type]bool   // the struct types some field holds by name (collectSections)
 	err       error
 }
 
@@ -150,7 +164,7 @@ func (g *schemaGen) collectPaths(t reflect.Type, path string, depth int) {
 		idx := fields[name]
 		p := join(path, name)
 		f := t.FieldByIndex(idx)
-		k := fieldKey{declaring(t, idx), name, f.Name}
+		k := g.key(t, idx, name)
 		g.paths[k] = append(g.paths[k], p)
 		ft := f.Type
 		for ft.Kind() == reflect.Pointer {
@@ -165,12 +179,40 @@ func (g *schemaGen) collectPaths(t reflect.Type, path string, depth int) {
 	}
 }
 
-// declaring is the struct type that declares the field of t at index idx.
-func declaring(t reflect.Type, idx []int) reflect.Type {
+// declaring is the struct type whose field the field of t at index idx is
+// described as: the type that declares it, for a field of an embedded
+// section that is also a section of its own (services.N.workers is
+// described as backend.workers); else t, for the fields of Policies,
+// which is embedded only, and whose timeout means one thing in the fleet,
+// another in a group and another in a call.
+func (g *schemaGen) declaring(t reflect.Type, idx []int) reflect.Type {
+	d := t
 	for _, i := range idx[:len(idx)-1] {
-		t = t.Field(i).Type
+		d = d.Field(i).Type
+		if !g.sections[d] {
+			return t
+		}
 	}
-	return t
+	return d
+}
+
+// collectSections records every struct type some field of t, or below it,
+// holds by name (not inline): the sections that stand on their own.
+func (g *schemaGen) collectSections(t reflect.Type, depth int) {
+	if depth > 12 {
+		return // collectPaths reports it
+	}
+	fields, names := yamlFields(t)
+	for _, name := range names {
+		ft := t.FieldByIndex(fields[name]).Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && !isScalar(ft) && !g.sections[ft] {
+			g.sections[ft] = true
+			g.collectSections(ft, depth+1)
+		}
+	}
 }
 
 func (g *schemaGen) fail(err error) {
@@ -190,7 +232,10 @@ func (g *schemaGen) object(t reflect.Type) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario schema: %s.%s: %w", t.Name(), name, err)
 		}
-		if d := g.describe(fieldKey{declaring(t, idx), name, f.Name}); d != "" {
+		if Inherited(t, name) && f.Type.Kind() != reflect.Pointer {
+			s = orNull(s) // unset: taken from elsewhere (inherits.go)
+		}
+		if d := g.describe(g.key(t, idx, name)); d != "" {
 			s["description"] = d
 		}
 		props[name] = s
@@ -312,7 +357,10 @@ func (g *schemaGen) describe(k fieldKey) string {
 		}
 	}
 	if meaning == "" {
-		return g.fieldDocs[k.decl.Name()+"."+k.goName]
+		if d, ok := g.fieldDocs[k.decl.Name()+"."+k.goName]; ok {
+			return d
+		}
+		return g.fieldDocs[k.goDecl+"."+k.goName] // the Go doc comment where the field is written
 	}
 	if agree && dflt != "" && !strings.HasPrefix(dflt, "see ") {
 		meaning = strings.TrimRight(meaning, " ") + " Default: " + dflt + "."

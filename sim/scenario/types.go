@@ -90,22 +90,9 @@ type Metrics struct {
 type Clients struct {
 	Count   int     `yaml:"count" json:"count"`
 	Arrival Arrival `yaml:"arrival" json:"arrival"`
-	// Timeout is the per-attempt timeout; 0 means none.
-	Timeout Duration `yaml:"timeout" json:"timeout"`
-	// Deadline is the overall deadline of an application request, covering
-	// every attempt and backoff (gRPC deadlines, Envoy's route timeout);
-	// 0 means none.
-	Deadline Duration  `yaml:"deadline" json:"deadline"`
-	Throttle *Throttle `yaml:"throttle" json:"throttle"`
-	Retry    *Retry    `yaml:"retry" json:"retry"`
-	// Breaker, when set, is a circuit breaker per client (or per group).
-	Breaker *Breaker `yaml:"breaker" json:"breaker"`
-	// RateLimiter, when set, is the AWS SDK adaptive retry mode's client
-	// send-rate limiter (CUBIC), one per client: it delays sends.
-	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
-	// Hedge, when set, sends a hedged copy of each request's first attempt
-	// after a delay.
-	Hedge *Hedge `yaml:"hedge" json:"hedge,omitempty"`
+	// Policies are the fleet's request policies: every client's, or
+	// those a group does not replace.
+	Policies `yaml:",inline"`
 	// Startup spreads the clients' start times.
 	Startup Startup `yaml:"startup" json:"startup"`
 	// Connection, when set, makes every client hold a persistent
@@ -135,27 +122,44 @@ type Clients struct {
 // fleet's. Clients are assigned to groups in order: the first share of the
 // client ids to the first group, and so on.
 type Group struct {
-	Name        string       `yaml:"name" json:"name"`
-	Share       float64      `yaml:"share" json:"share"`
-	Timeout     *Duration    `yaml:"timeout" json:"timeout"`
-	Deadline    *Duration    `yaml:"deadline" json:"deadline"`
-	Throttle    *Throttle    `yaml:"throttle" json:"throttle"`
-	Retry       *Retry       `yaml:"retry" json:"retry"`
-	Breaker     *Breaker     `yaml:"breaker" json:"breaker"`
-	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
-	Hedge       *Hedge       `yaml:"hedge" json:"hedge,omitempty"`
+	Name  string  `yaml:"name" json:"name"`
+	Share float64 `yaml:"share" json:"share"`
+	// Policies are the group's request policies. Its Timeout and Deadline
+	// count only if the group gives them (a file that sets them, even to
+	// 0); a group built in code gives neither. Clients.ResolvedGroups has
+	// each group's effective stack.
+	Policies `yaml:",inline"`
 	// Priority is the group's DAGOR business priority (default the fleet's).
 	Priority *Priority `yaml:"priority" json:"priority,omitempty"`
+	// given records which of Timeout and Deadline the group gives (the
+	// decoder and UnmarshalJSON set it, see inherits.go); the others are
+	// the fleet's.
+	given givenFields
 }
 
-// Policies is the request-policy part of a fleet or a group.
+// Policies is a policy stack: the request policies of the fleet
+// (clients), of a group (clients.groups) or of a service's call
+// (services.N.calls). It is declared once and embedded in each, so a
+// section decodes, validates (Policies.validate) and resolves the same
+// wherever it is.
 type Policies struct {
-	Timeout, Deadline Duration
-	Throttle          *Throttle
-	Retry             *Retry
-	Breaker           *Breaker
-	RateLimiter       *RateLimiter
-	Hedge             *Hedge
+	// Timeout is the per-attempt timeout (0: none); Deadline the overall
+	// deadline of a request or call, retries included (0: none).
+	Timeout  Duration `yaml:"timeout" json:"timeout"`
+	Deadline Duration `yaml:"deadline" json:"deadline"`
+	// Throttle, when set, is the adaptive throttle (the SRE formula and
+	// its variants).
+	Throttle *Throttle `yaml:"throttle" json:"throttle"`
+	// Retry, when set, retries failed attempts, with an optional budget.
+	Retry *Retry `yaml:"retry" json:"retry"`
+	// Breaker, when set, is a circuit breaker per client (or per group).
+	Breaker *Breaker `yaml:"breaker" json:"breaker"`
+	// RateLimiter, when set, is the AWS SDK adaptive retry mode's client
+	// send-rate limiter (CUBIC), one per client: it delays sends.
+	RateLimiter *RateLimiter `yaml:"rate_limiter" json:"rate_limiter"`
+	// Hedge, when set, sends a hedged copy of each request's first attempt
+	// after a delay.
+	Hedge *Hedge `yaml:"hedge" json:"hedge,omitempty"`
 }
 
 // Hedge sends a second copy of a request's first attempt when no answer
@@ -191,9 +195,8 @@ type GroupSpec struct {
 // the scenario has none). Each group gets its share of the clients rounded
 // down; the clients left over go one each to the groups in list order.
 func (c *Clients) ResolvedGroups() []GroupSpec {
-	fleet := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: c.Throttle, Retry: c.Retry, Breaker: c.Breaker, RateLimiter: c.RateLimiter, Hedge: c.Hedge}
 	if len(c.Groups) == 0 {
-		return []GroupSpec{{Name: "all", Count: c.Count, Policies: fleet}}
+		return []GroupSpec{{Name: "all", Count: c.Count, Policies: c.Policies}}
 	}
 	var total float64
 	for _, g := range c.Groups {
@@ -212,14 +215,7 @@ func (c *Clients) ResolvedGroups() []GroupSpec {
 	out := make([]GroupSpec, len(c.Groups))
 	start := 0
 	for i, g := range c.Groups {
-		p := Policies{Timeout: c.Timeout, Deadline: c.Deadline, Throttle: g.Throttle, Retry: g.Retry, Breaker: g.Breaker, RateLimiter: g.RateLimiter, Hedge: g.Hedge}
-		if g.Timeout != nil {
-			p.Timeout = *g.Timeout
-		}
-		if g.Deadline != nil {
-			p.Deadline = *g.Deadline
-		}
-		out[i] = GroupSpec{Name: g.Name, Start: start, Count: counts[i], Policies: p}
+		out[i] = GroupSpec{Name: g.Name, Start: start, Count: counts[i], Policies: g.resolved(c.Policies)}
 		start += counts[i]
 	}
 	return out

@@ -199,56 +199,10 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	v.check(c.Deadline >= 0, "clients.deadline", "must be >= 0 (0: no deadline), got %s", c.Deadline)
 	v.check(c.Deadline <= s.Duration, "clients.deadline", "%s is longer than the run (%s)", c.Deadline, s.Duration)
 
-	if t := c.Throttle; t != nil {
-		v.check(t.K > 0, "clients.throttle.k", "must be > 0, got %g", t.K)
-		v.check(t.Window > 0, "clients.throttle.window", "must be > 0, got %s", t.Window)
-		v.check(t.Buckets >= 1 && t.Buckets <= 1_000_000, "clients.throttle.buckets", "must be in 1..1000000, got %d", t.Buckets)
-		if t.Window > 0 && t.Buckets >= 1 {
-			v.check(int64(t.Window)%int64(t.Buckets) == 0, "clients.throttle.buckets", "window %s does not split into %d equal buckets", t.Window, t.Buckets)
-			width := int64(t.Window) / int64(t.Buckets)
-			v.check(width > 0 && int64(s.Duration)/max(width, 1) < 1<<32, "clients.throttle.buckets", "buckets of %s over a %s run are more than 2^32 buckets; use fewer buckets", Duration(width), s.Duration)
-		}
-		v.check(t.GroupSize >= 1, "clients.throttle.group_size", "must be >= 1, got %d", t.GroupSize)
-		v.check(t.Scope == ScopeGroup || t.GroupSize == 1, "clients.throttle.group_size", "is %d but scope is %q: set scope: group to share a throttle", t.GroupSize, t.Scope)
-		v.check(len(t.AcceptOutcomes) > 0, "clients.throttle.accept_outcomes", "must name at least one outcome (usually [ok])")
-		v.check(t.Padding > 0, "clients.throttle.padding", "must be > 0 (the SRE book: 1, gRPC's RLS throttler: 8), got %g", t.Padding)
-		v.check(t.Aggression > 0, "clients.throttle.aggression", "must be > 0 (1: the SRE formula), got %g", t.Aggression)
-		v.check(t.MaxProbability > 0 && t.MaxProbability <= 1, "clients.throttle.max_probability", "must be in (0, 1], got %g", t.MaxProbability)
-		v.check(t.MinRequests >= 0, "clients.throttle.min_requests", "must be >= 0, got %d", t.MinRequests)
-	}
-	if r := c.Retry; r != nil {
-		v.check(r.MaxAttempts >= 1 && r.MaxAttempts <= MaxAttempts, "clients.retry.max_attempts", "must be in 1..%d, got %d", MaxAttempts, r.MaxAttempts)
-		b := r.Backoff
-		v.check(b.Base >= 0, "clients.retry.backoff.base", "must be >= 0, got %s", b.Base)
-		v.check(b.Cap >= b.Base, "clients.retry.backoff.cap", "must be >= base (%s), got %s", b.Base, b.Cap)
-		v.check(b.Multiplier >= 1, "clients.retry.backoff.multiplier", "must be >= 1, got %g", b.Multiplier)
-		v.check(b.Jitter != JitterDecorrelated || b.Base > 0, "clients.retry.backoff.base", "decorrelated jitter needs base > 0")
-		v.check(b.JitterFraction >= 0 && b.JitterFraction <= 1, "clients.retry.backoff.jitter_fraction", "must be in [0, 1], got %g", b.JitterFraction)
-		v.check(b.ThrottleBase >= 0, "clients.retry.backoff.throttle_base", "must be >= 0 (0: base after throttles too), got %s", b.ThrottleBase)
-		v.check(b.Jitter != JitterDecorrelated || b.ThrottleBase == 0, "clients.retry.backoff.throttle_base", "does not apply to decorrelated jitter")
-		if bg := r.Budget; bg != nil {
-			v.check(bg.GroupSize >= 1, "clients.retry.budget.group_size", "must be >= 1, got %d", bg.GroupSize)
-			bp, before := "clients.retry.budget.", len(v.errs)
-			switch bc := bg.BudgetConfig(); bg.Kind {
-			case BudgetTokenBucket:
-				for _, f := range []struct {
-					name string
-					x    float64
-				}{{"bucket_capacity", bc.BucketCapacity}, {"bucket_initial", bc.BucketInitial}, {"bucket_deposit", bc.Deposit}, {"bucket_threshold", bc.Threshold}, {"bucket_cost", bc.Cost}} {
-					v.check(f.x >= 0 && f.x <= 1e6, bp+f.name, "must be in [0, 1000000] tokens, got %g", f.x)
-				}
-				v.check(bc.Cost >= 0.0005, bp+"bucket_cost", "must be at least 0.001 tokens (amounts are kept to 3 decimals), got %g", bc.Cost)
-				v.check(bc.BucketInitial <= bc.BucketCapacity, bp+"bucket_initial", "must not exceed bucket_capacity (%g), got %g", bc.BucketCapacity, bc.BucketInitial)
-			case BudgetRetryBreaker:
-				v.check(bc.MaxFailureRate >= 0 && bc.MaxFailureRate <= 1e6, bp+"max_failure_rate", "must be in [0, 1000000] (failures per first try; Brooker: 0.1), got %g", bc.MaxFailureRate)
-				v.check(bc.Window >= 0, bp+"window", "must be >= 0 (0: count since the client started), got %s", Duration(bc.Window))
-				v.check(bc.Window == 0 || bc.Window >= int64(time.Millisecond), bp+"window", "must be 0 or at least 1ms, got %s", Duration(bc.Window))
-			}
-			if err := bg.BudgetConfig().Validate(); err != nil && len(v.errs) == before { // the field checks above said it better
-				v.check(false, "clients.retry.budget", "%v", err)
-			}
-		}
-	}
+	// The fleet's sections, in the order their problems were always
+	// reported in: throttle and retry, the groups, then the others.
+	c.Throttle.validate(v, "clients.throttle")
+	c.Retry.validate(v, "clients.retry")
 	namesOK := true // every group name short enough to quote
 	for i, g := range c.Groups {
 		p := fmt.Sprintf("clients.groups.%d", i)
@@ -259,15 +213,14 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		for j := 0; j < i && ok; j++ {
 			v.check(c.Groups[j].Name != g.Name, p+".name", "%q is also the name of clients.groups.%d", g.Name, j)
 		}
-		if g.Timeout != nil {
-			v.check(*g.Timeout >= 0, p+".timeout", "must be >= 0, got %s", *g.Timeout)
+		if g.given.timeout {
+			v.check(g.Timeout >= 0, p+".timeout", "must be >= 0, got %s", g.Timeout)
 		}
-		if g.Deadline != nil {
-			v.check(*g.Deadline >= 0, p+".deadline", "must be >= 0, got %s", *g.Deadline)
-			v.check(*g.Deadline <= s.Duration, p+".deadline", "%s is longer than the run (%s)", *g.Deadline, s.Duration)
+		if g.given.deadline {
+			v.check(g.Deadline >= 0, p+".deadline", "must be >= 0, got %s", g.Deadline)
+			v.check(g.Deadline <= s.Duration, p+".deadline", "%s is longer than the run (%s)", g.Deadline, s.Duration)
 		}
-		// A group's sections get the same checks as the fleet's.
-		v.policies(p, Policies{Throttle: g.Throttle, Retry: g.Retry, Breaker: g.Breaker, RateLimiter: g.RateLimiter, Hedge: g.Hedge})
+		g.Policies.validate(v, p)
 	}
 	if len(c.Groups) > 0 {
 		v.check(len(c.Groups) <= 255, "clients.groups", "at most 255 groups, got %d", len(c.Groups))
@@ -281,30 +234,9 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			}
 		}
 	}
-	if br := c.Breaker; br != nil {
-		v.check(br.GroupSize >= 1, "clients.breaker.group_size", "must be >= 1, got %d", br.GroupSize)
-		v.check(len(br.FailureOutcomes) > 0, "clients.breaker.failure_outcomes", "must name at least one outcome")
-		if err := br.BreakerConfig().Validate(); err != nil {
-			for _, line := range strings.Split(err.Error(), "\n") {
-				v.check(false, "clients.breaker", "%s", strings.TrimPrefix(line, "breaker: "))
-			}
-		}
-	}
-	if h := c.Hedge; h != nil {
-		v.check(h.Delay >= 0, "clients.hedge.delay", "must be >= 0, got %s", h.Delay)
-		v.check(h.Quantile >= 0 && h.Quantile < 1, "clients.hedge.quantile", "must be in [0, 1) (0: use delay; e.g. 0.95), got %g", h.Quantile)
-		v.check(h.MinSamples >= 1, "clients.hedge.min_samples", "must be >= 1, got %d", h.MinSamples)
-		v.check(s.Network == nil, "clients.hedge", "is not modelled with a network section yet")
-		v.check(s.Backend.Kind != BackendOCC, "clients.hedge", "does not apply to backend.kind occ")
-	}
-	if rl := c.RateLimiter; rl != nil {
-		v.check(rl.Beta > 0 && rl.Beta < 1, "clients.rate_limiter.beta", "must be in (0, 1), got %g", rl.Beta)
-		v.check(rl.C > 0, "clients.rate_limiter.c", "must be > 0, got %g", rl.C)
-		v.check(rl.Smoothing > 0 && rl.Smoothing <= 1, "clients.rate_limiter.smoothing", "must be in (0, 1], got %g", rl.Smoothing)
-		v.check(rl.MinRate > 0, "clients.rate_limiter.min_rate", "must be > 0, got %s", rl.MinRate)
-		v.check(rl.BucketInterval > 0, "clients.rate_limiter.bucket_interval", "must be > 0, got %s", rl.BucketInterval)
-		v.check(len(rl.ThrottleOutcomes) > 0, "clients.rate_limiter.throttle_outcomes", "must name at least one outcome (usually [rejected])")
-	}
+	c.Breaker.validate(v, "clients.breaker")
+	c.Hedge.validate(v, "clients.hedge")
+	c.RateLimiter.validate(v, "clients.rate_limiter")
 	bk := s.Backend
 	st := c.Startup
 	v.check(st.Window >= 0, "clients.startup.window", "must be >= 0, got %s", st.Window)
@@ -580,21 +512,6 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, p+".error_rate", "must be in [0, 1), got %g", b.ErrorRate)
 	v.check(b.AcceptBacklog >= 0, p+".accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)
 	v.check(b.RetryAfter >= 0, p+".retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
-}
-
-// policies checks a group's or a call's policy stack, under path p, with
-// the checks of the fleet's sections.
-func (v *validator) policies(p string, pp Policies) {
-	sub := *v.scenario
-	sub.Services = nil
-	sub.Clients.Groups = nil
-	sub.Clients.Throttle, sub.Clients.Retry, sub.Clients.Breaker, sub.Clients.RateLimiter, sub.Clients.Hedge = pp.Throttle, pp.Retry, pp.Breaker, pp.RateLimiter, pp.Hedge
-	for _, e := range sub.validate(v.file, nil) {
-		if strings.HasPrefix(e.Path, "clients.throttle") || strings.HasPrefix(e.Path, "clients.retry") ||
-			strings.HasPrefix(e.Path, "clients.breaker") || strings.HasPrefix(e.Path, "clients.rate_limiter") || strings.HasPrefix(e.Path, "clients.hedge") {
-			v.check(false, p+strings.TrimPrefix(e.Path, "clients"), "%s", e.Msg)
-		}
-	}
 }
 
 // TotalWorkers is the workers of every replica together.

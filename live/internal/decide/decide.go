@@ -31,20 +31,35 @@ func fieldName(f reflect.StructField) string {
 	return name
 }
 
+// inline reports whether f is an embedded section whose fields are the
+// section's own (yaml ",inline"), as the scenario's Policies in Clients.
+func inline(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return f.Anonymous && opts == "inline" && f.Type.Kind() == reflect.Struct
+}
+
 // Refused names, as section.name, the fields of the struct v that are set
 // and that t refuses or has no decision for.
 func (t Table) Refused(section string, v any) []string {
-	rv := reflect.ValueOf(v)
 	var out []string
-	for i := range rv.NumField() {
-		name := fieldName(rv.Type().Field(i))
-		if name == "" {
-			continue
-		}
-		if d, ok := t[name]; (!ok || d == Refused) && !rv.Field(i).IsZero() {
-			out = append(out, section+"."+name)
+	var walk func(rv reflect.Value)
+	walk = func(rv reflect.Value) {
+		for i := range rv.NumField() {
+			f := rv.Type().Field(i)
+			if inline(f) {
+				walk(rv.Field(i))
+				continue
+			}
+			name := fieldName(f)
+			if name == "" {
+				continue
+			}
+			if d, ok := t[name]; (!ok || d == Refused) && !rv.Field(i).IsZero() {
+				out = append(out, section+"."+name)
+			}
 		}
 	}
+	walk(reflect.ValueOf(v))
 	return out
 }
 
@@ -52,16 +67,25 @@ func (t Table) Refused(section string, v any) []string {
 // for, and the names in t that are no field of typ, each sorted.
 func (t Table) Undecided(typ reflect.Type) (missing, extra []string) {
 	seen := map[string]bool{}
-	for i := range typ.NumField() {
-		name := fieldName(typ.Field(i))
-		if name == "" {
-			continue
-		}
-		seen[name] = true
-		if _, ok := t[name]; !ok {
-			missing = append(missing, name)
+	var walk func(typ reflect.Type)
+	walk = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if inline(f) {
+				walk(f.Type)
+				continue
+			}
+			name := fieldName(f)
+			if name == "" {
+				continue
+			}
+			seen[name] = true
+			if _, ok := t[name]; !ok {
+				missing = append(missing, name)
+			}
 		}
 	}
+	walk(typ)
 	for name := range t {
 		if !seen[name] {
 			extra = append(extra, name)

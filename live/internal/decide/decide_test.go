@@ -13,6 +13,27 @@ type section struct {
 	D float64 `yaml:"-"`
 }
 
+// embedding has section's fields inline, as the scenario's Clients has
+// its Policies.
+type embedding struct {
+	section `yaml:",inline"`
+	E       int `yaml:"e"`
+}
+
+// The fields of an inline section are the embedding section's own: each
+// is decided and refused by its name, not skipped.
+func TestInlineSections(t *testing.T) {
+	s := "x"
+	tab := Table{"a": Live, "b": Refused, "c": Live, "e": Live}
+	if got, want := tab.Refused("s", embedding{section: section{A: 1, B: &s}, E: 2}), []string{"s.b"}; !slices.Equal(got, want) {
+		t.Errorf("Refused: got %v, want %v", got, want)
+	}
+	missing, extra := Table{"a": Live, "e": Live}.Undecided(reflect.TypeFor[embedding]())
+	if !slices.Equal(missing, []string{"b", "c"}) || len(extra) != 0 {
+		t.Errorf("Undecided: got missing %v, extra %v; want [b c] and none", missing, extra)
+	}
+}
+
 func TestRefused(t *testing.T) {
 	tab := Table{"a": Live, "b": Refused}
 	s := "x"
