@@ -63,8 +63,6 @@ type TraceEvent struct {
 
 // Result is the outcome of one run.
 type Result struct {
-	// Live is set by live runs (throttlesim live), nil for simulations.
-	Live        *LiveSchedule
 	Scenario    *scenario.Scenario // as resolved, seed included
 	Series      *metrics.Series
 	Summary     metrics.Summary
@@ -218,7 +216,8 @@ type GroupResult struct {
 	Summary GroupSummary
 }
 
-// GroupSummary is a client group's headline figures (summary.json groups).
+// GroupSummary is a client group's headline figures (the groups section
+// of the run folder's summary, sim/rundir).
 type GroupSummary struct {
 	Name             string `json:"name"`
 	Clients          int    `json:"clients"`

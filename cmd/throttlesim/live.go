@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -114,16 +115,15 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 	if runErr != nil {
 		out += ".incomplete"
 	}
-	files, err := resultFiles(res, !o.noCharts, nil)
-	if err != nil {
-		return writeError(out, err)
-	}
 	js, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
 	}
 	// live.json before summary.json, which stays last (the folder's manifest).
-	files = append(files[:len(files)-1], resultdir.File{Name: "live.json", Data: append(js, '\n')}, files[len(files)-1])
+	files, err := resultFiles(rundir.Run{Result: res, Live: info.Schedule()}, !o.noCharts, nil, resultdir.File{Name: rundir.LiveFile, Data: append(js, '\n')})
+	if err != nil {
+		return writeError(out, err)
+	}
 	if err := resultdir.Write(out, files); err != nil {
 		return writeError(out, err)
 	}

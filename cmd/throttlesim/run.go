@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"io"
 	"os"
 	"path/filepath"
@@ -251,7 +252,7 @@ func isResultsFolder(dir string) bool {
 	if err != nil || len(entries) == 0 {
 		return err == nil
 	}
-	for _, marker := range []string{"summary.json", "sweep.json", "shard.json", "compare.json", "contention.json", "map.json", "tune.json"} {
+	for _, marker := range rundir.Markers {
 		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
 			return true
 		}
@@ -259,33 +260,17 @@ func isResultsFolder(dir string) bool {
 	return false
 }
 
-func build() sim.Build { return sim.Build{Version: version, Commit: commit} }
+func build() rundir.Build { return rundir.Build{Version: version, Commit: commit} }
 
 // resultFiles renders every output file of a run: report.html shows the
-// threshold verdicts.
-func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]resultdir.File, error) {
-	csv, err := res.TimeseriesCSV()
-	if err != nil {
-		return nil, err
-	}
-	js, err := res.SummaryJSON(build())
-	if err != nil {
-		return nil, err
-	}
-	files := []resultdir.File{{Name: "timeseries.csv", Data: csv}}
-	if g := res.GroupsCSV(); g != nil {
-		files = append(files, resultdir.File{Name: "groups.csv", Data: g})
-	}
-	svcsCSV, err := res.ServicesCSV()
-	if err != nil {
-		return nil, err
-	}
-	if svcsCSV != nil {
-		files = append(files, resultdir.File{Name: "services.csv", Data: svcsCSV})
-	}
+// threshold verdicts; extra files (a live run's live.json) go before
+// summary.json.
+func resultFiles(run rundir.Run, charts bool, verdicts []threshold.Verdict, extra ...resultdir.File) ([]resultdir.File, error) {
+	res := run.Result
 	var cs []plots.Chart
 	if charts && len(res.Series.Rows) > 0 {
-		if cs, err = plots.All(report.RunInput(res)); err != nil {
+		var err error
+		if cs, err = plots.All(report.RunInput(run)); err != nil {
 			return nil, err
 		}
 		if svcs := report.ServicesInput(res); svcs != nil {
@@ -294,24 +279,25 @@ func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]
 			// against a capacity far above the tier that is overloaded.
 			over, err := plots.ServicesOverload(res.Scenario.Name, svcs, report.GraphFaults(res.Scenario))
 			if err != nil {
-				return nil, fmt.Errorf("plots: services_overload.png: %w", err)
+				return nil, fmt.Errorf("plots: %s: %w", rundir.ServicesOverloadChart, err)
 			}
-			cs = append([]plots.Chart{{File: "services_overload.png", PNG: over}}, cs...)
+			cs = append([]plots.Chart{{File: rundir.ServicesOverloadChart, PNG: over}}, cs...)
 			load, err := plots.ServicesLoad(res.Scenario.Name, svcs)
 			if err != nil {
-				return nil, fmt.Errorf("plots: services_load.png: %w", err)
+				return nil, fmt.Errorf("plots: %s: %w", rundir.ServicesLoadChart, err)
 			}
 			amp, err := plots.Amplification(res.Scenario.Name, svcs)
 			if err != nil {
-				return nil, fmt.Errorf("plots: amplification.png: %w", err)
+				return nil, fmt.Errorf("plots: %s: %w", rundir.AmplificationChart, err)
 			}
-			cs = append(cs, plots.Chart{File: "services_load.png", PNG: load}, plots.Chart{File: "amplification.png", PNG: amp})
-		}
-		for _, c := range cs {
-			files = append(files, resultdir.File{Name: c.File, Data: c.PNG})
+			cs = append(cs, plots.Chart{File: rundir.ServicesLoadChart, PNG: load}, plots.Chart{File: rundir.AmplificationChart, PNG: amp})
 		}
 	}
-	doc := res.Doc(build())
+	var pngs []resultdir.File
+	for _, c := range cs {
+		pngs = append(pngs, resultdir.File{Name: c.File, Data: c.PNG})
+	}
+	doc := run.Doc(build())
 	var vs []report.PointVerdicts
 	if len(verdicts) > 0 {
 		vs = []report.PointVerdicts{{Label: res.Scenario.Name, Verdicts: verdicts}}
@@ -324,13 +310,11 @@ func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, resultdir.File{Name: "report.html", Data: html})
-	// summary.json last: it is the manifest of the folder.
-	return append(files, resultdir.File{Name: "summary.json", Data: js}), nil
+	return run.Files(build(), pngs, html, extra...)
 }
 
 func writeResults(dir string, res *sim.Result, charts bool, verdicts []threshold.Verdict) error {
-	files, err := resultFiles(res, charts, verdicts)
+	files, err := resultFiles(rundir.Run{Result: res}, charts, verdicts)
 	if err != nil {
 		return err
 	}
@@ -424,7 +408,7 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
 	}
-	doc := res.Doc(build())
+	doc := rundir.Run{Result: res}.Doc(build())
 	printVerdict(w, report.RunVerdict(&doc))
 	printVerdicts(w, "thresholds", verdicts)
 	fmt.Fprintf(w, "results: %s%c\n", out, filepath.Separator)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/report"
-	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
@@ -110,9 +110,9 @@ func summarizeRun(w io.Writer, dirs []string, format string, columns []string) e
 	if len(columns) > 0 && (format == "markdown" || format == "table") {
 		return usageError{errors.New("--columns applies to one sweep folder (or to --format csv)")}
 	}
-	var docs []*sim.SummaryDoc
+	var docs []*rundir.SummaryDoc
 	for _, d := range dirs {
-		doc, err := sim.ReadSummary(d)
+		doc, err := rundir.ReadSummary(d)
 		if err != nil {
 			return err
 		}

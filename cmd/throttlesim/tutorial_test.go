@@ -1,12 +1,11 @@
 package main
 
 import (
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/throttlesim/throttlesim/sim"
 )
 
 // docs/tutorial.md's scenario block is a valid scenario, and the answers
@@ -44,7 +43,7 @@ func TestTutorialScenario(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.name, r.code, r.stderr)
 		}
-		doc, err := sim.ReadSummary(out)
+		doc, err := rundir.ReadSummary(out)
 		if err != nil {
 			t.Fatal(err)
 		}
