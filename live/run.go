@@ -520,7 +520,7 @@ wait:
 	info.PeakInFlight, info.GeneratorDropped = rec.peak, rec.dropped
 	info.ScheduleOK = ScheduleKept(info.ScheduleLagP99MS, info.ScheduleLagMaxMS) && rec.dropped == 0
 	if interrupted {
-		return res, info, fmt.Errorf("%w at %.3fs of %.3fs", sim.ErrInterrupted, float64(stoppedAt)/1e9, float64(end)/1e9)
+		return res, info, &sim.InterruptedError{At: stoppedAt, End: end}
 	}
 	return res, info, nil
 }
