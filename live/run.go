@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"io"
 	"math"
 	"net"
@@ -28,6 +27,7 @@ import (
 	"github.com/throttlesim/throttlesim/live/server"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 

@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"math"
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )

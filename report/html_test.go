@@ -3,13 +3,13 @@ package report
 import (
 	"bytes"
 	"flag"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 	"github.com/throttlesim/throttlesim/sim/threshold"

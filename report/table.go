@@ -3,12 +3,12 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )

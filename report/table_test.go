@@ -1,10 +1,10 @@
 package report
 
 import (
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"testing"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )

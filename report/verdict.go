@@ -2,12 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 

@@ -1,12 +1,12 @@
 package report
 
 import (
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"strings"
 	"testing"
 
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 	"github.com/throttlesim/throttlesim/sim/threshold"

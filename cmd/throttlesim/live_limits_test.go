@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/throttlesim/throttlesim/live"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // --max-in-flight reaches the engine and the results: against a target

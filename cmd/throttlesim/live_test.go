@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // liveScenario takes 2 s of wall time: 20 clients at 50 req/s against a

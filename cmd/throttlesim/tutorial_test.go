@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // docs/tutorial.md's scenario block is a valid scenario, and the answers

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // Options of an execution.

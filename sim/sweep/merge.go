@@ -3,13 +3,13 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // Merge gathers the runs of the shards of one sweep (sweep --shard i/n)

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/throttlesim/throttlesim/sim/rundir"
 	"io"
 	"math"
 	"os"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/live"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 type metric struct {
