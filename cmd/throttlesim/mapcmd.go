@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,7 +86,7 @@ The method, its guarantees, every flag and output: docs/cli.md,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			for _, n := range []string{"rare-method", "rare-until", "rare-factor", "rare-slot", "rare-paths", "rare-points", "rare-from"} {
 				if cmd.Flags().Changed(n) && o.rareFlagsSet == "" {
 					o.rareFlagsSet = "--" + n
@@ -113,16 +112,16 @@ The method, its guarantees, every flag and output: docs/cli.md,
 	f.StringVar(&o.trigger, "trigger", "", "the trigger field and its range: PATH=a..b")
 	f.StringVar(&o.loadLabel, "load-label", "", `the load axis's name on the chart (default: derived from the field, e.g. "offered load (/s)")`)
 	f.StringVar(&o.triggerLabel, "trigger-label", "", `the trigger axis's name on the chart (default: derived, e.g. "spike length (s)" measured from the spike's start)`)
-	f.StringArrayVar(&o.sets, "set", nil, "override a field of every run, path=value (repeatable)")
+	addSetFlag(cmd, &o.sets, "override a field of every run, path=value (repeatable)")
 	f.DurationVar(&o.horizon, "horizon", 0, "count a run as recovered only if it recovers within this long after the trigger ends (default: before the run ends)")
 	f.IntVar(&o.grid, "grid", 6, "trigger values probed at every load level before bisecting")
 	f.Float64Var(&o.resolution, "resolution", 0, "stop bisecting when the bracket is this narrow, in the trigger's unit (default: its range / 50)")
 	f.IntVar(&o.maxSeeds, "max-seeds", 20, "seeds at most per probe")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "error probability of each probe's verdict")
 	f.Float64Var(&o.delta, "delta", 0.25, "indifference zone: verdicts are only guaranteed when P(no recovery) is outside 1/2 ± delta")
-	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the scenario's seed)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-map)")
+	addSeedFlag(f, &o.seed, 0, "base seed (default: the scenario's seed)")
+	addJobsFlag(f, &o.jobs)
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-map)")
 	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters; auto reads i and n from a Kubernetes Indexed Job or a Slurm array (see sweep --help)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted map: its finished runs are kept in <out>.incomplete and not run again (refused if the scenario or a flag changed)")
 	f.StringVar(&o.rare, "rare", "", "estimate small P(no recovery) below each boundary; the measure (in_system, outstanding, timed_out) the method ranks runs by, with split optionally =l1,l2,... levels")
@@ -137,7 +136,7 @@ The method, its guarantees, every flag and output: docs/cli.md,
 	addEmitFlags(f, &o.emit)
 	addEmitRoundsFlag(f, &o.emit)
 	addRoundFlags(f, &o.round, "map")
-	cmd.AddCommand(newMapMergeCmd(e))
+	cmd.AddCommand(newMapMergeCmd(e, nil))
 	return cmd
 }
 
@@ -392,8 +391,19 @@ func writeMap(e *env, out string, doc *explore.MapDoc) error {
 	return resultdir.Write(out, files)
 }
 
-func newMapMergeCmd(e *env) *cobra.Command {
-	var out string
+// mapMergeOptions are map merge's arguments and flags.
+type mapMergeOptions struct {
+	shards []string
+	out    string
+}
+
+// newMapMergeCmd builds `throttlesim map merge`; runF replaces the run
+// function in tests (nil: the real one).
+func newMapMergeCmd(e *env, runF func(context.Context, *env, *mapMergeOptions) error) *cobra.Command {
+	o := &mapMergeOptions{}
+	if runF == nil {
+		runF = mapMergeRun
+	}
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Combine the shards of a map (map --shard i/n) into one map",
@@ -407,18 +417,19 @@ func newMapMergeCmd(e *env) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
+			if o.out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
-			return mapMergeRun(e, args, out)
+			o.shards = args
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged map folder")
+	addOutFlag(cmd, &o.out, "", "the merged map folder")
 	return cmd
 }
 
-func mapMergeRun(e *env, shards []string, out string) error {
-	out = filepath.Clean(out)
+func mapMergeRun(_ context.Context, e *env, o *mapMergeOptions) error {
+	shards, out := o.shards, filepath.Clean(o.out)
 	if err := checkOut(out); err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ docs/cli.md. Shell completion: throttlesim completion --help.`,
 			root.AddCommand(c)
 		}
 	}
-	root.AddCommand(newBenchCmd(e)) // hidden: for engine comparisons
+	root.AddCommand(newBenchCmd(e, nil)) // hidden: for engine comparisons
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
 	// `throttlesim completion bash|zsh|fish|powershell` is listed in
@@ -185,12 +185,12 @@ type commandGroup struct {
 // commandGroups are the commands of the root help, in order.
 func commandGroups(e *env) []commandGroup {
 	return []commandGroup{
-		{"start", "Start:", []*cobra.Command{newInitCmd(e), newRunCmd(e, nil), newValidateCmd(e)}},
-		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e), newCompareCmd(e), newSummarizeCmd(e)}},
+		{"start", "Start:", []*cobra.Command{newInitCmd(e, nil), newRunCmd(e, nil), newValidateCmd(e, nil)}},
+		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e, nil), newCompareCmd(e, nil), newSummarizeCmd(e, nil)}},
 		{"search", "Search:", []*cobra.Command{newMapCmd(e, nil), newTuneCmd(e, nil)}},
-		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e)}},
+		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e, nil)}},
 		{"live", "Live:", []*cobra.Command{newServeCmd(e, nil), newLiveCmd(e, nil)}},
-		{"other", "Other:", []*cobra.Command{newContentionCmd(e), newVersionCmd(e)}},
+		{"other", "Other:", []*cobra.Command{newContentionCmd(e, nil), newVersionCmd(e, nil)}},
 	}
 }
 
@@ -239,16 +239,29 @@ func argsExactly(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-func newVersionCmd(e *env) *cobra.Command {
+// versionOptions are version's flags: none.
+type versionOptions struct{}
+
+// newVersionCmd builds `throttlesim version`; runF replaces the run
+// function in tests (nil: the real one).
+func newVersionCmd(e *env, runF func(context.Context, *env, *versionOptions) error) *cobra.Command {
+	o := &versionOptions{}
+	if runF == nil {
+		runF = versionRun
+	}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and Go version",
 		Args:  argsExactly(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(e.stdout, "throttlesim %s (commit %s, %s)\n", version, commit, goInfo())
-			return nil
+			return runF(cmd.Context(), e, o)
 		},
 	}
+}
+
+func versionRun(_ context.Context, e *env, _ *versionOptions) error {
+	fmt.Fprintf(e.stdout, "throttlesim %s (commit %s, %s)\n", version, commit, goInfo())
+	return nil
 }
 
 func goInfo() string { return runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH }

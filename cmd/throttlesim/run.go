@@ -63,20 +63,18 @@ More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			o.quiet = e.quiet
 			return runF(cmd.Context(), e, o)
 		},
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&o.seed, "seed", 0, "master seed (default: the scenario's seed)")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
+	addSeedFlag(f, &o.seed, 0, "master seed (default: the scenario's seed)")
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<scenario name>)")
+	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts: timeseries.csv, summary.json and a report.html without charts")
 	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
 	addThresholdFlag(f, &o.thresholds)
-	cmd.MarkFlagDirname("out")
-	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
 }
 

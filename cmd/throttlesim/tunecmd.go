@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +77,7 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			o.quiet = e.quiet
 			o.flagInputs = flagInputs(cmd)
 			if err := o.round.check(o.resume, map[string]bool{"--emit": o.emit.engine != ""}); err != nil {
@@ -98,14 +97,14 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 	f.StringArrayVar(&o.subjectTo, "subject-to", nil, "a constraint METRIC<=x or METRIC>=x (x may be a percentage), in every scenario (repeatable)")
 	f.StringVar(&o.objective, "objective", "mean", "across several scenarios: mean or worst")
 	f.BoolVar(&o.strict, "strict", false, "a constraint holds only when met with 95% confidence (default: unless violated with 95% confidence)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a field of every scenario, path=value (repeatable)")
+	addSetFlag(cmd, &o.sets, "override a field of every scenario, path=value (repeatable)")
 	f.IntVar(&o.budget, "budget", 200, "simulation runs for the search and the final comparison")
 	f.IntVar(&o.final, "final", 3, "candidates in the final paired comparison")
 	f.IntVar(&o.finalSeeds, "final-seeds", 10, "seeds per candidate in the final comparison")
 	f.IntVar(&o.sensitivity, "sensitivity", 9, "points per parameter in the sensitivity scan (0: none; runs beyond the budget)")
-	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the first scenario's seed)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-tune)")
+	addSeedFlag(f, &o.seed, 0, "base seed (default: the first scenario's seed)")
+	addJobsFlag(f, &o.jobs)
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-tune)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted tuning: its finished runs are kept in <out>.incomplete and not run again (refused if a scenario or a flag changed)")
 	addRoundFlags(f, &o.round, "tuning")
 	addEmitFlags(f, &o.emit)
