@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim/explore"
+	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
 // WriteRare prints the rare-event estimates, if any.
@@ -219,6 +222,41 @@ func MapAxes(sc *scenario.Scenario, load, trig explore.Range, loadLabel, trigLab
 		}
 	}
 	return loadLabel, trigLabel, origin
+}
+
+// MapFiles is a map's folder: map.csv, boundary.csv, map.json, rare.csv
+// (with rare-event estimates), the charts drawn with draw (plots.Map) and
+// report.html. chartErr is why there are no charts (the rest is written
+// anyway); err, why there is no folder.
+func MapFiles(doc *explore.MapDoc, draw func(plots.MapInput) ([]byte, error)) (files []resultdir.File, chartErr, err error) {
+	js, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	files = []resultdir.File{
+		{Name: "map.csv", Data: doc.Result.MapCSV()},
+		{Name: "boundary.csv", Data: doc.Result.BoundaryCSV()},
+		{Name: sweep.MapFile, Data: append(js, '\n')},
+	}
+	if len(doc.Result.Rare) > 0 {
+		files = append(files, resultdir.File{Name: "rare.csv", Data: doc.Result.RareCSV()})
+	}
+	var charts []Chart
+	if png, full, err := MapCharts(doc, draw); err != nil {
+		chartErr = err
+	} else {
+		files = append(files, resultdir.File{Name: "map.png", Data: png})
+		charts = append(charts, Chart{Title: "P(no recovery) over load × trigger, with the boundary", File: "map.png", PNG: png})
+		if full != nil {
+			files = append(files, resultdir.File{Name: "map-full.png", Data: full})
+			charts = append(charts, Chart{Title: "the whole trigger range", File: "map-full.png", PNG: full})
+		}
+	}
+	html, err := MapReport(doc, files[0].Data, files[1].Data, charts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(files, resultdir.File{Name: "report.html", Data: html}), chartErr, nil
 }
 
 // MapReport is the map's report.html: the boundary as printed, the

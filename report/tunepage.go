@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -139,6 +141,39 @@ func TuneJSON(files, sets []string, cfg explore.TuneConfig, res *explore.TuneRes
 		d.Diff = map[string]any{"mean": jnum(res.Diff.Mean), "ci_lo": jnum(res.Diff.Lo), "ci_hi": jnum(res.Diff.Hi), "significant": res.Significant}
 	}
 	return d
+}
+
+// TuneFiles is a tuning's folder: tune.csv, the chosen scenario(s)
+// (best.yaml, or best-<i>-<file> for several scenarios: each source with
+// sets and the chosen values applied), tune.json, the charts drawn with
+// draw and report.html. chartErr is why there are no charts (the rest is
+// written anyway); err, why there is no folder.
+func TuneFiles(name string, scenarios, sets []string, srcs []explore.Source, cfg explore.TuneConfig, res *explore.TuneResult, draw TuneDrawers) (files []resultdir.File, chartErr, err error) {
+	files = []resultdir.File{{Name: "tune.csv", Data: res.TuneCSV(cfg)}}
+	best := cfg.Sets(res.Best)
+	for i, src := range srcs {
+		y, err := explore.WithSets(src.Data, src.File, append(append([]string{}, sets...), best...))
+		if err != nil {
+			return nil, nil, err
+		}
+		n := "best.yaml"
+		if len(srcs) > 1 {
+			n = fmt.Sprintf("best-%d-%s", i+1, filepath.Base(src.File))
+		}
+		files = append(files, resultdir.File{Name: n, Data: y})
+	}
+	js, err := json.MarshalIndent(TuneJSON(scenarios, sets, cfg, res), "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	files = append(files, resultdir.File{Name: "tune.json", Data: append(js, '\n')})
+	charts, chartErr := TuneCharts(name, cfg, res, draw)
+	files = append(files, charts...)
+	html, err := TuneReport(name, cfg, res, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(files, resultdir.File{Name: "report.html", Data: html}), chartErr, nil
 }
 
 // TuneDrawers are the functions TuneCharts draws with: plots.Pareto and

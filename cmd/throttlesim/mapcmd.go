@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -360,34 +359,13 @@ func isIntegerField(src explore.Source, r explore.Range) bool {
 }
 
 func writeMap(e *env, out string, doc *explore.MapDoc) error {
-	js, err := json.MarshalIndent(doc, "", "  ")
+	files, chartErr, err := report.MapFiles(doc, plots.Map)
 	if err != nil {
 		return err
 	}
-	files := []resultdir.File{
-		{Name: "map.csv", Data: doc.Result.MapCSV()},
-		{Name: "boundary.csv", Data: doc.Result.BoundaryCSV()},
-		{Name: sweep.MapFile, Data: append(js, '\n')},
+	if chartErr != nil {
+		fmt.Fprintf(e.stderr, "throttlesim: warning: no map.png: %v\n", chartErr) // the tables are still worth writing
 	}
-	if len(doc.Result.Rare) > 0 {
-		files = append(files, resultdir.File{Name: "rare.csv", Data: doc.Result.RareCSV()})
-	}
-	var charts []report.Chart
-	if png, full, err := report.MapCharts(doc, plots.Map); err != nil {
-		fmt.Fprintf(e.stderr, "throttlesim: warning: no map.png: %v\n", err) // the tables are still worth writing
-	} else {
-		files = append(files, resultdir.File{Name: "map.png", Data: png})
-		charts = append(charts, report.Chart{Title: "P(no recovery) over load × trigger, with the boundary", File: "map.png", PNG: png})
-		if full != nil {
-			files = append(files, resultdir.File{Name: "map-full.png", Data: full})
-			charts = append(charts, report.Chart{Title: "the whole trigger range", File: "map-full.png", PNG: full})
-		}
-	}
-	html, err := report.MapReport(doc, files[0].Data, files[1].Data, charts)
-	if err != nil {
-		return err
-	}
-	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	return resultdir.Write(out, files)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -235,34 +234,14 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		return reportScenarioErr(e, err)
 	}
 	wall := time.Since(start)
-	files := []resultdir.File{{Name: "tune.csv", Data: res.TuneCSV(cfg)}}
+	files, chartErr, err := report.TuneFiles(name, o.files, o.sets, srcs, cfg, res, report.TuneDrawers{Pareto: plots.Pareto, Sensitivity: plots.Sensitivity})
+	if err != nil {
+		return err
+	}
+	if chartErr != nil {
+		fmt.Fprintf(e.stderr, "throttlesim: warning: no charts: %v\n", chartErr) // the tables are still worth writing
+	}
 	sets := cfg.Sets(res.Best)
-	for i, src := range srcs {
-		y, err := explore.WithSets(src.Data, src.File, append(append([]string{}, o.sets...), sets...))
-		if err != nil {
-			return err
-		}
-		n := "best.yaml"
-		if len(srcs) > 1 {
-			n = fmt.Sprintf("best-%d-%s", i+1, filepath.Base(src.File))
-		}
-		files = append(files, resultdir.File{Name: n, Data: y})
-	}
-	js, err := json.MarshalIndent(report.TuneJSON(o.files, o.sets, cfg, res), "", "  ")
-	if err != nil {
-		return err
-	}
-	files = append(files, resultdir.File{Name: "tune.json", Data: append(js, '\n')})
-	charts, err := report.TuneCharts(name, cfg, res, report.TuneDrawers{Pareto: plots.Pareto, Sensitivity: plots.Sensitivity})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "throttlesim: warning: no charts: %v\n", err) // the tables are still worth writing
-	}
-	files = append(files, charts...)
-	html, err := report.TuneReport(name, cfg, res, files)
-	if err != nil {
-		return err
-	}
-	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	if err := resultdir.Write(out, files); err != nil {
 		return err
 	}
