@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
@@ -88,7 +89,7 @@ func compareRun(ctx context.Context, e *env, o *compareOptions) error {
 		return err
 	}
 	if o.baseline != "" && baselineIndex(o.baseline, dirs, nil) < 0 {
-		if _, err := os.Stat(filepath.Join(o.baseline, "summary.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(o.baseline, rundir.SummaryFile)); err == nil {
 			dirs = append([]string{o.baseline}, dirs...) // a run not among the compared: compare it too
 		}
 	}
@@ -158,7 +159,7 @@ func compareRun(ctx context.Context, e *env, o *compareOptions) error {
 	}
 	// compare.json names what was compared (and marks the folder as ours).
 	manifestJSON, _ := json.MarshalIndent(manifest, "", "  ")
-	if err := resultdir.WriteFile(filepath.Join(tmp, "compare.json"), append(manifestJSON, '\n')); err != nil {
+	if err := resultdir.WriteFile(filepath.Join(tmp, rundir.CompareFile), append(manifestJSON, '\n')); err != nil {
 		return err
 	}
 	if err := resultdir.Replace(tmp, out); err != nil {

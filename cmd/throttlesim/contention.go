@@ -14,6 +14,7 @@ import (
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/occ"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
@@ -167,7 +168,7 @@ func contentionRun(ctx context.Context, e *env, o *contentionOptions) error {
 	files := []resultdir.File{
 		{Name: "contention.csv", Data: csv},
 		{Name: "contention.md", Data: md},
-		{Name: "contention.json", Data: append(manifest, '\n')},
+		{Name: rundir.ContentionFile, Data: append(manifest, '\n')},
 		{Name: "contention_writes.png", Data: wpng},
 		{Name: "contention_time.png", Data: tpng},
 	}

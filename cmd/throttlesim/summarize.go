@@ -116,7 +116,7 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 func summarizeRun(_ context.Context, e *env, o *summarizeOptions) error {
 	w, dirs, format, columns := e.stdout, o.dirs, o.format, o.columns
 	if len(dirs) == 1 {
-		if _, err := os.Stat(filepath.Join(dirs[0], "sweep.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(dirs[0], rundir.SweepFile)); err == nil {
 			return sweepTable(w, dirs[0], format, columns)
 		}
 	}

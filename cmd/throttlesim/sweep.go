@@ -17,6 +17,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 	"github.com/throttlesim/throttlesim/sim/threshold"
@@ -181,7 +182,7 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		return err
 	}
 	if shards > 0 {
-		if err := resultdir.WriteFile(filepath.Join(work, "shard.json"), fmt.Appendf(nil, "{\"shard\": %d, \"shards\": %d}\n", shard, shards)); err != nil {
+		if err := resultdir.WriteFile(filepath.Join(work, rundir.ShardFile), fmt.Appendf(nil, "{\"shard\": %d, \"shards\": %d}\n", shard, shards)); err != nil {
 			return err
 		}
 	}
