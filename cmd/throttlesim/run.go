@@ -264,52 +264,11 @@ func build() rundir.Build { return rundir.Build{Version: version, Commit: commit
 // threshold verdicts; extra files (a live run's live.json) go before
 // summary.json.
 func resultFiles(run rundir.Run, charts bool, verdicts []threshold.Verdict, extra ...resultdir.File) ([]resultdir.File, error) {
-	res := run.Result
-	var cs []plots.Chart
-	if charts && len(res.Series.Rows) > 0 {
-		var err error
-		if cs, err = plots.All(report.RunInput(run)); err != nil {
-			return nil, err
-		}
-		if svcs := report.ServicesInput(res); svcs != nil {
-			// A graph's first chart compares every service with its own
-			// capacity: the entry service's server_load.png is flat
-			// against a capacity far above the tier that is overloaded.
-			over, err := plots.ServicesOverload(res.Scenario.Name, svcs, report.GraphFaults(res.Scenario))
-			if err != nil {
-				return nil, fmt.Errorf("plots: %s: %w", rundir.ServicesOverloadChart, err)
-			}
-			cs = append([]plots.Chart{{File: rundir.ServicesOverloadChart, PNG: over}}, cs...)
-			load, err := plots.ServicesLoad(res.Scenario.Name, svcs)
-			if err != nil {
-				return nil, fmt.Errorf("plots: %s: %w", rundir.ServicesLoadChart, err)
-			}
-			amp, err := plots.Amplification(res.Scenario.Name, svcs)
-			if err != nil {
-				return nil, fmt.Errorf("plots: %s: %w", rundir.AmplificationChart, err)
-			}
-			cs = append(cs, plots.Chart{File: rundir.ServicesLoadChart, PNG: load}, plots.Chart{File: rundir.AmplificationChart, PNG: amp})
-		}
-	}
-	var pngs []resultdir.File
-	for _, c := range cs {
-		pngs = append(pngs, resultdir.File{Name: c.File, Data: c.PNG})
-	}
-	doc := run.Doc(build())
-	var vs []report.PointVerdicts
-	if len(verdicts) > 0 {
-		vs = []report.PointVerdicts{{Label: res.Scenario.Name, Verdicts: verdicts}}
-	}
-	page, err := report.RunPage(&doc, vs, report.Charts(cs))
-	if err != nil {
-		return nil, err
-	}
-	html, err := report.HTML(page)
-	if err != nil {
-		return nil, err
-	}
-	return run.Files(build(), pngs, html, extra...)
+	return report.RunFiles(run, build(), charts, verdicts, runDrawers, extra...)
 }
+
+// runDrawers are the plots functions a run's charts are drawn with.
+var runDrawers = report.RunDrawers{All: plots.All, ServicesOverload: plots.ServicesOverload, ServicesLoad: plots.ServicesLoad, Amplification: plots.Amplification}
 
 func writeResults(dir string, res *sim.Result, charts bool, verdicts []threshold.Verdict) error {
 	files, err := resultFiles(rundir.Run{Result: res}, charts, verdicts)
