@@ -108,8 +108,8 @@ func TestMaxInFlightDropsAtTheCap(t *testing.T) {
 	if s := res.Summary; s.Offered != capN || s.Attempts != capN || s.Succeeded != 0 {
 		t.Errorf("offered %d, attempts %d, succeeded %d; want %d, %d, 0", s.Offered, s.Attempts, s.Succeeded, capN, capN)
 	}
-	if info.ScheduleOK || res.Live.ScheduleOK || res.Live.GeneratorDropped != info.GeneratorDropped || res.Live.MaxInFlight != capN {
-		t.Errorf("schedule ok %v, summary live %+v; want not ok, and the drops in summary.json", info.ScheduleOK, res.Live)
+	if info.ScheduleOK || info.Schedule().ScheduleOK || info.Schedule().GeneratorDropped != info.GeneratorDropped || info.Schedule().MaxInFlight != capN {
+		t.Errorf("schedule ok %v, summary live %+v; want not ok, and the drops in summary.json", info.ScheduleOK, info.Schedule())
 	}
 }
 

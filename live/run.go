@@ -27,6 +27,7 @@ import (
 	"github.com/throttlesim/throttlesim/live/server"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
@@ -128,6 +129,14 @@ type Info struct {
 	PeakHeapMB    float64 `json:"peak_heap_mb"`
 	CPUs          int     `json:"cpus"`
 	WallS         float64 `json:"wall_s"`
+}
+
+// Schedule is the live section of the run's summary.json: how well the
+// run kept its schedule (live.json, Info itself, has more).
+func (i *Info) Schedule() *rundir.LiveSchedule {
+	return &rundir.LiveSchedule{ScheduleLagP50MS: i.ScheduleLagP50MS, ScheduleLagP99MS: i.ScheduleLagP99MS,
+		ScheduleLagMaxMS: i.ScheduleLagMaxMS, ScheduleOK: i.ScheduleOK,
+		MaxInFlight: i.MaxInFlight, PeakInFlight: i.PeakInFlight, GeneratorDropped: i.GeneratorDropped}
 }
 
 // ScheduleKept reports whether a live run kept its schedule well enough
@@ -510,11 +519,8 @@ wait:
 	info.LateArrivals = rec.late
 	info.PeakInFlight, info.GeneratorDropped = rec.peak, rec.dropped
 	info.ScheduleOK = ScheduleKept(info.ScheduleLagP99MS, info.ScheduleLagMaxMS) && rec.dropped == 0
-	res.Live = &sim.LiveSchedule{ScheduleLagP50MS: info.ScheduleLagP50MS, ScheduleLagP99MS: info.ScheduleLagP99MS,
-		ScheduleLagMaxMS: info.ScheduleLagMaxMS, ScheduleOK: info.ScheduleOK,
-		MaxInFlight: info.MaxInFlight, PeakInFlight: info.PeakInFlight, GeneratorDropped: info.GeneratorDropped}
 	if interrupted {
-		return res, info, fmt.Errorf("%w at %.3fs of %.3fs", sim.ErrInterrupted, float64(stoppedAt)/1e9, float64(end)/1e9)
+		return res, info, &sim.InterruptedError{At: stoppedAt, End: end}
 	}
 	return res, info, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
@@ -86,14 +87,15 @@ func CompareInputBands(name, varied string, pts []sweep.PointData, bands *Bands)
 }
 
 // RunInput is the input of plots.All for one run: its series, capacity,
-// recovery settings and the fault and spike windows, labelled.
-func RunInput(res *sim.Result) plots.Input {
-	sc := res.Scenario
+// recovery settings and the fault and spike windows, labelled; a live
+// run's time axis is wall time.
+func RunInput(run rundir.Run) plots.Input {
+	res, sc := run.Result, run.Result.Scenario
 	in := plots.Input{
 		Name: sc.Name, Series: res.Series, CapacityRPS: sc.Capacity(), Workers: sc.EntryBackend().TotalWorkers(),
 		Summary: res.Summary, RecoveryWindow: int64(sc.Metrics.RecoveryWindow),
 		RecoverFraction: sc.Metrics.RecoverFraction, StayFraction: sc.Metrics.StayFraction,
-		Contention: sc.Backend.Kind == scenario.BackendOCC, WallClock: res.Live != nil,
+		Contention: sc.Backend.Kind == scenario.BackendOCC, WallClock: run.Live != nil,
 	}
 	if sc.Clients.Connection != nil {
 		in.Clients = sc.Clients.Count

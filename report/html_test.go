@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 	"github.com/throttlesim/throttlesim/sim/threshold"
@@ -24,7 +24,7 @@ func fp(x float64) *float64 { return &x }
 func point(label string, rec []*float64, success []float64) sweep.PointData {
 	pt := sweep.PointData{Label: label}
 	for i := range rec {
-		doc := &sim.SummaryDoc{Scenario: &scenario.Scenario{Name: "golden"}, Summary: metrics.Summary{
+		doc := &rundir.SummaryDoc{Scenario: &scenario.Scenario{Name: "golden"}, Summary: metrics.Summary{
 			SuccessRatio: fp(success[i]),
 			Recovery:     metrics.Recovery{Applicable: true, Recovered: rec[i] != nil, RecoveryTimeS: rec[i]},
 		}}

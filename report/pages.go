@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
@@ -90,7 +91,7 @@ func ChartFiles(files map[string][]byte) []Chart {
 
 // RunPage is the report of one run: its summary, the verdicts of its
 // thresholds, its charts and its scenario.
-func RunPage(doc *sim.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, error) {
+func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, error) {
 	sc := doc.Scenario
 	y, err := ScenarioYAML(sc)
 	if err != nil {

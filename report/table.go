@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
@@ -215,7 +215,7 @@ func recoveredCount(pt sweep.PointData) (recovered, applicable int) {
 
 // RunLabels names runs by scenario name, or by folder where two runs share
 // a scenario name.
-func RunLabels(dirs []string, docs []*sim.SummaryDoc) []string {
+func RunLabels(dirs []string, docs []*rundir.SummaryDoc) []string {
 	names := map[string]int{}
 	for _, d := range docs {
 		names[d.Scenario.Name]++
@@ -232,7 +232,7 @@ func RunLabels(dirs []string, docs []*sim.SummaryDoc) []string {
 
 // RunsTable is one row per run folder: its headline figures, and for runs
 // with connections the reconnect figures.
-func RunsTable(dirs []string, docs []*sim.SummaryDoc) Table {
+func RunsTable(dirs []string, docs []*rundir.SummaryDoc) Table {
 	header := []string{"run", "success", "dropped locally", "amplification", "peak load / capacity", "wasted work", "recovery (s)", "second outage"}
 	conn := false
 	for _, d := range docs {

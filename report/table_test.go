@@ -3,8 +3,8 @@ package report
 import (
 	"testing"
 
-	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
@@ -16,7 +16,7 @@ import (
 // and --columns then indexed past their end.
 func TestSweepTableMixedConnections(t *testing.T) {
 	run := func(conn bool) sweep.RunData {
-		doc := &sim.SummaryDoc{Scenario: scenario.Default()}
+		doc := &rundir.SummaryDoc{Scenario: scenario.Default()}
 		if conn {
 			doc.Summary.Connections = &metrics.ConnSummary{ConnectAttempts: 7}
 		}

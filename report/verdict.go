@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
@@ -18,7 +18,7 @@ import (
 // RunVerdict says what happened in one run: whether and when it
 // recovered, its success, and its peak load against the capacity (in a
 // service graph, the most overloaded service's against its own).
-func RunVerdict(doc *sim.SummaryDoc) []string {
+func RunVerdict(doc *rundir.SummaryDoc) []string {
 	s := doc.Summary
 	r := s.Recovery
 	var first string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 	"github.com/throttlesim/throttlesim/sim/threshold"
@@ -16,7 +17,7 @@ import (
 func noFault(label string, success, amp []float64) sweep.PointData {
 	pt := sweep.PointData{Label: label}
 	for i := range success {
-		doc := &sim.SummaryDoc{Scenario: &scenario.Scenario{Name: "x"}, Summary: metrics.Summary{
+		doc := &rundir.SummaryDoc{Scenario: &scenario.Scenario{Name: "x"}, Summary: metrics.Summary{
 			SuccessRatio: fp(success[i]), Amplification: fp(amp[i]),
 			Recovery: metrics.Recovery{Reason: "no fault in the scenario"},
 		}}
@@ -139,23 +140,23 @@ func TestCompareVerdict(t *testing.T) {
 func TestRunVerdict(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		doc  sim.SummaryDoc
+		doc  rundir.SummaryDoc
 		want string
 	}{
-		{"recovered", sim.SummaryDoc{Run: sim.RunInfo{Status: "complete"}, Summary: metrics.Summary{SuccessRatio: fp(0.8201), PeakReceivedOverCapacity: fp(2.995), FaultLoadOverCapacity: fp(3.281),
+		{"recovered", rundir.SummaryDoc{Run: rundir.RunInfo{Status: "complete"}, Summary: metrics.Summary{SuccessRatio: fp(0.8201), PeakReceivedOverCapacity: fp(2.995), FaultLoadOverCapacity: fp(3.281),
 			Recovery: metrics.Recovery{Applicable: true, Recovered: true, RecoveryTimeS: fp(152), RecoveredAtS: fp(332)}}},
 			"Recovered 152 s after the fault ended (at 332 s). Success 82.0%; peak load 3.00× capacity; 3.28× the capacity left during the fault."},
-		{"second outage", sim.SummaryDoc{Summary: metrics.Summary{SuccessRatio: fp(0.5),
+		{"second outage", rundir.SummaryDoc{Summary: metrics.Summary{SuccessRatio: fp(0.5),
 			Recovery: metrics.Recovery{Applicable: true, Recovered: true, RecoveryTimeS: fp(20), RecoveredAtS: fp(200), SecondOutage: true, SecondOutageAtS: fp(260)}}},
 			"Recovered 20 s after the fault ended (at 200 s), then lost its goodput again at 260 s. Success 50.0%."},
-		{"did not recover", sim.SummaryDoc{Run: sim.RunInfo{Status: "incomplete"}, Summary: metrics.Summary{SuccessRatio: fp(0.18),
+		{"did not recover", rundir.SummaryDoc{Run: rundir.RunInfo{Status: "incomplete"}, Summary: metrics.Summary{SuccessRatio: fp(0.18),
 			Recovery: metrics.Recovery{Applicable: true, Reason: "goodput did not return"}}},
 			"Did not recover: goodput did not return. Success 18.0%. The run is incomplete: these figures cover only the part that ran."},
-		{"no fault", sim.SummaryDoc{Summary: metrics.Summary{Recovery: metrics.Recovery{Reason: "no fault in the scenario"}}},
+		{"no fault", rundir.SummaryDoc{Summary: metrics.Summary{Recovery: metrics.Recovery{Reason: "no fault in the scenario"}}},
 			"Nothing to recover from (no fault in the scenario)."},
 		// A service graph: the most overloaded service's peak, not the
 		// entry's (whose workers wait on their calls).
-		{"graph", sim.SummaryDoc{Summary: metrics.Summary{SuccessRatio: fp(0.252), PeakReceivedOverCapacity: fp(0.0194), FaultLoadOverCapacity: fp(0.0116),
+		{"graph", rundir.SummaryDoc{Summary: metrics.Summary{SuccessRatio: fp(0.252), PeakReceivedOverCapacity: fp(0.0194), FaultLoadOverCapacity: fp(0.0116),
 			Recovery: metrics.Recovery{Applicable: true, Reason: "no return"}},
 			Graph: &sim.GraphSummary{EntryService: "frontend", MostOverloaded: "database", Services: []sim.GraphLine{
 				{Name: "database", PeakLoadOverCapacity: fp(2.41)}, {Name: "frontend", PeakLoadOverCapacity: fp(0.0194)}}}},

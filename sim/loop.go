@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
 )
 
 // eventNames are the event kinds as TraceEvent names them.
@@ -118,7 +117,7 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 			if done != nil {
 				select {
 				case <-done:
-					return e.At, fmt.Errorf("%w at %.3fs of %.3fs: %w", ErrInterrupted, float64(e.At)/1e9, float64(m.end)/1e9, ctx.Err())
+					return e.At, &InterruptedError{At: e.At, End: m.end, Err: ctx.Err()}
 				default:
 				}
 			}

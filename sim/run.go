@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -63,8 +64,6 @@ type TraceEvent struct {
 
 // Result is the outcome of one run.
 type Result struct {
-	// Live is set by live runs (throttlesim live), nil for simulations.
-	Live        *LiveSchedule
 	Scenario    *scenario.Scenario // as resolved, seed included
 	Series      *metrics.Series
 	Summary     metrics.Summary
@@ -100,6 +99,29 @@ type Result struct {
 // ErrInterrupted is returned (wrapped) with a partial Result when the
 // context is cancelled during a run.
 var ErrInterrupted = errors.New("sim: run interrupted")
+
+// InterruptedError is the error of a run its context stopped before its
+// end, saying where (ns of simulated or wall time): it is ErrInterrupted
+// (errors.Is) and wraps the context's error, if any.
+type InterruptedError struct {
+	At, End int64
+	Err     error
+}
+
+// Error is "sim: run interrupted at 12.000s of 60.000s", then the cause.
+func (e *InterruptedError) Error() string {
+	s := fmt.Sprintf("%v at %.3fs of %.3fs", ErrInterrupted, float64(e.At)/1e9, float64(e.End)/1e9)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is reports whether target is ErrInterrupted.
+func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupted }
+
+// Unwrap is the context's error.
+func (e *InterruptedError) Unwrap() error { return e.Err }
 
 // Run simulates the scenario, which must be valid (scenario.Load validates;
 // a scenario built in code should call Validate first).
@@ -218,7 +240,8 @@ type GroupResult struct {
 	Summary GroupSummary
 }
 
-// GroupSummary is a client group's headline figures (summary.json groups).
+// GroupSummary is a client group's headline figures (the groups section
+// of the run folder's summary, sim/rundir).
 type GroupSummary struct {
 	Name             string `json:"name"`
 	Clients          int    `json:"clients"`

@@ -22,7 +22,8 @@ type ServiceResult struct {
 	ReplicaAttempts []int64
 }
 
-// ServiceSummary is a service's headline figures (summary.json services).
+// ServiceSummary is a service's headline figures (the services section
+// of the run folder's summary, sim/rundir).
 type ServiceSummary struct {
 	Name string `json:"name"`
 	// Workers is the workers of every replica together.
@@ -141,7 +142,7 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 	return out
 }
 
-// GraphSummary leads summary.json for a service-graph run: which service
+// GraphSummary leads the summary of a service-graph run: which service
 // the top-level figures describe, and a line per service, the most
 // overloaded first.
 type GraphSummary struct {

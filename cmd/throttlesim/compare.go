@@ -13,18 +13,25 @@ import (
 
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
-// compareOptions are compare's flags.
+// compareOptions are compare's arguments and flags.
 type compareOptions struct {
+	dirs       []string // the run folders compared
 	out, title string
 	baseline   string   // a run folder (among the compared, or added first) or a label
 	thresholds []string // --threshold, added to each run's scenario's
 }
 
-func newCompareCmd(e *env) *cobra.Command {
+// newCompareCmd builds `throttlesim compare`; runF replaces the run
+// function in tests (nil: the real one).
+func newCompareCmd(e *env, runF func(context.Context, *env, *compareOptions) error) *cobra.Command {
 	o := &compareOptions{}
+	if runF == nil {
+		runF = compareRun
+	}
 	cmd := &cobra.Command{
 		Use:   "compare DIR...",
 		Short: "Overlay the results of several runs in one chart set",
@@ -46,10 +53,11 @@ More: docs/cli.md, "throttlesim sweep, compare, merge".`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return compareRun(cmd.Context(), e, args, o)
+			o.dirs = args
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.out, "out", "o", filepath.Join("results", "compare"), "folder for the comparison")
+	addOutFlag(cmd, &o.out, filepath.Join("results", "compare"), "folder for the comparison")
 	cmd.Flags().StringVar(&o.title, "title", "", "chart title (default: the runs' names, or their number when more than two)")
 	cmd.Flags().StringVar(&o.baseline, "baseline", "", "print ratios and differences against this run (a folder or a run's label)")
 	addThresholdFlag(cmd.Flags(), &o.thresholds)
@@ -71,8 +79,8 @@ func baselineIndex(run string, dirs, labels []string) int {
 	return -1
 }
 
-func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) error {
-	out, title := filepath.Clean(o.out), o.title
+func compareRun(ctx context.Context, e *env, o *compareOptions) error {
+	dirs, out, title := o.dirs, filepath.Clean(o.out), o.title
 	if err := checkOut(out); err != nil {
 		return err
 	}
@@ -81,7 +89,7 @@ func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) e
 		return err
 	}
 	if o.baseline != "" && baselineIndex(o.baseline, dirs, nil) < 0 {
-		if _, err := os.Stat(filepath.Join(o.baseline, "summary.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(o.baseline, rundir.SummaryFile)); err == nil {
 			dirs = append([]string{o.baseline}, dirs...) // a run not among the compared: compare it too
 		}
 	}
@@ -151,7 +159,7 @@ func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) e
 	}
 	// compare.json names what was compared (and marks the folder as ours).
 	manifestJSON, _ := json.MarshalIndent(manifest, "", "  ")
-	if err := resultdir.WriteFile(filepath.Join(tmp, "compare.json"), append(manifestJSON, '\n')); err != nil {
+	if err := resultdir.WriteFile(filepath.Join(tmp, rundir.CompareFile), append(manifestJSON, '\n')); err != nil {
 		return err
 	}
 	if err := resultdir.Replace(tmp, out); err != nil {
@@ -171,9 +179,20 @@ func compareRun(ctx context.Context, e *env, dirs []string, o *compareOptions) e
 	return pointsVerdictError(verdicts)
 }
 
-func newMergeCmd(e *env) *cobra.Command {
-	var out string
-	var thresholds []string
+// mergeOptions are merge's arguments and flags.
+type mergeOptions struct {
+	shards     []string
+	out        string
+	thresholds []string
+}
+
+// newMergeCmd builds `throttlesim merge`; runF replaces the run function
+// in tests (nil: the real one).
+func newMergeCmd(e *env, runF func(context.Context, *env, *mergeOptions) error) *cobra.Command {
+	o := &mergeOptions{}
+	if runF == nil {
+		runF = mergeRun
+	}
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Combine the shards of a sweep into the sweep's results",
@@ -190,19 +209,20 @@ same sweep (identical sweep.json) and together they must hold every run.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
+			if o.out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
-			return mergeRun(cmd.Context(), e, args, out, thresholds)
+			o.shards = args
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged sweep folder")
-	addThresholdFlag(cmd.Flags(), &thresholds)
+	addOutFlag(cmd, &o.out, "", "the merged sweep folder")
+	addThresholdFlag(cmd.Flags(), &o.thresholds)
 	return cmd
 }
 
-func mergeRun(ctx context.Context, e *env, shards []string, out string, thresholds []string) error {
-	out = filepath.Clean(out)
+func mergeRun(ctx context.Context, e *env, o *mergeOptions) error {
+	shards, out, thresholds := o.shards, filepath.Clean(o.out), o.thresholds
 	if err := checkOut(out); err != nil {
 		return err
 	}

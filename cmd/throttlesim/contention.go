@@ -14,13 +14,27 @@ import (
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/occ"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
-func newContentionCmd(e *env) *cobra.Command {
-	var out, clients, strategies string
-	var runs int
-	var seed uint64
+// contentionOptions are contention's flags, as given (clients,
+// strategies) and as parsed (counts, strats).
+type contentionOptions struct {
+	out, clients, strategies string
+	runs                     int
+	seed                     uint64
+	counts                   []int
+	strats                   []string
+}
+
+// newContentionCmd builds `throttlesim contention`; runF replaces the run
+// function in tests (nil: the real one).
+func newContentionCmd(e *env, runF func(context.Context, *env, *contentionOptions) error) *cobra.Command {
+	o := &contentionOptions{}
+	if runF == nil {
+		runF = contentionRun
+	}
 	cmd := &cobra.Command{
 		Use:   "contention",
 		Short: "Brooker's backoff experiment: clients contending on one row (optimistic concurrency)",
@@ -36,27 +50,28 @@ More: docs/cli.md, "throttlesim contention" (the model's constants).`,
   throttlesim contention --clients 10,50,100 --runs 30 --strategies none,full`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ns, err := parseClients(clients)
+			ns, err := parseClients(o.clients)
 			if err != nil {
 				return usageError{err}
 			}
-			ss := strings.Split(strategies, ",")
+			ss := strings.Split(o.strategies, ",")
 			for _, s := range ss {
 				if !contains(occ.Strategies, s) {
 					return usageError{fmt.Errorf("--strategies: unknown strategy %q (want some of %s)", s, strings.Join(occ.Strategies, ","))}
 				}
 			}
-			if runs < 1 {
-				return usageError{fmt.Errorf("--runs must be at least 1, got %d", runs)}
+			if o.runs < 1 {
+				return usageError{fmt.Errorf("--runs must be at least 1, got %d", o.runs)}
 			}
-			return contentionRun(cmd.Context(), e, ns, ss, runs, seed, out)
+			o.counts, o.strats = ns, ss
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", filepath.Join("results", "contention"), "results folder")
-	cmd.Flags().StringVar(&clients, "clients", "10:190:20", "client counts: a list (10,50,100) or a range FROM:TO:STEP")
-	cmd.Flags().StringVar(&strategies, "strategies", strings.Join(occ.Strategies, ","), "backoff strategies to compare")
-	cmd.Flags().IntVar(&runs, "runs", 100, "runs averaged per point (seeds seed, seed+1, ...)")
-	cmd.Flags().Uint64Var(&seed, "seed", 1, "first seed")
+	addOutFlag(cmd, &o.out, filepath.Join("results", "contention"), "results folder")
+	cmd.Flags().StringVar(&o.clients, "clients", "10:190:20", "client counts: a list (10,50,100) or a range FROM:TO:STEP")
+	cmd.Flags().StringVar(&o.strategies, "strategies", strings.Join(occ.Strategies, ","), "backoff strategies to compare")
+	cmd.Flags().IntVar(&o.runs, "runs", 100, "runs averaged per point (seeds seed, seed+1, ...)")
+	addSeedFlag(cmd.Flags(), &o.seed, 1, "first seed")
 	return cmd
 }
 
@@ -110,8 +125,8 @@ func parseClients(s string) ([]int, error) {
 	return out, nil
 }
 
-func contentionRun(ctx context.Context, e *env, clients []int, strategies []string, runs int, seed uint64, out string) error {
-	out = filepath.Clean(out)
+func contentionRun(ctx context.Context, e *env, o *contentionOptions) error {
+	clients, strategies, runs, seed, out := o.counts, o.strats, o.runs, o.seed, filepath.Clean(o.out)
 	if err := checkOut(out); err != nil {
 		return err
 	}
@@ -153,7 +168,7 @@ func contentionRun(ctx context.Context, e *env, clients []int, strategies []stri
 	files := []resultdir.File{
 		{Name: "contention.csv", Data: csv},
 		{Name: "contention.md", Data: md},
-		{Name: "contention.json", Data: append(manifest, '\n')},
+		{Name: rundir.ContentionFile, Data: append(manifest, '\n')},
 		{Name: "contention_writes.png", Data: wpng},
 		{Name: "contention_time.png", Data: tpng},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -87,9 +88,20 @@ func shellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func newInitCmd(e *env) *cobra.Command {
-	var tmpl string
-	var force, list bool
+// initOptions are init's argument and flags.
+type initOptions struct {
+	file        string // "" without FILE: NAME.yaml
+	tmpl        string
+	force, list bool
+}
+
+// newInitCmd builds `throttlesim init`; runF replaces the run function in
+// tests (nil: the real one).
+func newInitCmd(e *env, runF func(context.Context, *env, *initOptions) error) *cobra.Command {
+	o := &initOptions{}
+	if runF == nil {
+		runF = initRun
+	}
 	cmd := &cobra.Command{
 		Use:   "init [--template NAME] [FILE]",
 		Short: "Write a commented starting scenario to edit and run",
@@ -108,53 +120,62 @@ stdout. An existing file is never replaced without --force.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if list {
-				if len(args) > 0 || cmd.Flags().Changed("template") || force {
+			if o.list {
+				if len(args) > 0 || cmd.Flags().Changed("template") || o.force {
 					return usageError{errors.New("--list takes no FILE, --template or --force")}
 				}
-				for _, t := range templates {
-					fmt.Fprintf(e.stdout, "%-16s %s\n", t.name, t.about)
-				}
-				return nil
+				return runF(cmd.Context(), e, o)
 			}
-			if !slices.Contains(templateNames(), tmpl) {
-				msg := fmt.Sprintf("--template %q: no such template", tmpl)
-				if s := closestTemplate(tmpl); s != "" {
+			if !slices.Contains(templateNames(), o.tmpl) {
+				msg := fmt.Sprintf("--template %q: no such template", o.tmpl)
+				if s := closestTemplate(o.tmpl); s != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				}
 				return usageError{fmt.Errorf("%s; the templates are %s (throttlesim init --list)", msg, strings.Join(templateNames(), ", "))}
 			}
-			file := tmpl + ".yaml"
+			o.file = o.tmpl + ".yaml"
 			if len(args) == 1 {
-				file = args[0]
+				o.file = args[0]
 			}
-			text, err := templateText(tmpl, file)
-			if err != nil {
-				return err
-			}
-			if file == "-" {
-				_, err := e.stdout.Write(text)
-				return err
-			}
-			if fi, err := os.Stat(file); err == nil && fi.IsDir() {
-				return fmt.Errorf("%s is a folder; name the scenario file to write, e.g. %s", file, filepath.Join(file, tmpl+".yaml"))
-			}
-			if err := writeNew(file, text, force); err != nil {
-				return err
-			}
-			if !e.quiet {
-				fmt.Fprintf(e.stdout, "wrote %s (template %s: %s)\nnext: throttlesim run %s\n", file, tmpl, aboutOf(tmpl), shellWord(file))
-			}
-			return nil
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringVarP(&tmpl, "template", "t", templates[0].name, "the starting scenario: "+strings.Join(templateNames(), ", "))
-	cmd.Flags().BoolVar(&force, "force", false, "replace FILE if it exists")
-	cmd.Flags().BoolVar(&list, "list", false, "list the templates, one line each")
+	cmd.Flags().StringVarP(&o.tmpl, "template", "t", templates[0].name, "the starting scenario: "+strings.Join(templateNames(), ", "))
+	cmd.Flags().BoolVar(&o.force, "force", false, "replace FILE if it exists")
+	cmd.Flags().BoolVar(&o.list, "list", false, "list the templates, one line each")
 	cmd.RegisterFlagCompletionFunc("template", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return templateNames(), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// initRun lists the templates (--list) or writes template o.tmpl to o.file.
+func initRun(_ context.Context, e *env, o *initOptions) error {
+	if o.list {
+		for _, t := range templates {
+			fmt.Fprintf(e.stdout, "%-16s %s\n", t.name, t.about)
+		}
+		return nil
+	}
+	file, tmpl := o.file, o.tmpl
+	text, err := templateText(tmpl, file)
+	if err != nil {
+		return err
+	}
+	if file == "-" {
+		_, err := e.stdout.Write(text)
+		return err
+	}
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a folder; name the scenario file to write, e.g. %s", file, filepath.Join(file, tmpl+".yaml"))
+	}
+	if err := writeNew(file, text, o.force); err != nil {
+		return err
+	}
+	if !e.quiet {
+		fmt.Fprintf(e.stdout, "wrote %s (template %s: %s)\nnext: throttlesim run %s\n", file, tmpl, aboutOf(tmpl), shellWord(file))
+	}
+	return nil
 }
 
 // writeNew writes a new file; an existing one only with force, and then

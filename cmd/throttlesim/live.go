@@ -16,6 +16,7 @@ import (
 	"github.com/throttlesim/throttlesim/live"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 type liveOptions struct {
@@ -58,21 +59,19 @@ More: docs/cli.md, "throttlesim live" (limits, --max-in-flight, Ctrl-C).`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			o.quiet = e.quiet
 			return runF(cmd.Context(), e, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "", "URL to send the requests to (default: the scenario's backend, served in process)")
-	f.Uint64Var(&o.seed, "seed", 0, "master seed (default: the scenario's seed)")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>-live)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
+	addSeedFlag(f, &o.seed, 0, "master seed (default: the scenario's seed)")
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<scenario name>-live)")
+	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts")
 	f.BoolVar(&o.force, "force", false, "run loads above the limits anyway")
 	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "cap on requests in flight; an arrival beyond it is dropped by the generator and counted (default 10,000, lowered to fit the open-file limit)")
-	cmd.MarkFlagDirname("out")
-	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
 }
 
@@ -114,16 +113,15 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 	if runErr != nil {
 		out += ".incomplete"
 	}
-	files, err := resultFiles(res, !o.noCharts, nil)
-	if err != nil {
-		return writeError(out, err)
-	}
 	js, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
 	}
 	// live.json before summary.json, which stays last (the folder's manifest).
-	files = append(files[:len(files)-1], resultdir.File{Name: "live.json", Data: append(js, '\n')}, files[len(files)-1])
+	files, err := resultFiles(rundir.Run{Result: res, Live: info.Schedule()}, !o.noCharts, nil, resultdir.File{Name: rundir.LiveFile, Data: append(js, '\n')})
+	if err != nil {
+		return writeError(out, err)
+	}
 	if err := resultdir.Write(out, files); err != nil {
 		return writeError(out, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/throttlesim/throttlesim/live"
-	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // --max-in-flight reaches the engine and the results: against a target
@@ -31,7 +31,7 @@ func TestLiveMaxInFlight(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	doc, err := sim.ReadSummary(out)
+	doc, err := rundir.ReadSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}

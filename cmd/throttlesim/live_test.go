@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // liveScenario takes 2 s of wall time: 20 clients at 50 req/s against a
@@ -45,7 +45,7 @@ func TestLiveCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	doc, err := sim.ReadSummary(out)
+	doc, err := rundir.ReadSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestLiveInterrupted(t *testing.T) {
 	if r.code != exitInterrupted || !strings.Contains(r.stderr, "incomplete") {
 		t.Fatalf("exit %d, stderr %q; want 130 and the partial result named", r.code, r.stderr)
 	}
-	doc, err := sim.ReadSummary(out + ".incomplete")
+	doc, err := rundir.ReadSummary(out + ".incomplete")
 	if err != nil {
 		t.Fatal(err)
 	}

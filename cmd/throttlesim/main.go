@@ -37,5 +37,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool)
 	root := newRootCmd(&env{stdin: os.Stdin, stdout: stdout, stderr: stderr, tty: tty, args: args})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	return exitCode(cmd, err, stderr)
+	return exitCode(cmd, unknownCommand(root, cmd, args, err), stderr)
 }

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +85,7 @@ The method, its guarantees, every flag and output: docs/cli.md,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			for _, n := range []string{"rare-method", "rare-until", "rare-factor", "rare-slot", "rare-paths", "rare-points", "rare-from"} {
 				if cmd.Flags().Changed(n) && o.rareFlagsSet == "" {
 					o.rareFlagsSet = "--" + n
@@ -117,16 +111,16 @@ The method, its guarantees, every flag and output: docs/cli.md,
 	f.StringVar(&o.trigger, "trigger", "", "the trigger field and its range: PATH=a..b")
 	f.StringVar(&o.loadLabel, "load-label", "", `the load axis's name on the chart (default: derived from the field, e.g. "offered load (/s)")`)
 	f.StringVar(&o.triggerLabel, "trigger-label", "", `the trigger axis's name on the chart (default: derived, e.g. "spike length (s)" measured from the spike's start)`)
-	f.StringArrayVar(&o.sets, "set", nil, "override a field of every run, path=value (repeatable)")
+	addSetFlag(cmd, &o.sets, "override a field of every run, path=value (repeatable)")
 	f.DurationVar(&o.horizon, "horizon", 0, "count a run as recovered only if it recovers within this long after the trigger ends (default: before the run ends)")
 	f.IntVar(&o.grid, "grid", 6, "trigger values probed at every load level before bisecting")
 	f.Float64Var(&o.resolution, "resolution", 0, "stop bisecting when the bracket is this narrow, in the trigger's unit (default: its range / 50)")
 	f.IntVar(&o.maxSeeds, "max-seeds", 20, "seeds at most per probe")
 	f.Float64Var(&o.alpha, "alpha", 0.05, "error probability of each probe's verdict")
 	f.Float64Var(&o.delta, "delta", 0.25, "indifference zone: verdicts are only guaranteed when P(no recovery) is outside 1/2 ± delta")
-	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the scenario's seed)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-map)")
+	addSeedFlag(f, &o.seed, 0, "base seed (default: the scenario's seed)")
+	addJobsFlag(f, &o.jobs)
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-map)")
 	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters; auto reads i and n from a Kubernetes Indexed Job or a Slurm array (see sweep --help)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted map: its finished runs are kept in <out>.incomplete and not run again (refused if the scenario or a flag changed)")
 	f.StringVar(&o.rare, "rare", "", "estimate small P(no recovery) below each boundary; the measure (in_system, outstanding, timed_out) the method ranks runs by, with split optionally =l1,l2,... levels")
@@ -141,31 +135,8 @@ The method, its guarantees, every flag and output: docs/cli.md,
 	addEmitFlags(f, &o.emit)
 	addEmitRoundsFlag(f, &o.emit)
 	addRoundFlags(f, &o.round, "map")
-	cmd.AddCommand(newMapMergeCmd(e))
+	cmd.AddCommand(newMapMergeCmd(e, nil))
 	return cmd
-}
-
-// mapDoc is map.json: the result and how it was made.
-type mapDoc struct {
-	Scenario   string             `json:"scenario"`
-	Name       string             `json:"name"`
-	Sets       []string           `json:"sets"`
-	Load       string             `json:"load"`
-	Trigger    string             `json:"trigger"`
-	HorizonS   float64            `json:"horizon_s"`
-	Grid       int                `json:"grid"`
-	Resolution float64            `json:"resolution"`
-	Test       explore.SPRT       `json:"test"`
-	BaseSeed   uint64             `json:"base_seed"`
-	Shard      string             `json:"shard,omitempty"`
-	Result     *explore.MapResult `json:"result"`
-	Levels     int                `json:"levels"`
-	// The chart's axes: names, and the trigger's origin (the chart and
-	// the printout show trigger − origin: a spike's end time as its
-	// length). The CSVs keep the field's own values.
-	LoadLabel     string  `json:"load_label"`
-	TriggerLabel  string  `json:"trigger_label"`
-	TriggerOrigin float64 `json:"trigger_origin"`
 }
 
 func readSource(file string, sets []string) (explore.Source, *scenario.Scenario, error) {
@@ -357,68 +328,20 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		}
 	}
 	wall := time.Since(start)
-	doc := mapDoc{Scenario: o.file, Name: sc.Name, Sets: o.sets, Load: o.load, Trigger: o.trigger, HorizonS: cfg.HorizonS,
+	doc := explore.MapDoc{Scenario: o.file, Name: sc.Name, Sets: o.sets, Load: o.load, Trigger: o.trigger, HorizonS: cfg.HorizonS,
 		Grid: o.grid, Resolution: o.resolution, Test: cfg.Test, BaseSeed: seed, Shard: shardLabel(shard, shards), Result: res, Levels: len(res.Load.Values(res.Load.Steps))}
-	doc.LoadLabel, doc.TriggerLabel, doc.TriggerOrigin = axes(sc, res.Load, res.Trigger, o.loadLabel, o.triggerLabel)
+	doc.LoadLabel, doc.TriggerLabel, doc.TriggerOrigin = report.MapAxes(sc, res.Load, res.Trigger, o.loadLabel, o.triggerLabel)
 	if err := writeMap(e, out, &doc); err != nil {
 		return err
 	}
 	keep.done(e)
 	if !o.quiet {
 		fmt.Fprintf(e.stdout, "%s: %d load levels, %d probes, %d runs in %.1f s (%d jobs)\n", sc.Name, len(res.Levels), res.ProbeCount(), res.Runs(), wall.Seconds(), o.jobs)
-		printBoundary(e.stdout, &doc)
-		printRare(e.stdout, &doc)
+		report.WriteBoundary(e.stdout, &doc)
+		report.WriteRare(e.stdout, &doc)
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
 	return nil
-}
-
-// printRare prints the rare-event estimates, if any.
-func printRare(w io.Writer, doc *mapDoc) {
-	r := doc.Result
-	if len(r.Rare) == 0 {
-		return
-	}
-	runs := 0
-	for _, p := range r.Rare {
-		if p.Tilt != nil {
-			runs += p.Tilt.Paths + p.Tilt.PilotPaths
-		} else {
-			runs += p.Result.Paths + p.Result.PilotPaths
-		}
-	}
-	fmt.Fprintf(w, "rare collapses below the boundary (%d runs, pilots and replays included):\n", runs)
-	trigName := "trigger"
-	if doc.TriggerOrigin != 0 {
-		trigName = "length" // measured from its origin, as in the boundary table
-	}
-	fmt.Fprintf(w, "%-14s %-12s %-9s %-6s %-28s %s\n", "load", trigName, "map", "method", "P(no recovery) [95%]", "how")
-	for _, p := range r.Rare {
-		est := p.Err
-		if est == "" {
-			est = fmt.Sprintf("%.2g [%.2g, %.2g]", p.P, p.Lo, p.Hi)
-		}
-		how := ""
-		if t := p.Tilt; t != nil && p.Err != "" {
-			how = fmt.Sprintf("%d pilot rounds, %d runs", len(t.Pilot), t.PilotPaths+t.Paths)
-		} else if t != nil {
-			how = fmt.Sprintf("factors %s, %d of %d runs collapsed, ESS %.0f", explore.FactorRange(t.Factors), t.Collapsed, t.Paths, t.ESS)
-		} else {
-			var lv []string
-			for _, x := range p.Result.Levels {
-				lv = append(lv, strconv.FormatFloat(x, 'g', 4, 64))
-			}
-			how = "levels " + strings.Join(lv, " ")
-		}
-		method := p.Method
-		if method == "" {
-			method = "split"
-		}
-		fmt.Fprintf(w, "%-14s %-12s %-9s %-6s %-28s %s\n", r.Load.Short(p.Load), r.Trigger.Short(p.Trigger-doc.TriggerOrigin), fmt.Sprintf("%d/%d", p.K, p.N), method, est, how)
-		if p.Warning != "" {
-			fmt.Fprintf(w, "%-14s %-12s   ^ %s\n", "", "", p.Warning)
-		}
-	}
 }
 
 // isIntegerField: the field takes whole numbers only (setting x.5 fails
@@ -435,221 +358,30 @@ func isIntegerField(src explore.Source, r explore.Range) bool {
 	return errW == nil && errH != nil
 }
 
-func printBoundary(w io.Writer, doc *mapDoc) {
-	r := doc.Result
-	tr := shifted(r.Trigger, doc.TriggerOrigin)
-	fmt.Fprintf(w, "threshold: where P(no recovery) crosses ½, in %s\n", triggerName(doc))
-	fmt.Fprintf(w, "%-14s %-36s %s\n", "load", "threshold [bracket]", "runs")
-	for _, l := range r.Levels {
-		b := l.Boundary
-		b.Threshold, b.Lo, b.Hi = b.Threshold-doc.TriggerOrigin, b.Lo-doc.TriggerOrigin, b.Hi-doc.TriggerOrigin
-		var s string
-		switch b.Kind {
-		case "below":
-			s = "below " + tr.Short(b.Hi)
-		case "above":
-			s = "above " + tr.Short(b.Lo)
-		default:
-			s = bracketed(b.Threshold, b.Lo, b.Hi, tr.Unit)
-		}
-		if l.NonMonotone != "" {
-			s += "  NON-MONOTONE: " + l.NonMonotone
-		}
-		fmt.Fprintf(w, "%-14s %-36s %d\n", r.Load.Short(l.Load), s, l.Runs)
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintln(w, "note:", n)
-	}
-}
-
-// bracketed writes a threshold and its bracket to the bracket's
-// resolution: two significant digits of its width (5.20089 in
-// [5.02679, 5.375] is "5.20s [5.02s, 5.38s]"). The printed bracket is
-// rounded outwards, so it still contains the one found.
-func bracketed(x, lo, hi float64, unit string) string {
-	d := 0
-	if w := hi - lo; w > 0 && !math.IsInf(w, 0) {
-		d = max(0, 1-int(math.Floor(math.Log10(w))))
-	}
-	d = min(d, 9)
-	p := math.Pow(10, float64(d))
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', d, 64) + unit }
-	return fmt.Sprintf("%s [%s, %s]", f(x), f(math.Floor(lo*p+1e-9)/p), f(math.Ceil(hi*p-1e-9)/p))
-}
-
-func writeMap(e *env, out string, doc *mapDoc) error {
-	js, err := json.MarshalIndent(doc, "", "  ")
+func writeMap(e *env, out string, doc *explore.MapDoc) error {
+	files, chartErr, err := report.MapFiles(doc, plots.Map)
 	if err != nil {
 		return err
 	}
-	files := []resultdir.File{
-		{Name: "map.csv", Data: doc.Result.MapCSV()},
-		{Name: "boundary.csv", Data: doc.Result.BoundaryCSV()},
-		{Name: "map.json", Data: append(js, '\n')},
+	if chartErr != nil {
+		fmt.Fprintf(e.stderr, "throttlesim: warning: no map.png: %v\n", chartErr) // the tables are still worth writing
 	}
-	if len(doc.Result.Rare) > 0 {
-		files = append(files, resultdir.File{Name: "rare.csv", Data: doc.Result.RareCSV()})
-	}
-	var charts []report.Chart
-	if png, full, err := mapCharts(doc); err != nil {
-		fmt.Fprintf(e.stderr, "throttlesim: warning: no map.png: %v\n", err) // the tables are still worth writing
-	} else {
-		files = append(files, resultdir.File{Name: "map.png", Data: png})
-		charts = append(charts, report.Chart{Title: "P(no recovery) over load × trigger, with the boundary", File: "map.png", PNG: png})
-		if full != nil {
-			files = append(files, resultdir.File{Name: "map-full.png", Data: full})
-			charts = append(charts, report.Chart{Title: "the whole trigger range", File: "map-full.png", PNG: full})
-		}
-	}
-	html, err := mapReport(doc, files[0].Data, files[1].Data, charts)
-	if err != nil {
-		return err
-	}
-	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	return resultdir.Write(out, files)
 }
 
-// mapReport is the map's report.html: the boundary as printed, the
-// boundary and probe tables, the chart, and how it was made.
-func mapReport(doc *mapDoc, mapCSV, boundaryCSV []byte, charts []report.Chart) ([]byte, error) {
-	var txt bytes.Buffer
-	printBoundary(&txt, doc)
-	printRare(&txt, doc)
-	title := "Boundary by load"
-	if o := doc.TriggerOrigin; o != 0 { // the CSV keeps the field's own values
-		title += fmt.Sprintf(" (as %s; the charts and the printout subtract %s s)", doc.Result.Trigger.Path, strconv.FormatFloat(o, 'g', -1, 64))
-	}
-	bnd, err := report.CSVSection("boundary-table", title, "boundary.csv", boundaryCSV, 200)
-	if err != nil {
-		return nil, err
-	}
-	probes, err := report.CSVSection("probes", "Every probe", "map.csv", mapCSV, 400)
-	if err != nil {
-		return nil, err
-	}
-	how := fmt.Sprintf("throttlesim map %s --load %s --trigger %s", doc.Scenario, doc.Load, doc.Trigger)
-	for _, s := range doc.Sets {
-		how += " --set " + s
-	}
-	return report.HTML(report.Page{
-		Title: doc.Name + ": metastability map", Kind: "map",
-		Facts: []report.Fact{{Name: "load", Value: doc.Load}, {Name: "trigger", Value: doc.Trigger},
-			{Name: "horizon", Value: horizonFact(doc.HorizonS)}, {Name: "runs", Value: strconv.Itoa(doc.Result.Runs())}},
-		Charts:   charts,
-		Sections: []report.Section{report.TextSection("boundary", "Where it stops recovering", txt.String()), bnd, probes},
-		Scenario: []report.Text{{Label: "command", Body: how}},
-	})
+// mapMergeOptions are map merge's arguments and flags.
+type mapMergeOptions struct {
+	shards []string
+	out    string
 }
 
-func horizonFact(s float64) string {
-	if s <= 0 {
-		return "the end of the run"
+// newMapMergeCmd builds `throttlesim map merge`; runF replaces the run
+// function in tests (nil: the real one).
+func newMapMergeCmd(e *env, runF func(context.Context, *env, *mapMergeOptions) error) *cobra.Command {
+	o := &mapMergeOptions{}
+	if runF == nil {
+		runF = mapMergeRun
 	}
-	return strconv.FormatFloat(s, 'g', -1, 64) + " s after the trigger"
-}
-
-// mapCharts draws map.png, zoomed to the boundary when it lies in a
-// small part of the trigger range (then map-full.png is the whole range),
-// with the axes named and the trigger measured from its origin.
-func mapCharts(doc *mapDoc) (zoomed, full []byte, err error) {
-	r, o := doc.Result, doc.TriggerOrigin
-	in := plots.MapInput{
-		Title:        fmt.Sprintf("%s: where it stops recovering%s (%d runs)", doc.Name, horizonText(doc.HorizonS), r.Runs()),
-		LoadLabel:    cmp.Or(doc.LoadLabel, axisLabel(r.Load)),
-		TriggerLabel: cmp.Or(doc.TriggerLabel, axisLabel(r.Trigger)),
-		TriggerLo:    r.Trigger.Lo - o, TriggerHi: r.Trigger.Hi - o,
-	}
-	for _, l := range r.Levels {
-		for _, p := range l.Probes {
-			in.Cells = append(in.Cells, plots.MapCell{Load: l.Load, Trigger: p.Trigger - o, P: p.P(), Grid: p.Phase == "grid"})
-		}
-		b := l.Boundary
-		in.Boundary = append(in.Boundary, plots.MapBoundary{Load: l.Load, Threshold: b.Threshold - o, Lo: b.Lo - o, Hi: b.Hi - o, Kind: b.Kind})
-	}
-	lo, hi, zoom := plots.MapView(in)
-	if !zoom {
-		png, err := plots.Map(in)
-		return png, nil, err
-	}
-	if full, err = plots.Map(in); err != nil {
-		return nil, nil, err
-	}
-	in.ViewLo, in.ViewHi = lo, hi
-	in.Title += fmt.Sprintf("\nzoomed to the boundary: %s of %s (map-full.png: all of it)",
-		shortRange(r.Trigger, lo, hi), shortRange(r.Trigger, in.TriggerLo, in.TriggerHi))
-	zoomed, err = plots.Map(in)
-	return zoomed, full, err
-}
-
-func shortRange(r explore.Range, lo, hi float64) string {
-	return strconv.FormatFloat(lo, 'g', 4, 64) + "–" + strconv.FormatFloat(hi, 'g', 4, 64) + r.Unit
-}
-
-func axisLabel(r explore.Range) string {
-	if r.Unit == "" {
-		return r.Path
-	}
-	return fmt.Sprintf("%s (%s)", r.Path, r.Unit)
-}
-
-// shifted is r measured from origin (its unit kept).
-func shifted(r explore.Range, origin float64) explore.Range {
-	r.Lo, r.Hi = r.Lo-origin, r.Hi-origin
-	return r
-}
-
-// triggerName is the printout's name for the trigger: the chart's label,
-// or the field.
-func triggerName(doc *mapDoc) string {
-	if doc.TriggerLabel != "" {
-		return doc.TriggerLabel
-	}
-	return doc.Result.Trigger.Path
-}
-
-var profileAt = regexp.MustCompile(`^clients\.arrival\.profile\.(\d+)\.at$`)
-var faultField = regexp.MustCompile(`^faults\.(\d+)\.(duration|start|fraction|factor)$`)
-
-// axes names the chart's axes. A name given (--load-label,
-// --trigger-label) is used as it is. Otherwise: a trigger that is the time
-// a load step ends (clients.arrival.profile.N.at, N >= 1) is measured
-// from that step's start (profile N−1's at in the scenario as run), and is
-// "spike length (s)" when the step raised the load, "length of load step
-// N−1 (s)" otherwise; a fault's field is named in words ("fault 0
-// duration (s)"); the load's total_rate is "offered load (/s)"; anything
-// else is its path and unit.
-func axes(sc *scenario.Scenario, load, trig explore.Range, loadLabel, trigLabel string) (string, string, float64) {
-	var origin float64
-	if m := profileAt.FindStringSubmatch(trig.Path); m != nil && trig.Unit == "s" {
-		n, _ := strconv.Atoi(m[1])
-		prof := sc.Clients.Arrival.Profile
-		if n >= 1 && n < len(prof) {
-			origin = time.Duration(prof[n-1].At).Seconds()
-			if trigLabel == "" {
-				trigLabel = fmt.Sprintf("length of load step %d (s), from its start at %s s", n-1, strconv.FormatFloat(origin, 'g', -1, 64))
-				if prof[n-1].Multiplier > 1 && (n-1 == 0 || prof[n-2].Multiplier <= prof[n-1].Multiplier) {
-					trigLabel = fmt.Sprintf("spike length (s), from its start at %s s (×%g load)", strconv.FormatFloat(origin, 'g', -1, 64), prof[n-1].Multiplier)
-				}
-			}
-		}
-	}
-	if m := faultField.FindStringSubmatch(trig.Path); m != nil && trigLabel == "" {
-		trigLabel = "fault " + m[1] + " " + m[2]
-		if trig.Unit != "" {
-			trigLabel += " (" + trig.Unit + ")"
-		}
-	}
-	if loadLabel == "" && (load.Path == "clients.arrival.total_rate" || strings.HasSuffix(load.Path, ".arrival.total_rate")) {
-		loadLabel = "offered load"
-		if load.Unit != "" {
-			loadLabel += " (" + load.Unit + ")"
-		}
-	}
-	return loadLabel, trigLabel, origin
-}
-
-func newMapMergeCmd(e *env) *cobra.Command {
-	var out string
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Combine the shards of a map (map --shard i/n) into one map",
@@ -663,77 +395,34 @@ func newMapMergeCmd(e *env) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
+			if o.out == "" {
 				return usageError{errors.New("--out DIR is required")}
 			}
-			return mapMergeRun(e, args, out)
+			o.shards = args
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "the merged map folder")
+	addOutFlag(cmd, &o.out, "", "the merged map folder")
 	return cmd
 }
 
-func mapMergeRun(e *env, shards []string, out string) error {
-	out = filepath.Clean(out)
+func mapMergeRun(_ context.Context, e *env, o *mapMergeOptions) error {
+	shards, out := o.shards, filepath.Clean(o.out)
 	if err := checkOut(out); err != nil {
 		return err
 	}
-	var merged *mapDoc
-	seen := map[int]string{}
-	for _, d := range shards {
-		b, err := os.ReadFile(filepath.Join(d, "map.json"))
-		if err != nil {
-			return fmt.Errorf("%s: not a map shard: %w", d, err)
-		}
-		var doc mapDoc
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return fmt.Errorf("%s/map.json: %w", d, err)
-		}
-		if merged == nil {
-			m := doc
-			m.Shard = ""
-			m.Result = &explore.MapResult{Load: doc.Result.Load, Trigger: doc.Result.Trigger}
-			merged = &m
-		} else if doc.Scenario != merged.Scenario || doc.Load != merged.Load || doc.Trigger != merged.Trigger || doc.Test != merged.Test ||
-			doc.BaseSeed != merged.BaseSeed || doc.Grid != merged.Grid || doc.HorizonS != merged.HorizonS || !slices.Equal(doc.Sets, merged.Sets) ||
-			doc.TriggerLabel != merged.TriggerLabel || doc.TriggerOrigin != merged.TriggerOrigin || doc.LoadLabel != merged.LoadLabel {
-			return fmt.Errorf("%s: a shard of a different map (its settings differ from %s's)", d, shards[0])
-		}
-		for _, l := range doc.Result.Levels {
-			if prev, dup := seen[l.Index]; dup {
-				return fmt.Errorf("load level %d is in both %s and %s", l.Index, prev, d)
-			}
-			seen[l.Index] = d
-			merged.Result.Levels = append(merged.Result.Levels, l)
-		}
-		merged.Result.Rare = append(merged.Result.Rare, doc.Result.Rare...)
-	}
-	if err := missingMapShards(shards, seen, merged.Levels); err != nil {
+	merged, err := sweep.MergeMaps(shards)
+	if err != nil {
 		return err
 	}
-	for i := 0; i < merged.Levels; i++ {
-		if _, ok := seen[i]; !ok {
-			return fmt.Errorf("load level %d is in none of the shards: is a shard missing?", i)
-		}
-	}
-	slices.SortFunc(merged.Result.Levels, func(a, b explore.Level) int { return a.Index - b.Index })
-	slices.SortFunc(merged.Result.Rare, func(a, b explore.RarePoint) int { return cmp.Compare(a.Load, b.Load) })
-	merged.Result.Notes = explore.LoadNotes(merged.Result.Levels, merged.Result.Load)
 	if err := writeMap(e, out, merged); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "merged %d shards: %d load levels, %d runs\n", len(shards), len(merged.Result.Levels), merged.Result.Runs())
-	printBoundary(e.stdout, merged)
-	printRare(e.stdout, merged)
+	report.WriteBoundary(e.stdout, merged)
+	report.WriteRare(e.stdout, merged)
 	fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	return nil
-}
-
-func horizonText(s float64) string {
-	if s <= 0 {
-		return ""
-	}
-	return " within " + (time.Duration(s * float64(time.Second))).String()
 }
 
 // parseRare reads --rare: MEASURE or MEASURE=l1,l2,... (increasing).
@@ -769,30 +458,4 @@ func shardLabel(shard, shards int) string {
 		return ""
 	}
 	return fmt.Sprintf("%d/%d", shard, shards)
-}
-
-// missingMapShards names the shards a merge was not given, when the shard
-// folders say which of how many they are: load level l is shard l mod n's.
-func missingMapShards(dirs []string, seen map[int]string, levels int) error {
-	n := 0
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "map.json"))
-		if err != nil {
-			return nil
-		}
-		var doc struct{ Shard string }
-		if json.Unmarshal(b, &doc) != nil {
-			return nil
-		}
-		var i, m int
-		if _, err := fmt.Sscanf(doc.Shard, "%d/%d", &i, &m); err != nil || m < 1 {
-			return nil // an older shard, or --shard auto before it was resolved: levels are named instead
-		}
-		if n != 0 && m != n {
-			return fmt.Errorf("%s: shard %s, but %s is one of %d: shards of differently split maps", d, doc.Shard, dirs[0], n)
-		}
-		n = m
-	}
-	// Shard s's first load level is s; a shard with no level (s >= levels) is not missed.
-	return sweep.MissingShards(min(n, levels), func(s int) bool { _, ok := seen[s]; return ok }, len(dirs))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // writeComparison writes a sweep's or comparison's tables, charts and
@@ -36,7 +37,7 @@ func writeComparison(ctx context.Context, dir, kind string, c report.Comparison,
 	if err != nil {
 		return err
 	}
-	files["report.html"] = html
+	files[rundir.ReportFile] = html
 	for _, n := range slices.Sorted(maps.Keys(files)) {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -36,16 +36,38 @@ type env struct {
 	args []string
 }
 
+// exitCoder is an error that carries the exit code the process ends
+// with (as k6's errext.HasExitCode): exitCode finds it with errors.As,
+// never by the error's text. An error without one exits with exitError.
+type exitCoder interface {
+	error
+	ExitCode() int
+}
+
+// usageError is a command-line usage error: exit code 2, and a pointer at
+// the command's help.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// ExitCode is exitUsage.
+func (e usageError) ExitCode() int { return exitUsage }
 
 // reportedError is an error already printed in full (e.g. every problem of
 // a scenario file); exitCode only sets the code.
 type reportedError struct{ code int }
 
 func (e reportedError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// ExitCode is the code the error was made with.
+func (e reportedError) ExitCode() int { return e.code }
+
+// interrupted reports whether err says a signal stopped the command: a
+// cancelled context, a run stopped part-way, a sweep's interrupted phase.
+func interrupted(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, sim.ErrInterrupted) || errors.Is(err, errInterrupted)
+}
 
 // exitCode prints err and returns the exit code. cmd is the command that
 // failed: a usage error points at its help.
@@ -57,29 +79,41 @@ func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 	if errors.As(err, &rep) {
 		return rep.code
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, sim.ErrInterrupted) || errors.Is(err, errInterrupted) {
+	if interrupted(err) {
 		// Say what happened, not how the program learnt it ("context
 		// canceled").
 		msg := "interrupted"
-		if m := interruptedAt.FindString(err.Error()); m != "" {
-			msg = m // "interrupted at 1807.694s of 7200.000s"
+		var ie *sim.InterruptedError
+		if errors.As(err, &ie) {
+			msg = fmt.Sprintf("interrupted at %.3fs of %.3fs", float64(ie.At)/1e9, float64(ie.End)/1e9)
 		}
 		fmt.Fprintln(stderr, "throttlesim: "+msg)
 		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "throttlesim: %v\n", err)
-	if errors.As(err, new(thresholdsFailed)) {
-		return exitThresholds
+	var ce exitCoder
+	if !errors.As(err, &ce) {
+		return exitError
 	}
-	var ue usageError
-	switch {
-	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command"):
+	if errors.As(err, new(usageError)) {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", helpPath(cmd))
-		return exitUsage
-	case errors.Is(err, sim.ErrInterrupted), errors.Is(err, errInterrupted):
-		return exitInterrupted
 	}
-	return exitError
+	return ce.ExitCode()
+}
+
+// unknownCommand makes err, the error of the command line args, a
+// usageError when cobra could not find the command args name ("unknown
+// command \"x\" for \"throttlesim\"", with suggestions): cobra gives that
+// error no type of its own, so it is recognised by asking cobra's Find
+// again (after ExecuteC, which adds help and completion), not by its text.
+func unknownCommand(root, cmd *cobra.Command, args []string, err error) error {
+	if err == nil || cmd != root {
+		return err
+	}
+	if _, _, ferr := root.Find(args); ferr != nil && !errors.As(err, new(exitCoder)) {
+		return usageError{err}
+	}
+	return err
 }
 
 // helpPath is the command whose --help a usage error points at:
@@ -130,7 +164,7 @@ docs/cli.md. Shell completion: throttlesim completion --help.`,
 			root.AddCommand(c)
 		}
 	}
-	root.AddCommand(newBenchCmd(e)) // hidden: for engine comparisons
+	root.AddCommand(newBenchCmd(e, nil)) // hidden: for engine comparisons
 	root.SetHelpCommandGroupID("other")
 	root.SetCompletionCommandGroupID("other")
 	// `throttlesim completion bash|zsh|fish|powershell` is listed in
@@ -151,16 +185,14 @@ type commandGroup struct {
 // commandGroups are the commands of the root help, in order.
 func commandGroups(e *env) []commandGroup {
 	return []commandGroup{
-		{"start", "Start:", []*cobra.Command{newInitCmd(e), newRunCmd(e, nil), newValidateCmd(e)}},
-		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e), newCompareCmd(e), newSummarizeCmd(e)}},
+		{"start", "Start:", []*cobra.Command{newInitCmd(e, nil), newRunCmd(e, nil), newValidateCmd(e, nil)}},
+		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e, nil), newCompareCmd(e, nil), newSummarizeCmd(e, nil)}},
 		{"search", "Search:", []*cobra.Command{newMapCmd(e, nil), newTuneCmd(e, nil)}},
-		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e)}},
+		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e, nil)}},
 		{"live", "Live:", []*cobra.Command{newServeCmd(e, nil), newLiveCmd(e, nil)}},
-		{"other", "Other:", []*cobra.Command{newContentionCmd(e), newVersionCmd(e)}},
+		{"other", "Other:", []*cobra.Command{newContentionCmd(e, nil), newVersionCmd(e, nil)}},
 	}
 }
-
-var interruptedAt = regexp.MustCompile(`interrupted at [0-9.]+s of [0-9.]+s`)
 
 var numError = regexp.MustCompile(`strconv\.Parse(Uint|Int|Float|Bool): parsing "(.*?)": (invalid syntax|value out of range)`)
 
@@ -207,16 +239,29 @@ func argsExactly(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-func newVersionCmd(e *env) *cobra.Command {
+// versionOptions are version's flags: none.
+type versionOptions struct{}
+
+// newVersionCmd builds `throttlesim version`; runF replaces the run
+// function in tests (nil: the real one).
+func newVersionCmd(e *env, runF func(context.Context, *env, *versionOptions) error) *cobra.Command {
+	o := &versionOptions{}
+	if runF == nil {
+		runF = versionRun
+	}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and Go version",
 		Args:  argsExactly(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(e.stdout, "throttlesim %s (commit %s, %s)\n", version, commit, goInfo())
-			return nil
+			return runF(cmd.Context(), e, o)
 		},
 	}
+}
+
+func versionRun(_ context.Context, e *env, _ *versionOptions) error {
+	fmt.Fprintf(e.stdout, "throttlesim %s (commit %s, %s)\n", version, commit, goInfo())
+	return nil
 }
 
 func goInfo() string { return runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH }

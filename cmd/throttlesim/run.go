@@ -19,6 +19,7 @@ import (
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/threshold"
 )
@@ -62,20 +63,18 @@ More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			o.quiet = e.quiet
 			return runF(cmd.Context(), e, o)
 		},
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&o.seed, "seed", 0, "master seed (default: the scenario's seed)")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<scenario name>)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
+	addSeedFlag(f, &o.seed, 0, "master seed (default: the scenario's seed)")
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<scenario name>)")
+	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts: timeseries.csv, summary.json and a report.html without charts")
 	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
 	addThresholdFlag(f, &o.thresholds)
-	cmd.MarkFlagDirname("out")
-	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
 }
 
@@ -251,7 +250,7 @@ func isResultsFolder(dir string) bool {
 	if err != nil || len(entries) == 0 {
 		return err == nil
 	}
-	for _, marker := range []string{"summary.json", "sweep.json", "shard.json", "compare.json", "contention.json", "map.json", "tune.json"} {
+	for _, marker := range rundir.Markers {
 		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
 			return true
 		}
@@ -259,78 +258,20 @@ func isResultsFolder(dir string) bool {
 	return false
 }
 
-func build() sim.Build { return sim.Build{Version: version, Commit: commit} }
+func build() rundir.Build { return rundir.Build{Version: version, Commit: commit} }
 
 // resultFiles renders every output file of a run: report.html shows the
-// threshold verdicts.
-func resultFiles(res *sim.Result, charts bool, verdicts []threshold.Verdict) ([]resultdir.File, error) {
-	csv, err := res.TimeseriesCSV()
-	if err != nil {
-		return nil, err
-	}
-	js, err := res.SummaryJSON(build())
-	if err != nil {
-		return nil, err
-	}
-	files := []resultdir.File{{Name: "timeseries.csv", Data: csv}}
-	if g := res.GroupsCSV(); g != nil {
-		files = append(files, resultdir.File{Name: "groups.csv", Data: g})
-	}
-	svcsCSV, err := res.ServicesCSV()
-	if err != nil {
-		return nil, err
-	}
-	if svcsCSV != nil {
-		files = append(files, resultdir.File{Name: "services.csv", Data: svcsCSV})
-	}
-	var cs []plots.Chart
-	if charts && len(res.Series.Rows) > 0 {
-		if cs, err = plots.All(report.RunInput(res)); err != nil {
-			return nil, err
-		}
-		if svcs := report.ServicesInput(res); svcs != nil {
-			// A graph's first chart compares every service with its own
-			// capacity: the entry service's server_load.png is flat
-			// against a capacity far above the tier that is overloaded.
-			over, err := plots.ServicesOverload(res.Scenario.Name, svcs, report.GraphFaults(res.Scenario))
-			if err != nil {
-				return nil, fmt.Errorf("plots: services_overload.png: %w", err)
-			}
-			cs = append([]plots.Chart{{File: "services_overload.png", PNG: over}}, cs...)
-			load, err := plots.ServicesLoad(res.Scenario.Name, svcs)
-			if err != nil {
-				return nil, fmt.Errorf("plots: services_load.png: %w", err)
-			}
-			amp, err := plots.Amplification(res.Scenario.Name, svcs)
-			if err != nil {
-				return nil, fmt.Errorf("plots: amplification.png: %w", err)
-			}
-			cs = append(cs, plots.Chart{File: "services_load.png", PNG: load}, plots.Chart{File: "amplification.png", PNG: amp})
-		}
-		for _, c := range cs {
-			files = append(files, resultdir.File{Name: c.File, Data: c.PNG})
-		}
-	}
-	doc := res.Doc(build())
-	var vs []report.PointVerdicts
-	if len(verdicts) > 0 {
-		vs = []report.PointVerdicts{{Label: res.Scenario.Name, Verdicts: verdicts}}
-	}
-	page, err := report.RunPage(&doc, vs, report.Charts(cs))
-	if err != nil {
-		return nil, err
-	}
-	html, err := report.HTML(page)
-	if err != nil {
-		return nil, err
-	}
-	files = append(files, resultdir.File{Name: "report.html", Data: html})
-	// summary.json last: it is the manifest of the folder.
-	return append(files, resultdir.File{Name: "summary.json", Data: js}), nil
+// threshold verdicts; extra files (a live run's live.json) go before
+// summary.json.
+func resultFiles(run rundir.Run, charts bool, verdicts []threshold.Verdict, extra ...resultdir.File) ([]resultdir.File, error) {
+	return report.RunFiles(run, build(), charts, verdicts, runDrawers, extra...)
 }
 
+// runDrawers are the plots functions a run's charts are drawn with.
+var runDrawers = report.RunDrawers{All: plots.All, ServicesOverload: plots.ServicesOverload, ServicesLoad: plots.ServicesLoad, Amplification: plots.Amplification}
+
 func writeResults(dir string, res *sim.Result, charts bool, verdicts []threshold.Verdict) error {
-	files, err := resultFiles(res, charts, verdicts)
+	files, err := resultFiles(rundir.Run{Result: res}, charts, verdicts)
 	if err != nil {
 		return err
 	}
@@ -424,7 +365,7 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-22s %s\n", row[0], row[1])
 	}
-	doc := res.Doc(build())
+	doc := rundir.Run{Result: res}.Doc(build())
 	printVerdict(w, report.RunVerdict(&doc))
 	printVerdicts(w, "thresholds", verdicts)
 	fmt.Fprintf(w, "results: %s%c\n", out, filepath.Separator)

@@ -59,7 +59,7 @@ limits, what is not served).`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			for _, name := range []string{"max-conns", "max-faults", "max-fault-duration"} {
 				if v := cmd.Flags().Lookup(name); v.Changed && (v.Value.String() == "0" || v.Value.String() == "0s") {
 					return usageError{fmt.Errorf("--%s must be > 0, got %s", name, v.Value)}
@@ -70,15 +70,14 @@ limits, what is not served).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to listen on, host:port (loopback by default; :PORT listens on every interface)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a scenario field by its YAML path, e.g. backend.workers=20 (repeatable)")
-	f.Uint64Var(&o.seed, "seed", 0, "seed of the service-time draws (default: the scenario's seed)")
+	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path, e.g. backend.workers=20 (repeatable)")
+	addSeedFlag(f, &o.seed, 0, "seed of the service-time draws (default: the scenario's seed)")
 	f.BoolVar(&o.noFaults, "no-faults", false, "leave out the scenario's faults (start them through POST /admin/faults with --admin)")
 	f.BoolVar(&o.admin, "admin", false, "turn on POST /admin/faults, guarded by a bearer token")
 	f.StringVar(&o.adminToken, "admin-token", "", "the admin endpoint's bearer token (default: $THROTTLESIM_ADMIN_TOKEN, else one generated and printed on stderr)")
 	f.IntVar(&o.maxConns, "max-conns", server.DefaultMaxConns, "cap on open connections; those beyond it are reset and counted (throttlesim_server_connections_refused_total)")
 	f.IntVar(&o.maxFaults, "max-faults", server.DefaultMaxFaults, "admin: most faults pending or in progress at once")
 	f.DurationVar(&o.maxFaultDuration, "max-fault-duration", server.DefaultMaxFaultDuration, "admin: longest fault, latest start and longest slowed service time")
-	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	return cmd
 }
 

@@ -11,13 +11,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/report"
-	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
-func newSummarizeCmd(e *env) *cobra.Command {
-	var format string
-	var columns []string
+// summarizeOptions are summarize's arguments and flags.
+type summarizeOptions struct {
+	dirs    []string
+	format  string
+	columns []string
+}
+
+// newSummarizeCmd builds `throttlesim summarize`; runF replaces the run
+// function in tests (nil: the real one).
+func newSummarizeCmd(e *env, runF func(context.Context, *env, *summarizeOptions) error) *cobra.Command {
+	o := &summarizeOptions{}
+	if runF == nil {
+		runF = summarizeRun
+	}
 	cmd := &cobra.Command{
 		Use:   "summarize DIR...",
 		Short: "Print the headline figures of results folders as one table",
@@ -39,17 +50,18 @@ More: docs/cli.md, "throttlesim summarize".`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			switch format {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch o.format {
 			case "markdown", "table", "csv", "json":
 			default:
-				return usageError{fmt.Errorf("--format %q: expected table, csv, json or markdown", format)}
+				return usageError{fmt.Errorf("--format %q: expected table, csv, json or markdown", o.format)}
 			}
-			return summarizeRun(e.stdout, args, format, columns)
+			o.dirs = args
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "markdown", "table, csv, json or markdown")
-	cmd.Flags().StringSliceVar(&columns, "columns", nil, "only these columns, by header name, e.g. point,amplification,success")
+	cmd.Flags().StringVar(&o.format, "format", "markdown", "table, csv, json or markdown")
+	cmd.Flags().StringSliceVar(&o.columns, "columns", nil, "only these columns, by header name, e.g. point,amplification,success")
 	return cmd
 }
 
@@ -101,18 +113,19 @@ func sweepTable(w io.Writer, dir, format string, columns []string) error {
 	return writeSummary(w, "sweep", pts, func() (report.Table, error) { return report.SweepTable(pts, columns) }, format, columns)
 }
 
-func summarizeRun(w io.Writer, dirs []string, format string, columns []string) error {
+func summarizeRun(_ context.Context, e *env, o *summarizeOptions) error {
+	w, dirs, format, columns := e.stdout, o.dirs, o.format, o.columns
 	if len(dirs) == 1 {
-		if _, err := os.Stat(filepath.Join(dirs[0], "sweep.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(dirs[0], rundir.SweepFile)); err == nil {
 			return sweepTable(w, dirs[0], format, columns)
 		}
 	}
 	if len(columns) > 0 && (format == "markdown" || format == "table") {
 		return usageError{errors.New("--columns applies to one sweep folder (or to --format csv)")}
 	}
-	var docs []*sim.SummaryDoc
+	var docs []*rundir.SummaryDoc
 	for _, d := range dirs {
-		doc, err := sim.ReadSummary(d)
+		doc, err := rundir.ReadSummary(d)
 		if err != nil {
 			return err
 		}

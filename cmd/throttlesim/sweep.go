@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/report"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 	"github.com/throttlesim/throttlesim/sim/threshold"
@@ -40,8 +40,13 @@ type sweepOptions struct {
 	forward     []string // with --emit: the flags the shards get
 }
 
-func newSweepCmd(e *env) *cobra.Command {
+// newSweepCmd builds `throttlesim sweep`; runF replaces the run function
+// in tests (nil: the real one).
+func newSweepCmd(e *env, runF func(context.Context, *env, *sweepOptions) error) *cobra.Command {
 	o := &sweepOptions{}
+	if runF == nil {
+		runF = sweepRun
+	}
 	cmd := &cobra.Command{
 		Use:   "sweep FILE",
 		Short: "Run a scenario over several values of its fields and seeds, and compare",
@@ -61,28 +66,27 @@ More: docs/sweeps.md and docs/cli.md, "throttlesim sweep, compare, merge".`,
 		Args: argsExactly(1, "one scenario FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			o.quiet = e.quiet
 			if err := checkEmitFlags(cmd, &o.emit); err != nil {
 				return err
 			}
 			o.forward = forwardedFlags(cmd, "threshold")
-			return sweepRun(cmd.Context(), e, o)
+			return runF(cmd.Context(), e, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.vary, "vary", nil, "vary a field: path=v1,v2,... (repeatable: a grid); replaces the file's sweep.vary")
-	f.StringArrayVar(&o.sets, "set", nil, "override a field of every point, path=value (repeatable)")
+	addSetFlag(cmd, &o.sets, "override a field of every point, path=value (repeatable)")
 	f.IntVar(&o.seeds, "seeds", 0, "replications per point (default: the file's sweep.seeds, else 5)")
-	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the scenario's seed)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
+	addSeedFlag(f, &o.seed, 0, "base seed (default: the scenario's seed)")
+	addJobsFlag(f, &o.jobs)
 	f.BoolVar(&o.independent, "independent-seeds", false, "give every point its own seeds instead of common random numbers")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-sweep, or results/<name> when the name says sweep)")
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-sweep, or results/<name> when the name says sweep)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
 	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters; auto reads the index and count from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, THROTTLESIM_SHARDS) or a Slurm array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT)")
 	addThresholdFlag(f, &o.thresholds)
 	addEmitFlags(f, &o.emit)
-	cmd.RegisterFlagCompletionFunc("set", completeFieldPath)
 	cmd.RegisterFlagCompletionFunc("vary", completeFieldPath)
 	return cmd
 }
@@ -178,7 +182,7 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		return err
 	}
 	if shards > 0 {
-		if err := resultdir.WriteFile(filepath.Join(work, "shard.json"), fmt.Appendf(nil, "{\"shard\": %d, \"shards\": %d}\n", shard, shards)); err != nil {
+		if err := resultdir.WriteFile(filepath.Join(work, rundir.ShardFile), fmt.Appendf(nil, "{\"shard\": %d, \"shards\": %d}\n", shard, shards)); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,9 @@ const exitThresholds = 99
 // thresholdsFailed says results were written and some thresholds failed.
 type thresholdsFailed struct{ failed, total int }
 
+// ExitCode is exitThresholds.
+func (e thresholdsFailed) ExitCode() int { return exitThresholds }
+
 func (e thresholdsFailed) Error() string {
 	return fmt.Sprintf("%d of %d threshold%s failed", e.failed, e.total, plural(e.total))
 }

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -80,7 +76,7 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.files = args
-			o.seedSet = cmd.Flags().Changed("seed")
+			o.seedSet = seedGiven(cmd)
 			o.quiet = e.quiet
 			o.flagInputs = flagInputs(cmd)
 			if err := o.round.check(o.resume, map[string]bool{"--emit": o.emit.engine != ""}); err != nil {
@@ -100,14 +96,14 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 	f.StringArrayVar(&o.subjectTo, "subject-to", nil, "a constraint METRIC<=x or METRIC>=x (x may be a percentage), in every scenario (repeatable)")
 	f.StringVar(&o.objective, "objective", "mean", "across several scenarios: mean or worst")
 	f.BoolVar(&o.strict, "strict", false, "a constraint holds only when met with 95% confidence (default: unless violated with 95% confidence)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a field of every scenario, path=value (repeatable)")
+	addSetFlag(cmd, &o.sets, "override a field of every scenario, path=value (repeatable)")
 	f.IntVar(&o.budget, "budget", 200, "simulation runs for the search and the final comparison")
 	f.IntVar(&o.final, "final", 3, "candidates in the final paired comparison")
 	f.IntVar(&o.finalSeeds, "final-seeds", 10, "seeds per candidate in the final comparison")
 	f.IntVar(&o.sensitivity, "sensitivity", 9, "points per parameter in the sensitivity scan (0: none; runs beyond the budget)")
-	f.Uint64Var(&o.seed, "seed", 0, "base seed (default: the first scenario's seed)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
-	f.StringVarP(&o.out, "out", "o", "", "results folder (default results/<name>-tune)")
+	addSeedFlag(f, &o.seed, 0, "base seed (default: the first scenario's seed)")
+	addJobsFlag(f, &o.jobs)
+	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-tune)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted tuning: its finished runs are kept in <out>.incomplete and not run again (refused if a scenario or a flag changed)")
 	addRoundFlags(f, &o.round, "tuning")
 	addEmitFlags(f, &o.emit)
@@ -238,41 +234,21 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		return reportScenarioErr(e, err)
 	}
 	wall := time.Since(start)
-	files := []resultdir.File{{Name: "tune.csv", Data: res.TuneCSV(cfg)}}
+	files, chartErr, err := report.TuneFiles(name, o.files, o.sets, srcs, cfg, res, report.TuneDrawers{Pareto: plots.Pareto, Sensitivity: plots.Sensitivity})
+	if err != nil {
+		return err
+	}
+	if chartErr != nil {
+		fmt.Fprintf(e.stderr, "throttlesim: warning: no charts: %v\n", chartErr) // the tables are still worth writing
+	}
 	sets := cfg.Sets(res.Best)
-	for i, src := range srcs {
-		y, err := explore.WithSets(src.Data, src.File, append(append([]string{}, o.sets...), sets...))
-		if err != nil {
-			return err
-		}
-		n := "best.yaml"
-		if len(srcs) > 1 {
-			n = fmt.Sprintf("best-%d-%s", i+1, filepath.Base(src.File))
-		}
-		files = append(files, resultdir.File{Name: n, Data: y})
-	}
-	js, err := json.MarshalIndent(tuneJSON(o, cfg, res, wall), "", "  ")
-	if err != nil {
-		return err
-	}
-	files = append(files, resultdir.File{Name: "tune.json", Data: append(js, '\n')})
-	charts, err := tuneCharts(name, cfg, res)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "throttlesim: warning: no charts: %v\n", err) // the tables are still worth writing
-	}
-	files = append(files, charts...)
-	html, err := tuneReport(name, cfg, res, files)
-	if err != nil {
-		return err
-	}
-	files = append(files, resultdir.File{Name: "report.html", Data: html})
 	if err := resultdir.Write(out, files); err != nil {
 		return err
 	}
 	keep.done(e)
 	if !o.quiet {
 		fmt.Fprintf(e.stdout, "%s: %d candidates, %d runs (+%d for the sensitivity scan) in %.1f s (%d jobs)\n", name, len(res.Candidates), res.Runs, res.SensitivityRuns, wall.Seconds(), o.jobs)
-		printTune(e.stdout, cfg, res)
+		report.WriteTuneChoice(e.stdout, cfg, res)
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
 	if res.Infeasible {
@@ -283,195 +259,4 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		return fmt.Errorf("%w: no candidate meets %s; the closest is %s (see %s)", errInfeasible, strings.Join(cs, " and "), strings.Join(sets, " "), filepath.Join(out, "tune.csv"))
 	}
 	return nil
-}
-
-func describeCandidate(cfg explore.TuneConfig, x *explore.Candidate) string {
-	o := x.Objective()
-	s := fmt.Sprintf("%s: %s = %.6g [%.6g, %.6g] over %d seeds", strings.Join(cfg.Sets(x), " "), cfg.Objective, o.Mean, o.Lo, o.Hi, x.Seeds)
-	for i, c := range cfg.Constraints {
-		s += fmt.Sprintf("; %s = %.6g", c.Metric, x.ConstraintMean(i, c))
-		if note := standingNote(cfg, x.Standing(i, c)); note != "" {
-			s += fmt.Sprintf(" (limit %s: %s)", limitText(c), note)
-		}
-	}
-	if !cfg.Feasible(x) {
-		s += " (violates a constraint)"
-	}
-	return s
-}
-
-// limitText is "≤ 0.6" or "≥ 0.999".
-func limitText(c explore.Constraint) string {
-	op := "≥"
-	if c.AtMost {
-		op = "≤"
-	}
-	return op + " " + strconv.FormatFloat(c.Bound, 'g', -1, 64)
-}
-
-// standingNote says why a constraint's mean is where it is against the
-// limit, when that is not plain: a breach that passes (default rule), a
-// mean that meets the limit but fails --strict, a violation.
-func standingNote(cfg explore.TuneConfig, st explore.Standing) string {
-	switch {
-	case st == explore.BreachWithinNoise && !cfg.Strict:
-		return "breach within noise, 95% one-sided"
-	case st == explore.BreachWithinNoise:
-		return "breach, and not met with 95% confidence (--strict)"
-	case st == explore.MetWithinNoise && cfg.Strict:
-		return "not met with 95% confidence (--strict)"
-	case st == explore.Violated:
-		return "violated with 95% confidence"
-	}
-	return ""
-}
-
-// feasibilityRule is the rule's line in the report.
-func feasibilityRule(cfg explore.TuneConfig) string {
-	if cfg.Strict {
-		return "feasible (--strict): every constraint met with 95% confidence (one-sided Student-t bound over the seeds, in every scenario)"
-	}
-	return "feasible: no constraint violated with 95% confidence (one-sided Student-t bound over the seeds, in every scenario); a breach within noise passes (--strict: must be met with confidence)"
-}
-
-func printTune(w io.Writer, cfg explore.TuneConfig, res *explore.TuneResult) {
-	verdict := "chosen"
-	if res.Infeasible {
-		verdict = "INFEASIBLE, closest"
-	}
-	fmt.Fprintf(w, "%s: %s\n", verdict, describeCandidate(cfg, res.Best))
-	if res.RunnerUp != nil {
-		fmt.Fprintf(w, "runner-up: %s\n", describeCandidate(cfg, res.RunnerUp))
-		sig := "not significant"
-		if res.Significant {
-			sig = "significant"
-		}
-		fmt.Fprintf(w, "runner-up − chosen: %.4g [%.4g, %.4g] (paired by seed, 95%%): %s\n", res.Diff.Mean, res.Diff.Lo, res.Diff.Hi, sig)
-	}
-	if len(cfg.Constraints) > 0 {
-		fmt.Fprintln(w, feasibilityRule(cfg))
-	}
-}
-
-type tuneDoc struct {
-	Scenarios   []string        `json:"scenarios"`
-	Sets        []string        `json:"sets"`
-	Params      []explore.Range `json:"params"`
-	Objective   string          `json:"objective"`
-	Maximize    bool            `json:"maximize"`
-	Worst       bool            `json:"worst_case"`
-	Strict      bool            `json:"strict"`
-	Constraints []string        `json:"constraints"`
-	Budget      int             `json:"budget"`
-	BaseSeed    uint64          `json:"base_seed"`
-	Runs        int             `json:"runs"`
-	SensRuns    int             `json:"sensitivity_runs"`
-	Candidates  int             `json:"candidates"`
-	Infeasible  bool            `json:"infeasible"`
-	Chosen      map[string]any  `json:"chosen"`
-	RunnerUp    map[string]any  `json:"runner_up"`
-	Diff        map[string]any  `json:"runner_up_minus_chosen"`
-}
-
-func jnum(x float64) any {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return x
-}
-
-func candJSON(cfg explore.TuneConfig, x *explore.Candidate) map[string]any {
-	if x == nil {
-		return nil
-	}
-	o := x.Objective()
-	m := map[string]any{"sets": cfg.Sets(x), "seeds": x.Seeds, "objective": jnum(o.Mean), "ci_lo": jnum(o.Lo), "ci_hi": jnum(o.Hi), "feasible": cfg.Feasible(x)}
-	checks := map[string]string{}
-	for i, c := range cfg.Constraints {
-		m[c.Metric] = jnum(x.ConstraintMean(i, c))
-		checks[c.String()] = x.Standing(i, c).String()
-	}
-	if len(checks) > 0 {
-		m["constraints"] = checks
-	}
-	return m
-}
-
-// tuneJSON is tune.json; the wall time is left out so that the file is
-// the same on every machine.
-func tuneJSON(o *tuneOptions, cfg explore.TuneConfig, res *explore.TuneResult, _ time.Duration) tuneDoc {
-	d := tuneDoc{Scenarios: o.files, Sets: o.sets, Params: cfg.Params, Objective: cfg.Objective, Maximize: cfg.Maximize, Worst: cfg.Worst, Strict: cfg.Strict,
-		Budget: cfg.Budget, BaseSeed: cfg.BaseSeed, Runs: res.Runs, SensRuns: res.SensitivityRuns, Candidates: len(res.Candidates),
-		Infeasible: res.Infeasible, Chosen: candJSON(cfg, res.Best), RunnerUp: candJSON(cfg, res.RunnerUp)}
-	for _, c := range cfg.Constraints {
-		d.Constraints = append(d.Constraints, c.String())
-	}
-	if res.RunnerUp != nil {
-		d.Diff = map[string]any{"mean": jnum(res.Diff.Mean), "ci_lo": jnum(res.Diff.Lo), "ci_hi": jnum(res.Diff.Hi), "significant": res.Significant}
-	}
-	return d
-}
-
-func tuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult) ([]resultdir.File, error) {
-	var files []resultdir.File
-	if len(cfg.Constraints) > 0 {
-		k := cfg.Constraints[0]
-		in := plots.ParetoInput{
-			Title:           fmt.Sprintf("%s: %s against %s, every candidate", name, cfg.Objective, k.Metric),
-			ObjectiveLabel:  cfg.Objective + " (mean over seeds)",
-			ConstraintLabel: fmt.Sprintf("%s (mean; constraint %s)", k.Metric, k),
-			Bound:           k.Bound, AtMost: k.AtMost, Maximize: cfg.Maximize,
-		}
-		for _, x := range res.Candidates {
-			in.Points = append(in.Points, plots.TunePoint{Objective: x.Objective().Mean, Constraint: x.ConstraintMean(0, k), Feasible: cfg.Feasible(x), Best: x == res.Best})
-		}
-		png, err := plots.Pareto(in)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, resultdir.File{Name: "pareto.png", Data: png})
-	}
-	if len(res.Sensitivity) > 0 {
-		var panels []plots.SensitivityPanel
-		for i, scan := range res.Sensitivity {
-			p := plots.SensitivityPanel{Param: cfg.Params[i].Path, Best: res.Best.Values[i]}
-			for _, s := range scan {
-				p.Values = append(p.Values, s.Value)
-				p.Mean, p.Lo, p.Hi = append(p.Mean, s.Objective.Mean), append(p.Lo, s.Objective.Lo), append(p.Hi, s.Objective.Hi)
-				p.Feasible = append(p.Feasible, s.Feasible)
-			}
-			panels = append(panels, p)
-		}
-		png, err := plots.Sensitivity(fmt.Sprintf("%s: %s as each parameter varies", name, cfg.Objective), cfg.Objective, panels)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, resultdir.File{Name: "sensitivity.png", Data: png})
-	}
-	return files, nil
-}
-
-// tuneReport is the tuning's report.html: the choice as printed, every
-// candidate, the charts, and the chosen scenario(s).
-func tuneReport(name string, cfg explore.TuneConfig, res *explore.TuneResult, files []resultdir.File) ([]byte, error) {
-	var txt bytes.Buffer
-	printTune(&txt, cfg, res)
-	p := report.Page{Title: name + ": tuning", Kind: "tune",
-		Facts:    []report.Fact{{Name: "candidates", Value: strconv.Itoa(len(res.Candidates))}, {Name: "runs", Value: strconv.Itoa(res.Runs)}},
-		Sections: []report.Section{report.TextSection("choice", "The choice", txt.String())}}
-	for _, f := range files {
-		switch {
-		case f.Name == "tune.csv":
-			sec, err := report.CSVSection("candidates", "Every candidate", f.Name, f.Data, 300)
-			if err != nil {
-				return nil, err
-			}
-			p.Sections = append(p.Sections, sec)
-		case strings.HasSuffix(f.Name, ".png"):
-			p.Charts = append(p.Charts, report.Chart{Title: strings.TrimSuffix(f.Name, ".png"), File: f.Name, PNG: f.Data})
-		case strings.HasPrefix(f.Name, "best"):
-			p.Scenario = append(p.Scenario, report.Text{Label: f.Name + " (the scenario with the chosen values)", Body: string(f.Data)})
-		}
-	}
-	return report.HTML(p)
 }

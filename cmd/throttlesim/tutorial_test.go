@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // docs/tutorial.md's scenario block is a valid scenario, and the answers
@@ -44,7 +44,7 @@ func TestTutorialScenario(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.name, r.code, r.stderr)
 		}
-		doc, err := sim.ReadSummary(out)
+		doc, err := rundir.ReadSummary(out)
 		if err != nil {
 			t.Fatal(err)
 		}

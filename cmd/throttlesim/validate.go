@@ -10,8 +10,18 @@ import (
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
-func newValidateCmd(e *env) *cobra.Command {
-	var sets []string
+// validateOptions are validate's arguments and flags.
+type validateOptions struct {
+	files, sets []string
+}
+
+// newValidateCmd builds `throttlesim validate`; runF replaces the run
+// function in tests (nil: the real one).
+func newValidateCmd(e *env, runF func(context.Context, *env, *validateOptions) error) *cobra.Command {
+	o := &validateOptions{}
+	if runF == nil {
+		runF = validateRun
+	}
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check scenario files and report every problem",
@@ -28,17 +38,18 @@ file has a problem.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return validateRun(cmd.Context(), e, args, sets)
+			o.files = args
+			return runF(cmd.Context(), e, o)
 		},
 	}
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario field by its YAML path (repeatable)")
+	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path (repeatable)")
 	return cmd
 }
 
-func validateRun(_ context.Context, e *env, files, sets []string) error {
+func validateRun(_ context.Context, e *env, o *validateOptions) error {
 	bad := 0
-	for _, f := range files {
-		sc, err := loadScenario(e, f, sets)
+	for _, f := range o.files {
+		sc, err := loadScenario(e, f, o.sets)
 		if err != nil {
 			var ue usageError
 			if errors.As(err, &ue) {

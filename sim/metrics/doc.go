@@ -1,4 +1,4 @@
 // Package metrics records a run into preallocated per-interval rows, keeps
-// latency histograms, computes the run summary (including recovery time)
-// and writes timeseries.csv and summary.json.
+// latency histograms and computes the run summary (including recovery
+// time). It writes no file: sim/rundir owns the run folder's files.
 package metrics

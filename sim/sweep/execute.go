@@ -11,13 +11,14 @@ import (
 
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // Options of an execution.
 type Options struct {
 	Jobs          int // parallel runs; < 1 means 1
 	Shard, Shards int // run only the runs with index % Shards == Shard (Shards 0: all)
-	Build         sim.Build
+	Build         rundir.Build
 	// Start, if set, is called once, before the first run, with the runs
 	// of this execution that a resumed sweep finds done (their folders
 	// hold a run key: they are checked, not run again) and the runs left
@@ -145,7 +146,7 @@ feed:
 
 // runOne simulates run r into its folder, or finds it done there (ran
 // false).
-func runOne(ctx context.Context, p *Plan, dir string, r RunSpec, b sim.Build) (ran bool, err error) {
+func runOne(ctx context.Context, p *Plan, dir string, r RunSpec, b rundir.Build) (ran bool, err error) {
 	sc, err := p.Resolve(r.Point, r.Seed)
 	if err != nil {
 		return false, err
@@ -162,17 +163,17 @@ func runOne(ctx context.Context, p *Plan, dir string, r RunSpec, b sim.Build) (r
 	if err != nil {
 		return false, err
 	}
-	csv, err := res.TimeseriesCSV()
+	csv, err := rundir.TimeseriesCSV(res)
 	if err != nil {
 		return false, err
 	}
-	js, err := res.SummaryJSON(b)
+	js, err := rundir.Run{Result: res}.SummaryJSON(b)
 	if err != nil {
 		return false, err
 	}
 	return true, resultdir.Write(rd, []resultdir.File{
-		{Name: "timeseries.csv", Data: csv},
-		{Name: "summary.json", Data: js},
+		{Name: rundir.TimeseriesFile, Data: csv},
+		{Name: rundir.SummaryFile, Data: js},
 		{Name: keyFile, Data: []byte(key + "\n")}, // last: the run is complete
 	})
 }

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 // Merge gathers the runs of the shards of one sweep (sweep --shard i/n)
@@ -61,14 +61,14 @@ func Merge(shards []string, dir string) (*Plan, error) {
 			return nil, fmt.Errorf("run %s is in none of the shards: is a shard missing or unfinished?", filepath.Base(RunDir("", r)))
 		}
 		var files []resultdir.File
-		for _, n := range []string{"timeseries.csv", "summary.json", keyFile} {
+		for _, n := range []string{rundir.TimeseriesFile, rundir.SummaryFile, keyFile} {
 			b, err := os.ReadFile(filepath.Join(src, n))
 			if err != nil {
 				return nil, err
 			}
 			files = append(files, resultdir.File{Name: n, Data: b})
 		}
-		doc, err := sim.ReadSummary(src)
+		doc, err := rundir.ReadSummary(src)
 		if err != nil {
 			return nil, err
 		}

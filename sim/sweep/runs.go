@@ -12,8 +12,8 @@ import (
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
@@ -21,7 +21,7 @@ import (
 type RunData struct {
 	Spec   RunSpec
 	Key    string
-	Doc    *sim.SummaryDoc
+	Doc    *rundir.SummaryDoc
 	Series *metrics.Series
 }
 
@@ -120,21 +120,16 @@ func ReadRun(dir string) (*RunData, error) { return readRun(dir, true) }
 // readRun reads a run folder's summary.json and, with series,
 // its timeseries.csv.
 func readRun(dir string, series bool) (*RunData, error) {
-	doc, err := sim.ReadSummary(dir)
+	doc, err := rundir.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}
 	if !series {
 		return &RunData{Doc: doc}, nil
 	}
-	f, err := os.Open(filepath.Join(dir, "timeseries.csv"))
+	ser, err := rundir.ReadTimeseriesFile(dir, doc.Scenario.EntryBackend().TotalWorkers())
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	ser, err := metrics.ReadCSV(f, doc.Scenario.EntryBackend().TotalWorkers())
-	if err != nil {
-		return nil, fmt.Errorf("%s/%w", dir, err)
 	}
 	return &RunData{Doc: doc, Series: ser}, nil
 }
@@ -149,7 +144,7 @@ func readRun(dir string, series bool) (*RunData, error) {
 //     changes its key;
 //   - when the plan knows the scenario file (a plan made by NewPlan, not
 //     one read back from sweep.json), key.txt is r's key itself.
-func (p *Plan) CheckRun(rd string, r RunSpec, keyTxt []byte, doc *sim.SummaryDoc) error {
+func (p *Plan) CheckRun(rd string, r RunSpec, keyTxt []byte, doc *rundir.SummaryDoc) error {
 	var bad []string
 	key := strings.TrimSpace(string(keyTxt))
 	if p.data != nil {

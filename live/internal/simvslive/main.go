@@ -20,14 +20,14 @@ import (
 	"strings"
 
 	"github.com/throttlesim/throttlesim/live"
-	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 )
 
 type metric struct {
 	name string
 	prec int
-	get  func(d *sim.SummaryDoc) (float64, bool)
+	get  func(d *rundir.SummaryDoc) (float64, bool)
 }
 
 func ptr(p *float64, scale float64) (float64, bool) {
@@ -38,15 +38,15 @@ func ptr(p *float64, scale float64) (float64, bool) {
 }
 
 var ms = []metric{
-	{"success (%)", 1, func(d *sim.SummaryDoc) (float64, bool) { return ptr(d.Summary.SuccessRatio, 100) }},
-	{"dropped locally (%)", 1, func(d *sim.SummaryDoc) (float64, bool) { return ptr(d.Summary.LocalDropRate, 100) }},
-	{"received (req/s)", 1, func(d *sim.SummaryDoc) (float64, bool) {
+	{"success (%)", 1, func(d *rundir.SummaryDoc) (float64, bool) { return ptr(d.Summary.SuccessRatio, 100) }},
+	{"dropped locally (%)", 1, func(d *rundir.SummaryDoc) (float64, bool) { return ptr(d.Summary.LocalDropRate, 100) }},
+	{"received (req/s)", 1, func(d *rundir.SummaryDoc) (float64, bool) {
 		return float64(d.Summary.Received) / d.Run.StoppedAtS, d.Run.StoppedAtS > 0
 	}},
-	{"load in fault / eff. capacity", 2, func(d *sim.SummaryDoc) (float64, bool) { return ptr(d.Summary.FaultLoadOverCapacity, 1) }},
-	{"amplification", 3, func(d *sim.SummaryDoc) (float64, bool) { return ptr(d.Summary.Amplification, 1) }},
-	{"recovery (s)", 0, func(d *sim.SummaryDoc) (float64, bool) { return ptr(d.Summary.Recovery.RecoveryTimeS, 1) }},
-	{"latency p50 (ms)", 1, func(d *sim.SummaryDoc) (float64, bool) { return ptr(d.Summary.LatencyP50MS, 1) }},
+	{"load in fault / eff. capacity", 2, func(d *rundir.SummaryDoc) (float64, bool) { return ptr(d.Summary.FaultLoadOverCapacity, 1) }},
+	{"amplification", 3, func(d *rundir.SummaryDoc) (float64, bool) { return ptr(d.Summary.Amplification, 1) }},
+	{"recovery (s)", 0, func(d *rundir.SummaryDoc) (float64, bool) { return ptr(d.Summary.Recovery.RecoveryTimeS, 1) }},
+	{"latency p50 (ms)", 1, func(d *rundir.SummaryDoc) (float64, bool) { return ptr(d.Summary.LatencyP50MS, 1) }},
 }
 
 // quantile is the q-quantile of sorted xs by linear interpolation between
@@ -61,15 +61,15 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[i] + (h-lo)*(xs[i+1]-xs[i])
 }
 
-func runs(dir, kind, point string) ([]*sim.SummaryDoc, []string, error) {
+func runs(dir, kind, point string) ([]*rundir.SummaryDoc, []string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, kind+"-"+point+"-*"))
 	if err != nil {
 		return nil, nil, err
 	}
 	slices.Sort(paths)
-	var docs []*sim.SummaryDoc
+	var docs []*rundir.SummaryDoc
 	for _, p := range paths {
-		d, err := sim.ReadSummary(p)
+		d, err := rundir.ReadSummary(p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -186,7 +186,7 @@ func write(w io.Writer, dir string, points []string) error {
 	return nil
 }
 
-func seeds(ds []*sim.SummaryDoc) string {
+func seeds(ds []*rundir.SummaryDoc) string {
 	var s []string
 	for _, d := range ds {
 		s = append(s, fmt.Sprint(d.Manifest.Seed))

@@ -1,4 +1,4 @@
-package metrics
+package rundir
 
 import (
 	"encoding/csv"
@@ -6,13 +6,16 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/throttlesim/throttlesim/sim/metrics"
 )
 
-// ReadCSV reads a timeseries.csv written by WriteCSV back into a Series.
+// ReadTimeseries reads a timeseries.csv written by WriteTimeseries back
+// into a Series.
 // Counts come back exactly; worker-time columns come back from their
 // fractions (workers is the nominal worker count the file was written with).
 // Columns the file lacks stay zero, so older files still read.
-func ReadCSV(r io.Reader, workers int) (*Series, error) {
+func ReadTimeseries(r io.Reader, workers int) (*metrics.Series, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
@@ -28,7 +31,7 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 			return nil, fmt.Errorf("timeseries.csv: no %q column", need)
 		}
 	}
-	s := &Series{}
+	s := &metrics.Series{}
 	line := 1
 	var bad error // the first value a run cannot have written
 	prevT := math.Inf(-1)
@@ -89,7 +92,7 @@ func ReadCSV(r io.Reader, workers int) (*Series, error) {
 			}
 			return int64(math.Round(v * scale))
 		}
-		s.Rows = append(s.Rows, Row{
+		s.Rows = append(s.Rows, metrics.Row{
 			Offered: cnt("offered"), Attempts: cnt("attempts"), Retries: cnt("retries"), Succeeded: cnt("succeeded"),
 			Failed: cnt("failed"), DeadlineExceeded: cnt("deadline_exceeded"), BudgetRefused: cnt("budget_refused"), Paced: cnt("paced"), PacedWaitNS: ns("paced_wait_s", 1e9), DropThrottle: cnt("drop_throttle"), DropNoConn: cnt("drop_no_connection"), DropBreaker: cnt("drop_breaker"),
 			Received: cnt("received"), Accepted: cnt("accepted"), Rejected: cnt("rejected"), Unanswered: cnt("unanswered"),

@@ -1,4 +1,4 @@
-package sim
+package rundir
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 )
 
 // docs/summary.schema.json is generated from the Go types of summary.json
-// (SummaryDoc): `go test ./sim -run Schema -update` rewrites it, and this
+// (SummaryDoc): `go test ./sim/rundir -run Schema -update` rewrites it, and this
 // test fails when the file and the types disagree.
 func TestSchemaFileIsCurrent(t *testing.T) {
 	b, err := json.MarshalIndent(summarySchema(), "", "  ")
@@ -22,7 +22,7 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	b = append(b, '\n')
-	path := filepath.Join("..", "docs", "summary.schema.json")
+	path := filepath.Join("..", "..", "docs", "summary.schema.json")
 	if *update {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -33,7 +33,7 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(old) != string(b) {
-		t.Errorf("%s is out of date with the Go types: run go test ./sim -run Schema -update", path)
+		t.Errorf("%s is out of date with the Go types: run go test ./sim/rundir -run Schema -update", path)
 	}
 }
 
@@ -131,7 +131,7 @@ func schemaOf(t reflect.Type) map[string]any {
 // schema uses only type, enum, const, pattern, properties, required,
 // additionalProperties and items.)
 func TestSummaryMatchesSchema(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "docs", "summary.schema.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "summary.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +140,8 @@ func TestSummaryMatchesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range []string{"outage.yaml", "overload.yaml", "reconnect-storm-jitter.yaml", "mixed-fleet.yaml"} {
-		res := mustRun(t, loadScenario(t, sc))
-		b, err := res.SummaryJSON(Build{Version: "test", Commit: "abc"})
+		res := runScenario(t, sc)
+		b, err := Run{Result: res}.SummaryJSON(Build{Version: "test", Commit: "abc"})
 		if err != nil {
 			t.Fatal(err)
 		}

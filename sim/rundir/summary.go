@@ -1,4 +1,4 @@
-package sim
+package rundir
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -52,14 +53,14 @@ type SummaryDoc struct {
 	Run           RunInfo  `json:"run"`
 	// Graph leads a service-graph run: the services by load ÷ capacity,
 	// the most overloaded first; absent otherwise.
-	Graph    *GraphSummary      `json:"graph,omitempty"`
+	Graph    *sim.GraphSummary  `json:"graph,omitempty"`
 	Scenario *scenario.Scenario `json:"scenario"`
 	Summary  metrics.Summary    `json:"summary"`
 	// Groups is each client group's figures; empty without groups.
-	Groups []GroupSummary `json:"groups"`
+	Groups []sim.GroupSummary `json:"groups"`
 	// Services is each service's figures in a service graph; absent
 	// otherwise.
-	Services []ServiceSummary `json:"services,omitempty"`
+	Services []sim.ServiceSummary `json:"services,omitempty"`
 	// Live is how well a live run (throttlesim live) kept its schedule;
 	// absent for simulated runs.
 	Live *LiveSchedule `json:"live,omitempty"`
@@ -86,10 +87,18 @@ type LiveSchedule struct {
 // Build identifies the binary; the CLI fills it from its link-time flags.
 type Build struct{ Version, Commit string }
 
+// Run is what a run folder is written from: the result and, for a live
+// run, how well it kept its schedule (nil for a simulation).
+type Run struct {
+	Result *sim.Result
+	Live   *LiveSchedule
+}
+
 // Doc assembles summary.json's content.
-func (r *Result) Doc(b Build) SummaryDoc {
+func (r Run) Doc(b Build) SummaryDoc {
+	res := r.Result
 	status := "complete"
-	if !r.Complete {
+	if !res.Complete {
 		status = "incomplete"
 	}
 	d := SummaryDoc{
@@ -97,19 +106,19 @@ func (r *Result) Doc(b Build) SummaryDoc {
 		Manifest: Manifest{
 			Tool: "throttlesim", Version: b.Version, Commit: b.Commit,
 			GoVersion: runtime.Version(), GOARCH: runtime.GOARCH,
-			Seed: r.Scenario.Seed, SeedDerivation: rng.DerivationVersion,
+			Seed: res.Scenario.Seed, SeedDerivation: rng.DerivationVersion,
 		},
 		Run: RunInfo{
-			Status: status, StoppedAtS: float64(r.StoppedAt) / 1e9,
-			Events: r.Events, Arrivals: r.Arrivals,
-			Fingerprint: fmt.Sprintf("%016x", r.Fingerprint),
-			CapacityRPS: capacityOf(r.Scenario),
+			Status: status, StoppedAtS: float64(res.StoppedAt) / 1e9,
+			Events: res.Events, Arrivals: res.Arrivals,
+			Fingerprint: fmt.Sprintf("%016x", res.Fingerprint),
+			CapacityRPS: capacityOf(res.Scenario),
 		},
-		Graph:    r.Graph(),
-		Scenario: r.Scenario,
-		Summary:  r.Summary,
-		Groups:   r.groupSummaries(),
-		Services: r.serviceSummaries(),
+		Graph:    res.Graph(),
+		Scenario: res.Scenario,
+		Summary:  res.Summary,
+		Groups:   groupSummaries(res),
+		Services: serviceSummaries(res),
 		Live:     r.Live,
 	}
 	if d.Graph != nil {
@@ -118,105 +127,44 @@ func (r *Result) Doc(b Build) SummaryDoc {
 	return d
 }
 
-func (r *Result) serviceSummaries() []ServiceSummary {
-	var out []ServiceSummary
+func serviceSummaries(r *sim.Result) []sim.ServiceSummary {
+	var out []sim.ServiceSummary
 	for _, s := range r.Services {
 		out = append(out, s.Summary)
 	}
 	return out
 }
 
-func (r *Result) groupSummaries() []GroupSummary {
-	out := []GroupSummary{}
+func groupSummaries(r *sim.Result) []sim.GroupSummary {
+	out := []sim.GroupSummary{}
 	for _, g := range r.Groups {
 		out = append(out, g.Summary)
 	}
 	return out
 }
 
-// GroupsCSV is groups.csv: per interval and group (long format), the
-// client-side counts and the backend's counts of the group's attempts and
-// the worker time spent serving them; nil without groups.
-func (r *Result) GroupsCSV() []byte {
-	if len(r.Groups) == 0 {
+func capacityOf(sc *scenario.Scenario) *float64 {
+	if sc.Backend.Kind == scenario.BackendOCC {
 		return nil
 	}
-	var b bytes.Buffer
-	iv := r.Series.Interval
-	b.WriteString("t_s,group,offered,attempts,retries,succeeded,failed,deadline_exceeded,budget_refused,paced,drop_throttle,drop_breaker,drop_no_connection," +
-		"received,accepted,rejected,unanswered,queue_timeouts,failed_outage,lost_outage,timed_out,served,errors,cancelled,util_useful,util_wasted\n")
-	capNS := float64(iv) * float64(r.Scenario.EntryBackend().TotalWorkers())
-	for i := range r.Series.Rows {
-		for _, g := range r.Groups {
-			if i >= len(g.Series.Rows) {
-				continue
-			}
-			w := g.Series.Rows[i]
-			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s\n", metrics.FormatFloat(float64(int64(i)*iv)/1e9), g.Name,
-				w.Offered, w.Attempts, w.Retries, w.Succeeded, w.Failed, w.DeadlineExceeded, w.BudgetRefused, w.Paced,
-				w.DropThrottle, w.DropBreaker, w.DropNoConn,
-				w.Received, w.Accepted, w.Rejected, w.Unanswered, w.QueueTimeouts, w.FailedOutage, w.LostOutage, w.TimedOut, w.Served, w.Errors, w.Cancelled,
-				metrics.FormatFloat(float64(w.UsefulNS)/capNS), metrics.FormatFloat(float64(w.WastedNS)/capNS))
-		}
-	}
-	return b.Bytes()
+	c := sc.Capacity()
+	return &c
 }
 
 // SummaryJSON is summary.json's bytes: indented, with a final newline.
-func (r *Result) SummaryJSON(b Build) ([]byte, error) {
+func (r Run) SummaryJSON(b Build) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r.Doc(b)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rundir: %s: %w", SummaryFile, err)
 	}
 	return buf.Bytes(), nil
 }
 
-// TimeseriesCSV is timeseries.csv's bytes.
-func (r *Result) TimeseriesCSV() ([]byte, error) {
-	var buf bytes.Buffer
-	err := metrics.WriteCSV(&buf, r.Series, r.Scenario.EntryBackend().TotalWorkers())
-	return buf.Bytes(), err
-}
-
-// ServicesCSV is services.csv's bytes for a service-graph run (nil
-// otherwise): every service's rows in long format, a service column
-// followed by timeseries.csv's columns (utilisation against the service's
-// own workers) and deadline_dropped.
-func (r *Result) ServicesCSV() ([]byte, error) {
-	if len(r.Services) == 0 {
-		return nil, nil
-	}
-	nodes := r.Scenario.Nodes()
-	var out bytes.Buffer
-	for i, sv := range r.Services {
-		var buf bytes.Buffer
-		if err := metrics.WriteCSV(&buf, sv.Series, nodes[i].TotalWorkers()); err != nil {
-			return nil, err
-		}
-		lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
-		for j, ln := range lines {
-			if j == 0 {
-				if i == 0 {
-					out.WriteString("service,")
-					out.Write(ln)
-					out.WriteString(",deadline_dropped\n")
-				}
-				continue
-			}
-			out.WriteString(sv.Name)
-			out.WriteByte(',')
-			out.Write(ln)
-			fmt.Fprintf(&out, ",%d\n", sv.Series.Rows[j-1].DeadlineDropped)
-		}
-	}
-	return out.Bytes(), nil
-}
-
 // ReadSummary reads dir/summary.json, checking its schema version.
 func ReadSummary(dir string) (*SummaryDoc, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
 	if err != nil {
 		return nil, notARun(dir, err)
 	}
@@ -257,14 +205,6 @@ func checkSummary(b []byte, s *metrics.Summary) error {
 	return nil
 }
 
-func capacityOf(sc *scenario.Scenario) *float64 {
-	if sc.Backend.Kind == scenario.BackendOCC {
-		return nil
-	}
-	c := sc.Capacity()
-	return &c
-}
-
 // notARun says what dir is, when it is not a run's results folder, and
 // what to do instead.
 func notARun(dir string, err error) error {
@@ -272,18 +212,34 @@ func notARun(dir string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !has("."):
 		return fmt.Errorf("%s: no such folder", dir)
-	case has("sweep.json"):
+	case has(SweepFile):
 		return fmt.Errorf("%s is a sweep's folder, not one run's: `throttlesim summarize %s` on its own prints its table (its charts are in it); its runs are in %s", dir, dir, filepath.Join(dir, "runs"))
-	case has("compare.json"):
+	case has(CompareFile):
 		return fmt.Errorf("%s is a comparison's folder, not a run's: compare and summarize the runs it was made from", dir)
-	case has("contention.json"):
+	case has(ContentionFile):
 		return fmt.Errorf("%s is a contention model's folder (throttlesim contention), not a run's", dir)
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json")); len(m) > 0 {
+	if m, _ := filepath.Glob(filepath.Join(dir, "*", SummaryFile)); len(m) > 0 {
 		return fmt.Errorf("%s holds run folders, it is not one: name them, e.g. %s", dir, filepath.Dir(m[0]))
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: not a results folder (no summary.json)", dir)
 	}
 	return fmt.Errorf("%s: cannot read summary.json: %w", dir, err)
+}
+
+// ReadTimeseriesFile reads dir/timeseries.csv, its errors prefixed by
+// dir; workers is the nominal
+// worker count it was written with (the entry backend's).
+func ReadTimeseriesFile(dir string, workers int) (*metrics.Series, error) {
+	f, err := os.Open(filepath.Join(dir, TimeseriesFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ser, err := ReadTimeseries(f, workers)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%w", dir, err)
+	}
+	return ser, nil
 }
