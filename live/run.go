@@ -139,7 +139,8 @@ func ScheduleKept(p99MS, maxMS float64) bool { return p99MS <= 50 && maxMS < 100
 
 // What live mode does with each field of the clients section and of a
 // group, by YAML name (every field: TestEveryClientFieldIsDecided). The
-// policies are built by sim.BuildStack, the simulator's own code.
+// policies are the simulator's own stack (package stack), configured by
+// the same translation (scenario.Policies.StackConfig).
 var clientFields = decide.Table{
 	"count": decide.Live, "arrival": decide.Live, "timeout": decide.Live, "deadline": decide.Live,
 	"throttle": decide.Live, "retry": decide.Live, "breaker": decide.Live, "rate_limiter": decide.Live,
@@ -346,7 +347,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 	var groups []grp
 	owner := make([]uint16, rs.Clients.Count)
 	for gi, g := range rs.Clients.ResolvedGroups() {
-		tr, err := client.New(client.Config{Policies: g.Policies, Clients: g.Count, First: g.Start, Base: base, Seed: rs.Seed, Observe: rec.observe})
+		cfg, err := g.Policies.StackConfig()
+		if err != nil {
+			return nil, nil, fmt.Errorf("live: group %q: %w", g.Name, err)
+		}
+		tr, err := client.New(client.Config{Stack: cfg, Clients: g.Count, First: g.Start, Base: base, Seed: rs.Seed, Observe: rec.observe})
 		if err != nil {
 			return nil, nil, fmt.Errorf("live: group %q: %w", g.Name, err)
 		}

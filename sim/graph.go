@@ -7,6 +7,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stack"
 )
 
 // A service graph (scenario.Services): several pools, the calls between
@@ -345,12 +346,12 @@ func (m *model) call(now int64, fi uint32, e uint16) {
 	cl := &m.cl
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
-	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, f.client, ed.seq, 0, 0, 0
-	r.edge, r.frame, r.dl, r.h1 = e+1, fi, 0, 0
+	r.arrival, r.rs, r.client, r.ord, r.attempt = now, stack.Request{}, f.client, ed.seq, 0
+	r.edge, r.frame, r.dl = e+1, fi, 0
 	ed.seq++
 	p := &ed.pol
-	if p.deadline > 0 {
-		r.dl = sat(now, p.deadline)
+	if dl := p.Deadline(); dl > 0 {
+		r.dl = sat(now, dl)
 	}
 	if p.propagate && f.dl > 0 {
 		if d := f.dl - p.margin; r.dl == 0 || d < r.dl {
@@ -364,9 +365,7 @@ func (m *model) call(now int64, fi uint32, e uint16) {
 		m.drop(now, slot, deadlineExceeded)
 		return
 	}
-	if p.budget != nil {
-		p.budget.OnRequest(0, now)
-	}
+	p.OnRequest(now, 0)
 	if r.dl > 0 {
 		m.q.Schedule(m.after(now, r.dl-now), evDeadline, slot, r.gen)
 	}

@@ -350,13 +350,14 @@ type BudgetSet struct {
 
 // NewBudgetSet makes n budgets with configuration c, each at its initial
 // state: SRE and Finagle windows empty, gRPC at MaxTokens, AWS at Capacity.
-// It panics if c is invalid (see Validate) or n is negative or ≥ 2³¹.
-func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
+// It returns an error if c is invalid (see Validate) or n is negative or
+// ≥ 2³¹.
+func NewBudgetSet(n int, c BudgetConfig) (*BudgetSet, error) {
 	if err := c.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	if n < 0 || n >= 1<<31 {
-		panic("policy: BudgetSet size out of range")
+		return nil, fmt.Errorf("policy: number of budgets must be in [0, 2^31), got %d", n)
 	}
 	b := &BudgetSet{c: c, n: n}
 	switch c.Kind {
@@ -410,7 +411,7 @@ func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
 			b.first, b.fails = make([]uint32, n), make([]uint32, n)
 		}
 	}
-	return b
+	return b, nil
 }
 
 // Len is the number of instances.
