@@ -39,13 +39,17 @@ const (
 type request struct {
 	arrival int64 // when the application issued it
 	// rs is the request's state that the policy stack's decisions read and
-	// update (backoff, budget charge, breaker generation, hedging).
-	rs      stack.Request
-	client  uint32
-	ord     uint32 // the client's request ordinal: names its random draws
-	gen     uint32 // 24 bits used
-	attempt uint8
-	state   uint8
+	// update (attempt number, backoff, budget charge, breaker generation,
+	// hedging).
+	rs     stack.Request
+	client uint32
+	ord    uint32 // the client's request ordinal: names its random draws
+	gen    uint32 // 24 bits used
+	frame  uint32 // the caller's frame (edge != 0)
+	// In a service graph: the edge of a call a service makes (0: an
+	// external client's request), and frame, the frame waiting for it.
+	edge  uint16
+	state uint8
 	// With a network: the answer on its way back (outcome, and its
 	// retry-after or, for an occ read, the version read), and which half
 	// of an occ attempt is in flight (0 the read, 1 the write).
@@ -54,17 +58,13 @@ type request struct {
 	// rep is the pool (replica) the current attempt went to, rep1 the
 	// first copy's while a hedge is out: what outlier detection blames
 	// (set only for services with more than one replica).
-	rep uint8
-	// In a service graph: the edge of a call a service makes (0: an
-	// external client's request), and the frame waiting for it.
-	edge   uint16
+	rep    uint8
 	rep1   uint8
 	ansVal int64
-	dl     int64  // absolute deadline (0: none), unclamped
-	frame  uint32 // the caller's frame (edge != 0)
+	dl     int64 // absolute deadline (0: none), unclamped
 }
 
-func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
+func (r *request) token() uint32 { return r.gen<<8 | uint32(r.rs.Attempt) }
 
 func (cl *fleet) init(sc *scenario.Scenario, src *rng.Source) error {
 	n := sc.Clients.Count
@@ -146,7 +146,7 @@ func (m *model) onArrival(now int64, c uint32) {
 	m.mt.count(now, c, offered)
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
-	r.arrival, r.rs, r.client, r.ord, r.attempt, r.edge, r.dl = now, stack.Request{}, c, n, 0, 0, 0
+	r.arrival, r.rs, r.client, r.ord, r.edge, r.dl = now, stack.Request{}, c, n, 0, 0
 	p := cl.pol(c)
 	p.OnRequest(now, int(c-p.start))
 	if dl := p.Deadline(); dl > 0 {
@@ -159,8 +159,8 @@ func (m *model) onArrival(now int64, c uint32) {
 // attempt sends the next attempt of request slot through the policy stack.
 func (m *model) attempt(now int64, slot uint32) {
 	r := &m.cl.reqs[slot]
-	r.attempt++
-	if r.attempt > 1 {
+	r.rs.Attempt++
+	if r.rs.Attempt > 1 {
 		m.countR(now, r, retries)
 	}
 	if m.cn.on && m.cn.state[r.client] != csConnected {
@@ -226,7 +226,7 @@ func (m *model) entity(r *request) uint64 {
 
 // draw names the random draws of request r's current attempt.
 func (m *model) draw(r *request) stack.Draw {
-	return stack.Draw{Stream: m.entity(r), N: drawIndex(r.ord, r.attempt)}
+	return stack.Draw{Stream: m.entity(r), N: drawIndex(r.ord, r.rs.Attempt)}
 }
 
 // polOf is the policy stack of request r and the index of r's policy
@@ -314,7 +314,7 @@ func (m *model) send(now int64, slot uint32) {
 	if to := pl.Timeout(); to > 0 && m.waiting(slot, tok) {
 		m.q.Schedule(m.after(now, to), evTimeout, slot, tok)
 	}
-	if h := pl.Hedge(); h != nil && r.attempt == 1 && m.waiting(slot, tok) {
+	if h := pl.Hedge(); h != nil && r.rs.Attempt == 1 && m.waiting(slot, tok) {
 		m.q.Schedule(m.after(now, h.Delay()), evHedge, slot, tok)
 	}
 }
@@ -322,8 +322,8 @@ func (m *model) send(now int64, slot uint32) {
 // hedge sends a copy of request slot's first attempt, still unanswered.
 func (m *model) hedge(now int64, slot uint32) {
 	r := &m.cl.reqs[slot]
-	r.rs.H1, r.rs.HLive = r.attempt, 3
-	r.attempt++
+	r.rs.H1, r.rs.HLive = r.rs.Attempt, 3
+	r.rs.Attempt++
 	m.countR(now, r, hedges)
 	m.send(now, slot)
 }
@@ -336,7 +336,7 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 	}
 	pl, local := m.polOf(r)
 	pl.Result(now, int(local), stack.Outcome(out), &r.rs, m.draw(r))
-	if h := pl.Hedge(); h != nil && out == outOK && (r.attempt == 1 || r.rs.H1 == 1) {
+	if h := pl.Hedge(); h != nil && out == outOK && (r.rs.Attempt == 1 || r.rs.H1 == 1) {
 		h.Observe(now - r.arrival) // a request answered on its first try, hedged or not
 	}
 	if r.rs.H1 != 0 { // a hedge and the first copy are both out
@@ -370,7 +370,11 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 		m.done(now, slot, true)
 		return
 	}
-	d, v := pl.NextRetry(now, int(local), stack.Outcome(out), int(r.attempt), retryAfter, &r.rs, m.draw(r))
+	if !pl.Retries(stack.Outcome(out)) { // NextRetry's first test, without the call (R1's every rejection)
+		m.drop(now, slot, failed)
+		return
+	}
+	d, v := pl.NextRetry(now, int(local), stack.Outcome(out), retryAfter, &r.rs, m.draw(r))
 	switch v {
 	case stack.GiveUp:
 		m.drop(now, slot, failed)

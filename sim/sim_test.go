@@ -246,7 +246,7 @@ func TestSlotRetiredBeforeItsGenerationWraps(t *testing.T) {
 		} else if got != slot {
 			t.Fatalf("reuse %d: got slot %d, want %d", i, got, slot)
 		}
-		cl.reqs[slot].attempt = 1
+		cl.reqs[slot].rs.Attempt = 1
 		if i < 4 || i >= 1<<24-4 {
 			tokens[cl.reqs[slot].token()] = true
 		}

@@ -183,7 +183,7 @@ func (t *Transport) emit(e Event) {
 // names a client's: its request number and attempt number in its
 // client's streams.
 func (t *Transport) draw(r *request) stack.Draw {
-	return stack.Draw{Stream: t.first + uint64(r.c), N: stack.Index(r.ord, uint8(r.attempt))}
+	return stack.Draw{Stream: t.first + uint64(r.c), N: stack.Index(r.ord, r.rs.Attempt)}
 }
 
 // replayable reports whether req may be sent more than once.
@@ -205,11 +205,10 @@ func (t *Transport) replayable(req *http.Request) bool {
 
 // request is the state of one RoundTrip, as sim's request slot.
 type request struct {
-	c       int
-	ord     uint32 // the client's request number
-	start   time.Duration
-	attempt int
-	rs      stack.Request // the state the stack's decisions keep
+	c     int
+	ord   uint32 // the client's request number
+	start time.Duration
+	rs    stack.Request // the state the stack's decisions keep, attempt number included
 }
 
 // RoundTrip sends req through the policy stack.
@@ -292,8 +291,8 @@ func finish(resp *http.Response, err error, cancel context.CancelFunc) (*http.Re
 func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (resp *http.Response, out stack.Outcome, err error, over bool) {
 	st := t.st
 	c := r.c
-	r.attempt++
-	if r.attempt > 1 {
+	r.rs.Attempt++
+	if r.rs.Attempt > 1 {
 		t.emit(Event{Kind: Retry, Client: c})
 	}
 	t.mu.Lock()
@@ -325,7 +324,7 @@ func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (res
 		actx, acancel = context.WithTimeout(ctx, t.attemptT)
 	}
 	areq := req.Clone(actx)
-	if r.attempt > 1 && req.GetBody != nil {
+	if r.rs.Attempt > 1 && req.GetBody != nil {
 		body, err := req.GetBody()
 		if err != nil {
 			acancel()
@@ -385,7 +384,7 @@ func (t *Transport) backoff(r *request, out stack.Outcome, resp *http.Response) 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ns, v := t.st.NextRetry(int64(t.now()), r.c, out, r.attempt, ra, &r.rs, t.draw(r))
+	ns, v := t.st.NextRetry(int64(t.now()), r.c, out, ra, &r.rs, t.draw(r))
 	return time.Duration(ns), v
 }
 

@@ -33,6 +33,7 @@ type Stack struct {
 	maxAtt            uint8
 	raMode            RetryAfterMode
 	staleDrop         bool // record breaker results by generation (gobreaker)
+	more              bool // a limiter, budget or breaker: Result has more to do than the throttle
 	accepts           OutcomeSet
 	retryOn           OutcomeSet
 	failures          OutcomeSet
@@ -65,6 +66,7 @@ type Request struct {
 	PrevSleep int64  // the last backoff (decorrelated jitter)
 	Charge    int32  // what the budget charged for the latest retry (AWS refunds it)
 	Gen       uint32 // the breaker's generation when it admitted the current attempt
+	Attempt   uint8  // the current attempt's number (1: the first); the caller counts them
 	Backoffs  uint8  // backoffs since the start or the last pushback reset
 	// Hedging: H1 is the attempt number of the first copy while a hedge
 	// is also in flight, 0 otherwise; HLive says which of the two are
@@ -143,6 +145,7 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 		}
 		s.limiter, s.throttles = policy.NewAdaptive(n, l.Limiter), l.Throttles
 	}
+	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil
 	if h := c.Hedge; h != nil {
 		s.hedge = &Hedger{delay: h.Delay, quantile: h.Quantile, minSamples: h.MinSamples, cancel: h.CancelLoser}
 	}
@@ -240,6 +243,13 @@ func (s *Stack) Result(now int64, i int, out Outcome, r *Request, d Draw) {
 	if s.throttle != nil && s.accepts.Has(out) {
 		s.throttle.Accept(now, i/s.throttleGroup)
 	}
+	if s.more {
+		s.result(now, i, out, r, d)
+	}
+}
+
+// result is Result's part for the limiter, the budget and the breaker.
+func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 	if s.limiter != nil {
 		s.limiter.Update(i, now, s.throttles.Has(out))
 	}
@@ -270,18 +280,19 @@ func (s *Stack) breakerResult(now int64, i int, out Outcome, r *Request, d Draw)
 	s.breaker.Record(b, now, failure, u)
 }
 
-// Retries reports whether an attempt with outcome out is retried at all.
+// Retries reports whether an attempt with outcome out is retried at all
+// (when it is not, NextRetry gives up: a caller may skip the call).
 func (s *Stack) Retries(out Outcome) bool { return s.retryOn.Has(out) }
 
 // NextRetry decides, at now, what request r of client i does after its
-// attempt number attempt ended with outcome out (not OK) and the server's
+// attempt number r.Attempt ended with outcome out (not OK) and the server's
 // retryAfter (0: none; DontRetry: do not retry): retry after delay, or
 // give up (not a retryable outcome, no attempts left, the server said
 // not to) or the budget refused the retry. A retry is charged to the
 // budget; the caller still gives up if the retry would start after the
 // request's deadline.
-func (s *Stack) NextRetry(now int64, i int, out Outcome, attempt int, retryAfter int64, r *Request, d Draw) (delay int64, v Verdict) {
-	if !s.retryOn.Has(out) || attempt >= int(s.maxAtt) || retryAfter == DontRetry {
+func (s *Stack) NextRetry(now int64, i int, out Outcome, retryAfter int64, r *Request, d Draw) (delay int64, v Verdict) {
+	if !s.retryOn.Has(out) || r.Attempt >= s.maxAtt || retryAfter == DontRetry {
 		return 0, GiveUp
 	}
 	if s.budget != nil {
