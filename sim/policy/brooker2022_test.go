@@ -43,9 +43,9 @@ func TestBudgetTokenBucketBrookerLongRun(t *testing.T) {
 	retries := 0
 	const n = 10_000
 	for k := 0; k < n; k++ {
-		b.OnRequest(0, int64(k))
+		b.OnRequest(int64(k), 0)
 		for {
-			if _, ok := b.AllowRetry(0, int64(k), CauseError); !ok {
+			if _, ok := b.AllowRetry(int64(k), 0, CauseError); !ok {
 				break
 			}
 			retries++

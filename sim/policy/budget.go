@@ -425,7 +425,7 @@ func (b *BudgetSet) Config() BudgetConfig { return b.c }
 // tokens (once per logical request, as RetryFilter.apply does); the token
 // bucket gains Deposit (up to its capacity); the retry breaker counts a
 // first try; gRPC and AWS ignore it.
-func (b *BudgetSet) OnRequest(i int, now int64) {
+func (b *BudgetSet) OnRequest(now int64, i int) {
 	switch b.c.Kind {
 	case BudgetSRE:
 		b.win.RecordRequest(now, i)
@@ -468,7 +468,7 @@ func (b *BudgetSet) OnRequest(i int, now int64) {
 //     then w is withdrawn (TokenBucket.newLeakyBucket tryGet).
 //   - AWS: allowed iff the quota holds the cost of cause; then the cost is
 //     taken (quota.py acquire).
-func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32, ok bool) {
+func (b *BudgetSet) AllowRetry(now int64, i int, cause RetryCause) (charge int32, ok bool) {
 	switch b.c.Kind {
 	case BudgetSRE:
 		b.win.Advance(now)
@@ -561,7 +561,7 @@ func (b *BudgetSet) breakerCounts(i int, now int64) (first, fails uint32) {
 //   - retry breaker: a failure counts in failures (Brooker counts every
 //     failed attempt, first try or retry, including the last one).
 //   - SRE, Finagle and the token bucket ignore results.
-func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
+func (b *BudgetSet) OnResult(now int64, i int, success bool, charge int32) {
 	switch b.c.Kind {
 	case BudgetRetryBreaker:
 		if success {
@@ -603,7 +603,7 @@ func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 //	AWS      tokens left in the quota
 //	bucket   tokens in the bucket (thousandths exact)
 //	breaker  failures/first tries (0 with neither; +Inf with failures only)
-func (b *BudgetSet) Level(i int, now int64) float64 {
+func (b *BudgetSet) Level(now int64, i int) float64 {
 	switch b.c.Kind {
 	case BudgetSRE:
 		b.win.Advance(now)

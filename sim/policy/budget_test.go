@@ -28,12 +28,12 @@ func runBudgetSteps(t *testing.T, b *BudgetSet, steps []budgetStep) {
 		for j := 0; j < n; j++ {
 			switch st.op {
 			case "req":
-				b.OnRequest(st.i, st.at)
+				b.OnRequest(st.at, st.i)
 			case "retry":
-				c, ok := b.AllowRetry(st.i, st.at, st.cause)
+				c, ok := b.AllowRetry(st.at, st.i, st.cause)
 				if ok != st.allow {
 					t.Fatalf("step %d (t=%dns retry #%d of %d, instance %d): allowed=%v, want %v (level before %v)",
-						k, st.at, j+1, n, st.i, ok, st.allow, b.Level(st.i, st.at))
+						k, st.at, j+1, n, st.i, ok, st.allow, b.Level(st.at, st.i))
 				}
 				if ok && st.cost != 0 && c != st.cost {
 					t.Fatalf("step %d: charge %d, want %d", k, c, st.cost)
@@ -42,15 +42,15 @@ func runBudgetSteps(t *testing.T, b *BudgetSet, steps []budgetStep) {
 					t.Fatalf("step %d: refused retry charged %d", k, c)
 				}
 			case "ok":
-				b.OnResult(st.i, st.at, true, st.charge)
+				b.OnResult(st.at, st.i, true, st.charge)
 			case "fail":
-				b.OnResult(st.i, st.at, false, st.charge)
+				b.OnResult(st.at, st.i, false, st.charge)
 			case "":
 			default:
 				t.Fatalf("step %d: unknown op %q", k, st.op)
 			}
 		}
-		if got := b.Level(st.i, st.at); got != st.level {
+		if got := b.Level(st.at, st.i); got != st.level {
 			t.Fatalf("step %d (t=%dns %s ×%d, instance %d): level %v, want %v", k, st.at, st.op, n, st.i, got, st.level)
 		}
 	}
@@ -292,8 +292,8 @@ func TestBudgetFinagleSteadyTwentyPercent(t *testing.T) {
 	granted := 0
 	for k := 0; k < 6000; k++ {
 		now := int64(k) * 10e6
-		b.OnRequest(0, now)
-		_, ok := b.AllowRetry(0, now, CauseError)
+		b.OnRequest(now, 0)
+		_, ok := b.AllowRetry(now, 0, CauseError)
 		if ok != (k%5 == 4) {
 			t.Fatalf("request %d (t=%dns): retry allowed=%v", k, now, ok)
 		}
@@ -359,8 +359,8 @@ func TestBudgetSRESteadyRatio(t *testing.T) {
 		granted := 0
 		for k := 0; k < 9000; k++ {
 			now := int64(k) * 10e6
-			b.OnRequest(0, now)
-			if _, ok := b.AllowRetry(0, now, CauseError); ok {
+			b.OnRequest(now, 0)
+			if _, ok := b.AllowRetry(now, 0, CauseError); ok {
 				granted++
 			}
 		}
@@ -416,7 +416,7 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 			now += r.Int64N(length / 50)
 			i := r.IntN(n)
 			if r.IntN(3) > 0 {
-				b.OnRequest(i, now)
+				b.OnRequest(now, i)
 				naive[i] = append(naive[i], rec{now / width, false})
 				continue
 			}
@@ -429,7 +429,7 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 				reserve := int64(c.MinRetriesPerSec) * (c.TTL / s) * w
 				want = reserve+1000*req-w*ret >= w
 			}
-			_, got := b.AllowRetry(i, now, CauseError)
+			_, got := b.AllowRetry(now, i, CauseError)
 			if got != want {
 				t.Fatalf("config %d step %d: instance %d (req %d, ret %d) allowed=%v, want %v", ci, step, i, req, ret, got, want)
 			}
@@ -460,15 +460,15 @@ func TestBudgetInstancesIndependent(t *testing.T) {
 		}
 		// Instance 1 of b: a storm of failures and retries until refused.
 		for k := 0; k < 1000; k++ {
-			b.OnRequest(1, 0)
-			b.OnResult(1, 0, false, 0)
-			b.AllowRetry(1, 0, CauseTimeout)
+			b.OnRequest(0, 1)
+			b.OnResult(0, 1, false, 0)
+			b.AllowRetry(0, 1, CauseTimeout)
 		}
-		if _, ok := b.AllowRetry(1, 0, CauseError); ok {
+		if _, ok := b.AllowRetry(0, 1, CauseError); ok {
 			t.Errorf("kind %d: instance 1 still allowed after the storm", c.Kind)
 		}
 		for _, i := range []int{0, 2} {
-			if got, want := b.Level(i, 0), fresh.Level(i, 0); got != want {
+			if got, want := b.Level(0, i), fresh.Level(0, i); got != want {
 				t.Errorf("kind %d: instance %d level %v, want %v", c.Kind, i, got, want)
 			}
 		}
@@ -552,13 +552,13 @@ func TestParseBudgetKind(t *testing.T) {
 func budgetTraffic(b *BudgetSet, k int, n int) {
 	now := int64(k) * 1e6
 	i := k % n
-	b.OnRequest(i, now)
-	b.OnResult(i, now, false, 0)
-	c, ok := b.AllowRetry(i, now, RetryCause(k%3))
+	b.OnRequest(now, i)
+	b.OnResult(now, i, false, 0)
+	c, ok := b.AllowRetry(now, i, RetryCause(k%3))
 	if !ok {
 		c = 0
 	}
-	b.OnResult(i, now, k%4 != 0, c)
+	b.OnResult(now, i, k%4 != 0, c)
 }
 
 func TestBudgetZeroAllocs(t *testing.T) {
@@ -598,8 +598,8 @@ func ExampleBudgetSet() {
 	b.OnRequest(0, 0)
 	charge, ok := b.AllowRetry(0, 0, CauseTimeout) // the first attempt timed out
 	fmt.Println(ok, charge, b.Level(0, 0))
-	b.OnResult(0, 1e9, true, charge) // the retry succeeded: its cost comes back
-	fmt.Println(b.Level(0, 1e9))
+	b.OnResult(1e9, 0, true, charge) // the retry succeeded: its cost comes back
+	fmt.Println(b.Level(1e9, 0))
 	// Output:
 	// true 10 490
 	// 500

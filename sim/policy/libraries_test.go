@@ -71,13 +71,13 @@ func TestGobreakerLateResultIgnored(t *testing.T) {
 	late := s.Generation(0) // admitted while closed
 	s.Allow(0, 0)
 	s.Record(0, 0, true, 0.5) // another call fails: open until 60 s
-	if !s.Allow(0, 61*sec) {  // a probe in half-open
+	if !s.Allow(61*sec, 0) {  // a probe in half-open
 		t.Fatal("no probe at 61 s")
 	}
-	if s.RecordGen(0, late, 61*sec, false, 0.5) {
+	if s.RecordGen(61*sec, 0, late, false, 0.5) {
 		t.Fatal("RecordGen took a result from an earlier generation")
 	}
-	if got := s.State(0, 61*sec); got != bHalfOpen {
+	if got := s.State(61*sec, 0); got != bHalfOpen {
 		t.Fatalf("state %v after a late success, want half-open (gobreaker ignores it)", got)
 	}
 }

@@ -85,7 +85,7 @@ func (p Policies) StackConfig() (stack.Config, error) {
 		if err != nil {
 			return fail("rate_limiter.throttle_outcomes", err)
 		}
-		cfg := rl.AdaptiveConfig()
+		cfg := rl.ClientRateLimiterConfig()
 		if err := cfg.Validate(); err != nil {
 			return fail("rate_limiter", err)
 		}

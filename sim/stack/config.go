@@ -80,7 +80,7 @@ type BreakerConfig struct {
 // RateLimiterConfig is the client send-rate limiter (the AWS SDKs'
 // adaptive retry mode), one per client.
 type RateLimiterConfig struct {
-	Limiter policy.AdaptiveConfig
+	Limiter policy.ClientRateLimiterConfig
 	// Throttles are the outcomes that count as throttling responses.
 	Throttles OutcomeSet
 }

@@ -45,7 +45,7 @@ type Stack struct {
 	budgetGroup   int
 	breaker       *policy.BreakerSet
 	breakerGroup  int
-	limiter       *policy.Adaptive
+	limiter       *policy.ClientRateLimiter
 	backoff       policy.Backoff
 	hedge         *Hedger
 }
@@ -140,10 +140,11 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 		s.breaker, s.failures, s.staleDrop = bs, b.Failures, b.Breaker.DropStaleResults
 	}
 	if l := c.RateLimiter; l != nil {
-		if err := l.Limiter.Validate(); err != nil {
+		lim, err := policy.NewClientRateLimiter(n, l.Limiter)
+		if err != nil {
 			return nil, fmt.Errorf("stack: rate limiter: %w", err)
 		}
-		s.limiter, s.throttles = policy.NewAdaptive(n, l.Limiter), l.Throttles
+		s.limiter, s.throttles = lim, l.Throttles
 	}
 	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil
 	if h := c.Hedge; h != nil {
@@ -171,7 +172,7 @@ func (s *Stack) Budget() *policy.BudgetSet { return s.budget }
 func (s *Stack) Breaker() *policy.BreakerSet { return s.breaker }
 
 // Limiter is the stack's client rate limiters (nil: none), for inspection.
-func (s *Stack) Limiter() *policy.Adaptive { return s.limiter }
+func (s *Stack) Limiter() *policy.ClientRateLimiter { return s.limiter }
 
 // Hedge is the stack's hedging (nil: it does not hedge).
 func (s *Stack) Hedge() *Hedger { return s.hedge }
@@ -189,7 +190,7 @@ func (s *Stack) BreakerOf(i int) int { return i / s.breakerGroup }
 // Start is client i starting at now (its rate limiter is created then).
 func (s *Stack) Start(now int64, i int) {
 	if s.limiter != nil {
-		s.limiter.Reset(i, now)
+		s.limiter.Reset(now, i)
 	}
 }
 
@@ -197,7 +198,7 @@ func (s *Stack) Start(now int64, i int) {
 // it).
 func (s *Stack) OnRequest(now int64, i int) {
 	if s.budget != nil {
-		s.budget.OnRequest(s.BudgetOf(i), now)
+		s.budget.OnRequest(now, s.BudgetOf(i))
 	}
 }
 
@@ -218,7 +219,7 @@ func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
 
 func (s *Stack) admitBreaker(now int64, i int, r *Request) Drop {
 	b := i / s.breakerGroup
-	if !s.breaker.Allow(b, now) {
+	if !s.breaker.Allow(now, b) {
 		return DropBreaker
 	}
 	r.Gen = s.breaker.Generation(b)
@@ -231,7 +232,7 @@ func (s *Stack) Pace(now int64, i int) int64 {
 	if s.limiter == nil {
 		return 0
 	}
-	return s.limiter.Acquire(i, now)
+	return s.limiter.Acquire(now, i)
 }
 
 // Result feeds the outcome of client i's current attempt (of request r)
@@ -251,10 +252,10 @@ func (s *Stack) Result(now int64, i int, out Outcome, r *Request, d Draw) {
 // result is Result's part for the limiter, the budget and the breaker.
 func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 	if s.limiter != nil {
-		s.limiter.Update(i, now, s.throttles.Has(out))
+		s.limiter.Update(now, i, s.throttles.Has(out))
 	}
 	if s.budget != nil && (out == OK || s.retryOn.Has(out)) {
-		s.budget.OnResult(i/s.budgetGroup, now, out == OK, r.Charge)
+		s.budget.OnResult(now, i/s.budgetGroup, out == OK, r.Charge)
 	}
 	if s.breaker != nil {
 		s.breakerResult(now, i, out, r, d)
@@ -274,10 +275,10 @@ func (s *Stack) breakerResult(now int64, i int, out Outcome, r *Request, d Draw)
 	u := rng.Float64(s.src.Key(rng.Breaker, d.Stream), d.N)
 	b, failure := i/s.breakerGroup, s.failures.Has(out)
 	if s.staleDrop {
-		s.breaker.RecordGen(b, r.Gen, now, failure, u) // gobreaker: a late result is ignored
+		s.breaker.RecordGen(now, b, r.Gen, failure, u) // gobreaker: a late result is ignored
 		return
 	}
-	s.breaker.Record(b, now, failure, u)
+	s.breaker.Record(now, b, failure, u)
 }
 
 // Retries reports whether an attempt with outcome out is retried at all
@@ -303,7 +304,7 @@ func (s *Stack) NextRetry(now int64, i int, out Outcome, retryAfter int64, r *Re
 		case Rejected:
 			cause = policy.CauseThrottle // an overload rejection is throttling
 		}
-		charge, ok := s.budget.AllowRetry(i/s.budgetGroup, now, cause)
+		charge, ok := s.budget.AllowRetry(now, i/s.budgetGroup, cause)
 		if !ok {
 			return 0, BudgetRefused
 		}
