@@ -208,16 +208,19 @@ func (s *Stack) OnRequest(now int64, i int) {
 // and so always gets a result). An admitted attempt's breaker generation
 // is kept in r.
 func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
+	if s.throttle == nil && s.breaker == nil { // inlined: no gate is no call
+		return Admitted
+	}
+	return s.admit(now, i, d, r)
+}
+
+func (s *Stack) admit(now int64, i int, d Draw, r *Request) Drop {
 	if s.throttle != nil && !s.throttle.Allow(now, i/s.throttleGroup, d.Stream, d.N) {
 		return DropThrottle
 	}
-	if s.breaker != nil {
-		return s.admitBreaker(now, i, r)
+	if s.breaker == nil {
+		return Admitted
 	}
-	return Admitted
-}
-
-func (s *Stack) admitBreaker(now int64, i int, r *Request) Drop {
 	b := i / s.breakerGroup
 	if !s.breaker.Allow(now, b) {
 		return DropBreaker
@@ -241,16 +244,16 @@ func (s *Stack) Pace(now int64, i int) int64 {
 // gRFC A6: "only retryable or non-fatal codes count as failures") and the
 // breaker (BreakerResult).
 func (s *Stack) Result(now int64, i int, out Outcome, r *Request, d Draw) {
-	if s.throttle != nil && s.accepts.Has(out) {
-		s.throttle.Accept(now, i/s.throttleGroup)
-	}
-	if s.more {
+	if s.more || s.accepts.Has(out) { // inlined: nothing to do is no call (R1's rejections)
 		s.result(now, i, out, r, d)
 	}
 }
 
-// result is Result's part for the limiter, the budget and the breaker.
+// result is Result's work.
 func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
+	if s.throttle != nil && s.accepts.Has(out) {
+		s.throttle.Accept(now, i/s.throttleGroup)
+	}
 	if s.limiter != nil {
 		s.limiter.Update(now, i, s.throttles.Has(out))
 	}
