@@ -412,6 +412,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 				if opt.arrived != nil {
 					opt.arrived(sent)
 				}
+				ord := n // the simulation's ordinal: the request draws what the simulation draws for it
 				t = arr.Next(c, n, t)
 				n++
 				if !sent {
@@ -419,7 +420,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 				}
 				reqs.Go(func() {
 					defer rec.done()
-					req, err := http.NewRequestWithContext(cctx, http.MethodGet, target, nil)
+					req, err := http.NewRequestWithContext(client.WithOrdinal(cctx, ord), http.MethodGet, target, nil)
 					if err != nil {
 						return
 					}

@@ -169,6 +169,19 @@ func WithClient(ctx context.Context, i int) context.Context {
 	return context.WithValue(ctx, clientKey{}, i)
 }
 
+type ordinalKey struct{}
+
+// WithOrdinal returns a context whose requests are request number n of
+// their client (counting from 0), as the simulation numbers a client's
+// arrivals: the number names the request's random draws (throttle,
+// backoff jitter, breaker), so a live run that passes the simulation's
+// arrival ordinals draws what the simulation draws for the same request.
+// Without it a Transport numbers each client's requests itself, in the
+// order they reach RoundTrip.
+func WithOrdinal(ctx context.Context, n uint32) context.Context {
+	return context.WithValue(ctx, ordinalKey{}, n)
+}
+
 // Stack is the policy stack the Transport runs (for inspection: reading
 // it is not safe while requests are in flight).
 func (t *Transport) Stack() *stack.Stack { return t.st }
@@ -226,8 +239,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.mu.Lock()
 	now := t.now()
 	r.start = now
-	r.ord = t.ords[c]
-	t.ords[c]++
+	if n, ok := ctx.Value(ordinalKey{}).(uint32); ok {
+		r.ord = n
+	} else {
+		r.ord = t.ords[c]
+		t.ords[c]++
+	}
 	st.OnRequest(int64(now), c)
 	t.mu.Unlock()
 	t.emit(Event{Kind: Offered, Client: c})

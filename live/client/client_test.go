@@ -493,3 +493,33 @@ func TestFirstKeysTheDraws(t *testing.T) {
 		t.Errorf("client 0 of two groups draw the same %v", x0)
 	}
 }
+
+// A request's ordinal names its draws: the first request of a Transport
+// told it is request 3 waits the backoff (full jitter) that the fourth
+// request of a Transport counting its own requests waits, and not the
+// first one's.
+func TestWithOrdinalNamesTheDraws(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	t.Cleanup(srv.Close)
+	// delays sends n requests (ctx from mk) and returns the retry delay of each.
+	delays := func(n int, mk func(i int) context.Context) []time.Duration {
+		var got []time.Duration
+		tr, _ := newTransport(t, Config{Seed: 3, Stack: policies(t, "  retry:\n    max_attempts: 2\n    backoff: {base: 1s, cap: 10s, jitter: full}\n    retry_on: [rejected]\n"),
+			Sleep: func(_ context.Context, d time.Duration) error { got = append(got, d); return nil }})
+		for i := range n {
+			req, _ := http.NewRequestWithContext(mk(i), "GET", srv.URL, nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		return got
+	}
+	own := delays(4, func(int) context.Context { return context.Background() })
+	told := delays(1, func(int) context.Context { return WithOrdinal(context.Background(), 3) })
+	if len(own) != 4 || len(told) != 1 {
+		t.Fatalf("got %d and %d retries, want 4 and 1", len(own), len(told))
+	}
+	if told[0] != own[3] || told[0] == own[0] {
+		t.Errorf("request told it is number 3 waits %v; want request 3's %v, not request 0's %v", told[0], own[3], own[0])
+	}
+}
