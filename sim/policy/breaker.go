@@ -506,10 +506,26 @@ type BreakerSet struct {
 	bkt          []uint32 // time window: (results, failures) per bucket, 2·nb per breaker
 }
 
-// NewBreakerSet makes n closed breakers with configuration c.
+// NewBreakerSet makes n closed breakers with configuration c. A zero
+// OpenDuration, OpenBackoff or HalfOpenProbes, and with the consecutive
+// trip rule a zero ConsecutiveFailures, takes gobreaker's value
+// (GobreakerDefaults); a configuration that fails Validate is an error.
 func NewBreakerSet(n int, c BreakerConfig) (*BreakerSet, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("breaker: number of breakers must be >= 0, got %d", n)
+	}
+	d := GobreakerDefaults()
+	if c.OpenDuration == 0 {
+		c.OpenDuration = d.OpenDuration
+	}
+	if c.OpenBackoff == 0 {
+		c.OpenBackoff = d.OpenBackoff
+	}
+	if c.HalfOpenProbes == 0 {
+		c.HalfOpenProbes = d.HalfOpenProbes
+	}
+	if c.Trip == TripConsecutive && c.ConsecutiveFailures == 0 {
+		c.ConsecutiveFailures = d.ConsecutiveFailures
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

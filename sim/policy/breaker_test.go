@@ -907,13 +907,15 @@ func TestBreakerValidate(t *testing.T) {
 		{"unknown trip", func() BreakerConfig { c := gb(); c.Trip = 9; return c }(), "unknown trip rule 9"},
 		{"unknown half-open rule", func() BreakerConfig { c := gb(); c.HalfOpen = 9; return c }(), "unknown half-open rule 9"},
 	}
+	// Zero fields NewBreakerSet fills with gobreaker's values.
+	defaulted := map[string]bool{"consecutive 0": true, "open 0": true, "backoff 0": true, "probes 0": true}
 	for _, tt := range tests {
 		err := tt.c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tt.name, err, tt.want)
 		}
-		if _, err := NewBreakerSet(1, tt.c); err == nil {
-			t.Errorf("%s: NewBreakerSet accepted the config", tt.name)
+		if _, err := NewBreakerSet(1, tt.c); (err == nil) != defaulted[tt.name] {
+			t.Errorf("%s: NewBreakerSet: got error %v, want one: %v", tt.name, err, !defaulted[tt.name])
 		}
 	}
 	// Every bad field is reported, one line each.
@@ -997,5 +999,21 @@ func BenchmarkBreakerSet(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Zero settings take gobreaker's values; an invalid one is an error.
+func TestNewBreakerSetDefaults(t *testing.T) {
+	s, err := NewBreakerSet(1, BreakerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := GobreakerDefaults()
+	got := s.Config()
+	if got.OpenDuration != d.OpenDuration || got.OpenBackoff != d.OpenBackoff || got.HalfOpenProbes != d.HalfOpenProbes || got.ConsecutiveFailures != d.ConsecutiveFailures {
+		t.Errorf("got %+v, want gobreaker's open duration, backoff, probes and consecutive failures", got)
+	}
+	if _, err := NewBreakerSet(1, BreakerConfig{Trip: TripRate}); err == nil {
+		t.Error("rate trip without a window: got no error, want one")
 	}
 }

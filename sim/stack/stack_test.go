@@ -103,9 +103,9 @@ func TestNewErrors(t *testing.T) {
 		n    int
 	}{
 		{"negative clients", Config{}, -1},
-		{"throttle without buckets", Config{Throttle: &ThrottleConfig{Throttle: policy.ThrottleConfig{Window: 1e9, Form: policy.ThrottleForm{K: 2}}}}, 1},
+		{"throttle buckets", Config{Throttle: &ThrottleConfig{Throttle: policy.ThrottleConfig{Window: 1e9, Buckets: -1, Form: policy.ThrottleForm{K: 2}}}}, 1},
 		{"budget ratio", Config{Retry: &RetryConfig{Budget: &BudgetConfig{Budget: policy.BudgetConfig{Kind: policy.BudgetSRE, Ratio: -1, Window: 1e9, Buckets: 1}}}}, 1},
-		{"breaker", Config{Breaker: &BreakerConfig{}}, 1},
+		{"breaker", Config{Breaker: &BreakerConfig{Breaker: policy.BreakerConfig{Trip: policy.TripRate}}}, 1},
 		{"limiter beta", Config{RateLimiter: &RateLimiterConfig{Limiter: policy.ClientRateLimiterConfig{Beta: 2}}}, 1},
 		{"max attempts", Config{Retry: &RetryConfig{MaxAttempts: 300}}, 1},
 	} {
