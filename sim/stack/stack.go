@@ -40,11 +40,11 @@ type Stack struct {
 	throttles         OutcomeSet
 
 	throttle      *policy.Throttle
-	throttleGroup int
+	throttleGroup uint32 // clients per throttle (≥ 1)
 	budget        *policy.BudgetSet
-	budgetGroup   int
+	budgetGroup   uint32
 	breaker       *policy.BreakerSet
-	breakerGroup  int
+	breakerGroup  uint32
 	limiter       *policy.ClientRateLimiter
 	backoff       policy.Backoff
 	hedge         *Hedger
@@ -107,10 +107,14 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 	}
 	s := &Stack{src: src, timeout: c.Timeout, deadline: c.Deadline, maxAtt: 1, throttleGroup: 1, budgetGroup: 1, breakerGroup: 1}
 	if t := c.Throttle; t != nil {
-		s.throttleGroup = max(t.GroupSize, 1)
+		g, err := groupSize(t.GroupSize)
+		if err != nil {
+			return nil, fmt.Errorf("stack: throttle: %w", err)
+		}
+		s.throttleGroup = g
 		tc := t.Throttle
 		tc.Uniform = func(stream, n uint64) float64 { return rng.Float64(src.Key(rng.Throttle, stream), n) }
-		th, err := policy.NewThrottle((n+s.throttleGroup-1)/s.throttleGroup, tc)
+		th, err := policy.NewThrottle(groups(n, g), tc)
 		if err != nil {
 			return nil, fmt.Errorf("stack: throttle: %w", err)
 		}
@@ -123,8 +127,12 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 		s.maxAtt = uint8(max(r.MaxAttempts, 1))
 		s.retryOn, s.backoff, s.raMode = r.On, r.Backoff, r.RetryAfter
 		if b := r.Budget; b != nil {
-			s.budgetGroup = max(b.GroupSize, 1)
-			bs, err := policy.NewBudgetSet((n+s.budgetGroup-1)/s.budgetGroup, b.Budget)
+			g, err := groupSize(b.GroupSize)
+			if err != nil {
+				return nil, fmt.Errorf("stack: retry budget: %w", err)
+			}
+			s.budgetGroup = g
+			bs, err := policy.NewBudgetSet(groups(n, g), b.Budget)
 			if err != nil {
 				return nil, fmt.Errorf("stack: retry budget: %w", err)
 			}
@@ -132,8 +140,12 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 		}
 	}
 	if b := c.Breaker; b != nil {
-		s.breakerGroup = max(b.GroupSize, 1)
-		bs, err := policy.NewBreakerSet((n+s.breakerGroup-1)/s.breakerGroup, b.Breaker)
+		g, err := groupSize(b.GroupSize)
+		if err != nil {
+			return nil, fmt.Errorf("stack: breaker: %w", err)
+		}
+		s.breakerGroup = g
+		bs, err := policy.NewBreakerSet(groups(n, g), b.Breaker)
 		if err != nil {
 			return nil, fmt.Errorf("stack: breaker: %w", err)
 		}
@@ -179,13 +191,34 @@ func (s *Stack) Hedge() *Hedger { return s.hedge }
 
 // ThrottleOf, BudgetOf and BreakerOf are the index of client i's
 // throttle, budget and breaker.
-func (s *Stack) ThrottleOf(i int) int { return i / s.throttleGroup }
+func (s *Stack) ThrottleOf(i int) int { return of(i, s.throttleGroup) }
 
 // BudgetOf is the index of client i's retry budget.
-func (s *Stack) BudgetOf(i int) int { return i / s.budgetGroup }
+func (s *Stack) BudgetOf(i int) int { return of(i, s.budgetGroup) }
 
 // BreakerOf is the index of client i's breaker.
-func (s *Stack) BreakerOf(i int) int { return i / s.breakerGroup }
+func (s *Stack) BreakerOf(i int) int { return of(i, s.breakerGroup) }
+
+// of is the index of client i's instance of a policy shared by groups of
+// g clients: no division in the common case of one each (a division is
+// tens of cycles on the simulator's hot path), 32-bit otherwise.
+func of(i int, g uint32) int {
+	if g == 1 {
+		return i
+	}
+	return int(uint32(i) / g)
+}
+
+// groupSize is a configured group size as kept: 0 means 1.
+func groupSize(n int) (uint32, error) {
+	if n < 0 || n > 1<<31 {
+		return 0, fmt.Errorf("group size must be in [0, 2^31], got %d", n)
+	}
+	return uint32(max(n, 1)), nil
+}
+
+// groups is the number of policy instances for n clients in groups of g.
+func groups(n int, g uint32) int { return (n + int(g) - 1) / int(g) }
 
 // Start is client i starting at now (its rate limiter is created then).
 func (s *Stack) Start(now int64, i int) {
@@ -215,13 +248,13 @@ func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
 }
 
 func (s *Stack) admit(now int64, i int, d Draw, r *Request) Drop {
-	if s.throttle != nil && !s.throttle.Allow(now, i/s.throttleGroup, d.Stream, d.N) {
+	if s.throttle != nil && !s.throttle.Allow(now, of(i, s.throttleGroup), d.Stream, d.N) {
 		return DropThrottle
 	}
 	if s.breaker == nil {
 		return Admitted
 	}
-	b := i / s.breakerGroup
+	b := of(i, s.breakerGroup)
 	if !s.breaker.Allow(now, b) {
 		return DropBreaker
 	}
@@ -252,13 +285,13 @@ func (s *Stack) Result(now int64, i int, out Outcome, r *Request, d Draw) {
 // result is Result's work.
 func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 	if s.throttle != nil && s.accepts.Has(out) {
-		s.throttle.Accept(now, i/s.throttleGroup)
+		s.throttle.Accept(now, of(i, s.throttleGroup))
 	}
 	if s.limiter != nil {
 		s.limiter.Update(now, i, s.throttles.Has(out))
 	}
 	if s.budget != nil && (out == OK || s.retryOn.Has(out)) {
-		s.budget.OnResult(now, i/s.budgetGroup, out == OK, r.Charge)
+		s.budget.OnResult(now, of(i, s.budgetGroup), out == OK, r.Charge)
 	}
 	if s.breaker != nil {
 		s.breakerResult(now, i, out, r, d)
@@ -276,7 +309,7 @@ func (s *Stack) BreakerResult(now int64, i int, out Outcome, r *Request, d Draw)
 
 func (s *Stack) breakerResult(now int64, i int, out Outcome, r *Request, d Draw) {
 	u := rng.Float64(s.src.Key(rng.Breaker, d.Stream), d.N)
-	b, failure := i/s.breakerGroup, s.failures.Has(out)
+	b, failure := of(i, s.breakerGroup), s.failures.Has(out)
 	if s.staleDrop {
 		s.breaker.RecordGen(now, b, r.Gen, failure, u) // gobreaker: a late result is ignored
 		return
@@ -307,7 +340,7 @@ func (s *Stack) NextRetry(now int64, i int, out Outcome, retryAfter int64, r *Re
 		case Rejected:
 			cause = policy.CauseThrottle // an overload rejection is throttling
 		}
-		charge, ok := s.budget.AllowRetry(now, i/s.budgetGroup, cause)
+		charge, ok := s.budget.AllowRetry(now, of(i, s.budgetGroup), cause)
 		if !ok {
 			return 0, BudgetRefused
 		}
