@@ -122,7 +122,7 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 	}
 	if r := c.Retry; r != nil {
 		if r.MaxAttempts < 0 || r.MaxAttempts > 255 {
-			return nil, fmt.Errorf("stack: retry: max attempts must be in [1, 255], got %d", r.MaxAttempts)
+			return nil, fmt.Errorf("stack: retry: max attempts must be in [0, 255] (0: 1), got %d", r.MaxAttempts)
 		}
 		s.maxAtt = uint8(max(r.MaxAttempts, 1))
 		s.retryOn, s.backoff, s.raMode = r.On, r.Backoff, r.RetryAfter
