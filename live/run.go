@@ -148,7 +148,8 @@ func ScheduleKept(p99MS, maxMS float64) bool { return p99MS <= 50 && maxMS < 100
 
 // What live mode does with each field of the clients section and of a
 // group, by YAML name (every field: TestEveryClientFieldIsDecided). The
-// policies are built by sim.BuildStack, the simulator's own code.
+// policies are the simulator's own stack (package stack), configured by
+// the same translation (scenario.Policies.StackConfig).
 var clientFields = decide.Table{
 	"count": decide.Live, "arrival": decide.Live, "timeout": decide.Live, "deadline": decide.Live,
 	"throttle": decide.Live, "retry": decide.Live, "breaker": decide.Live, "rate_limiter": decide.Live,
@@ -355,7 +356,11 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 	var groups []grp
 	owner := make([]uint16, rs.Clients.Count)
 	for gi, g := range rs.Clients.ResolvedGroups() {
-		tr, err := client.New(client.Config{Policies: g.Policies, Clients: g.Count, First: g.Start, Base: base, Seed: rs.Seed, Observe: rec.observe})
+		cfg, err := g.Policies.StackConfig()
+		if err != nil {
+			return nil, nil, fmt.Errorf("live: group %q: %w", g.Name, err)
+		}
+		tr, err := client.New(client.Config{Stack: cfg, Clients: g.Count, First: g.Start, Base: base, Seed: rs.Seed, Observe: rec.observe})
 		if err != nil {
 			return nil, nil, fmt.Errorf("live: group %q: %w", g.Name, err)
 		}
@@ -416,6 +421,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 				if opt.arrived != nil {
 					opt.arrived(sent)
 				}
+				ord := n // the simulation's ordinal: the request draws what the simulation draws for it
 				t = arr.Next(c, n, t)
 				n++
 				if !sent {
@@ -423,7 +429,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, opt Options) (*sim.Result, 
 				}
 				reqs.Go(func() {
 					defer rec.done()
-					req, err := http.NewRequestWithContext(cctx, http.MethodGet, target, nil)
+					req, err := http.NewRequestWithContext(client.WithOrdinal(cctx, ord), http.MethodGet, target, nil)
 					if err != nil {
 						return
 					}

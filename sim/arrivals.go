@@ -37,8 +37,9 @@ func (m *model) start() {
 		if t < m.end && !(cl.once && m.cn.on) {
 			m.q.Schedule(t, evArrival, uint32(c), 0)
 		}
-		if p := cl.pol(uint32(c)); p.limiter != nil && at > 0 {
-			p.limiter.Reset(int(uint32(c)-p.start), at) // its limiter is created when it starts
+		if at > 0 {
+			p := cl.pol(uint32(c))
+			p.Start(at, int(uint32(c)-p.start)) // its rate limiter is created when it starts
 		}
 		if m.cn.on && at < m.end {
 			m.cn.state[c] = csWaiting

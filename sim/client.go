@@ -4,9 +4,9 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stack"
 )
 
 // fleet is the clients: per-client arrival state, the request slots, and
@@ -37,16 +37,19 @@ const (
 // Slots are reused; gen changes on every reuse so that events still
 // pending for an earlier use are recognised as stale.
 type request struct {
-	arrival   int64 // when the application issued it
-	prevSleep int64 // last backoff (decorrelated jitter)
-	client    uint32
-	ord       uint32 // the client's request ordinal: names its random draws
-	charge    int32  // what the budget charged for the latest retry (AWS refunds it)
-	bgen      uint32 // the breaker's generation when it admitted the current attempt
-	gen       uint32 // 24 bits used
-	attempt   uint8
-	bo        uint8 // backoffs since the start or the last pushback reset
-	state     uint8
+	arrival int64 // when the application issued it
+	// rs is the request's state that the policy stack's decisions read and
+	// update (attempt number, backoff, budget charge, breaker generation,
+	// hedging).
+	rs     stack.Request
+	client uint32
+	ord    uint32 // the client's request ordinal: names its random draws
+	gen    uint32 // 24 bits used
+	frame  uint32 // the caller's frame (edge != 0)
+	// In a service graph: the edge of a call a service makes (0: an
+	// external client's request), and frame, the frame waiting for it.
+	edge  uint16
+	state uint8
 	// With a network: the answer on its way back (outcome, and its
 	// retry-after or, for an occ read, the version read), and which half
 	// of an occ attempt is in flight (0 the read, 1 the write).
@@ -55,22 +58,13 @@ type request struct {
 	// rep is the pool (replica) the current attempt went to, rep1 the
 	// first copy's while a hedge is out: what outlier detection blames
 	// (set only for services with more than one replica).
-	rep uint8
-	// In a service graph: the edge of a call a service makes (0: an
-	// external client's request), and the frame waiting for it.
-	edge uint16
-	// Hedging: h1 is the attempt number of the first copy while a hedge
-	// (attempt) is also in flight, 0 otherwise; hlive says which of the
-	// two are still awaited (1: the first, 2: the hedge).
-	h1     uint8
-	hlive  uint8
+	rep    uint8
 	rep1   uint8
 	ansVal int64
-	dl     int64  // absolute deadline (0: none), unclamped
-	frame  uint32 // the caller's frame (edge != 0)
+	dl     int64 // absolute deadline (0: none), unclamped
 }
 
-func (r *request) token() uint32 { return r.gen<<8 | uint32(r.attempt) }
+func (r *request) token() uint32 { return r.gen<<8 | uint32(r.rs.Attempt) }
 
 func (cl *fleet) init(sc *scenario.Scenario, src *rng.Source) error {
 	n := sc.Clients.Count
@@ -152,14 +146,12 @@ func (m *model) onArrival(now int64, c uint32) {
 	m.mt.count(now, c, offered)
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
-	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge, r.edge, r.dl, r.h1 = now, 0, c, n, 0, 0, 0, 0, 0, 0
+	r.arrival, r.rs, r.client, r.ord, r.edge, r.dl = now, stack.Request{}, c, n, 0, 0
 	p := cl.pol(c)
-	if p.budget != nil {
-		p.budget.OnRequest(int((c-p.start)/p.budgetGroup), now)
-	}
-	if p.deadline > 0 {
-		r.dl = sat(now, p.deadline)
-		m.q.Schedule(m.after(now, p.deadline), evDeadline, slot, r.gen)
+	p.OnRequest(now, int(c-p.start))
+	if dl := p.Deadline(); dl > 0 {
+		r.dl = sat(now, dl)
+		m.q.Schedule(m.after(now, dl), evDeadline, slot, r.gen)
 	}
 	m.attempt(now, slot)
 }
@@ -167,8 +159,8 @@ func (m *model) onArrival(now int64, c uint32) {
 // attempt sends the next attempt of request slot through the policy stack.
 func (m *model) attempt(now int64, slot uint32) {
 	r := &m.cl.reqs[slot]
-	r.attempt++
-	if r.attempt > 1 {
+	r.rs.Attempt++
+	if r.rs.Attempt > 1 {
 		m.countR(now, r, retries)
 	}
 	if m.cn.on && m.cn.state[r.client] != csConnected {
@@ -176,34 +168,23 @@ func (m *model) attempt(now int64, slot uint32) {
 		return
 	}
 	pl, local := m.polOf(r)
-	if pl.throttle != nil {
-		if !pl.throttle.Allow(now, int(local/pl.groupSize), m.entity(r), drawIndex(r.ord, r.attempt)) {
-			m.drop(now, slot, dropThrottle)
-			return
-		}
+	switch pl.Admit(now, int(local), m.draw(r), &r.rs) {
+	case stack.DropThrottle:
+		m.drop(now, slot, dropThrottle)
+		return
+	case stack.DropBreaker:
+		m.drop(now, slot, dropBreaker)
+		return
 	}
-	// The breaker comes last among the gates that may drop the attempt: a
-	// call it admits (possibly a half-open probe) is always sent, so it
-	// always gets a result back (an answer, a timeout, or the deadline).
-	if pl.breaker != nil {
-		b := int(local / pl.breakerGroup)
-		if !pl.breaker.Allow(b, now) {
-			m.drop(now, slot, dropBreaker)
-			return
+	// The client rate limiter delays the send, never drops it.
+	if wait := pl.Pace(now, int(local)); wait > 0 {
+		m.countR(now, r, paced)
+		if r.edge == 0 {
+			m.mt.row(now).PacedWaitNS += wait
 		}
-		r.bgen = pl.breaker.Generation(b)
-	}
-	if pl.limiter != nil {
-		// The AWS adaptive rate limiter delays the send, never drops it.
-		if wait := pl.limiter.Acquire(int(local), now); wait > 0 {
-			m.countR(now, r, paced)
-			if r.edge == 0 {
-				m.mt.row(now).PacedWaitNS += wait
-			}
-			r.state = stPacing
-			m.q.Schedule(m.after(now, wait), evSend, slot, r.token())
-			return
-		}
+		r.state = stPacing
+		m.q.Schedule(m.after(now, wait), evSend, slot, r.token())
+		return
 	}
 	m.send(now, slot)
 }
@@ -241,6 +222,11 @@ func (m *model) entity(r *request) uint64 {
 		return uint64(r.client)
 	}
 	return uint64(r.edge) << 40
+}
+
+// draw names the random draws of request r's current attempt.
+func (m *model) draw(r *request) stack.Draw {
+	return stack.Draw{Stream: m.entity(r), N: drawIndex(r.ord, r.rs.Attempt)}
 }
 
 // polOf is the policy stack of request r and the index of r's policy
@@ -293,8 +279,8 @@ func (m *model) send(now int64, slot uint32) {
 	var dl int64
 	if pl.propagate { // the attempt carries its deadline: its timeout, or the request's if sooner
 		dl = r.dl
-		if pl.timeout > 0 && (dl == 0 || sat(now, pl.timeout) < dl) {
-			dl = sat(now, pl.timeout)
+		if to := pl.Timeout(); to > 0 && (dl == 0 || sat(now, to) < dl) {
+			dl = sat(now, to)
 		}
 	}
 	ni := m.entry
@@ -325,19 +311,19 @@ func (m *model) send(now int64, slot uint32) {
 	}
 	// Arm the timeout only if the backend did not answer at once: an
 	// immediate answer would leave a stale timer in the queue.
-	if to := pl.timeout; to > 0 && m.waiting(slot, tok) {
+	if to := pl.Timeout(); to > 0 && m.waiting(slot, tok) {
 		m.q.Schedule(m.after(now, to), evTimeout, slot, tok)
 	}
-	if pl.hedge != nil && r.attempt == 1 && m.waiting(slot, tok) {
-		m.q.Schedule(m.after(now, pl.hedge.after()), evHedge, slot, tok)
+	if h := pl.Hedge(); h != nil && r.rs.Attempt == 1 && m.waiting(slot, tok) {
+		m.q.Schedule(m.after(now, h.Delay()), evHedge, slot, tok)
 	}
 }
 
 // hedge sends a copy of request slot's first attempt, still unanswered.
 func (m *model) hedge(now int64, slot uint32) {
 	r := &m.cl.reqs[slot]
-	r.h1, r.hlive = r.attempt, 3
-	r.attempt++
+	r.rs.H1, r.rs.HLive = r.rs.Attempt, 3
+	r.rs.Attempt++
 	m.countR(now, r, hedges)
 	m.send(now, slot)
 }
@@ -349,45 +335,30 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 		m.lbResult(now, r, tok, out)
 	}
 	pl, local := m.polOf(r)
-	if pl.throttle != nil && pl.acceptMask&(1<<out) != 0 {
-		pl.throttle.Accept(now, int(local/pl.groupSize))
+	pl.Result(now, int(local), stack.Outcome(out), &r.rs, m.draw(r))
+	if h := pl.Hedge(); h != nil && out == outOK && (r.rs.Attempt == 1 || r.rs.H1 == 1) {
+		h.Observe(now - r.arrival) // a request answered on its first try, hedged or not
 	}
-	if pl.limiter != nil {
-		pl.limiter.Update(int(local), now, pl.limiterMask&(1<<out) != 0)
-	}
-	if pl.budget != nil && (out == outOK || pl.retryMask&(1<<out) != 0) {
-		// Only successes and retryable failures count (gRFC A6: "only
-		// retryable or non-fatal codes count as failures").
-		pl.budget.OnResult(int(local/pl.budgetGroup), now, out == outOK, r.charge)
-	}
-	m.breakerResult(now, r, out)
-	if pl.hedge != nil && out == outOK && (r.attempt == 1 || r.h1 == 1) {
-		// The latency of a request answered on its first try, hedged or
-		// not: with a hedge at its p95, the p95 of this latency is the
-		// hedge delay itself (the hedge changes only the tail beyond it),
-		// so the estimate settles where it should.
-		pl.hedge.lat.Add(now - r.arrival)
-	}
-	if r.h1 != 0 { // a hedge and the first copy are both out
+	if r.rs.H1 != 0 { // a hedge and the first copy are both out
 		if out != outOK {
 			if tok == r.token() {
-				r.hlive &^= 2
+				r.rs.HLive &^= 2
 			} else {
-				r.hlive &^= 1
+				r.rs.HLive &^= 1
 			}
-			if r.hlive != 0 {
+			if r.rs.HLive != 0 {
 				return // the other copy may still succeed
 			}
-		} else if pl.hedge.cancel {
-			loser := r.gen<<8 | uint32(r.h1)
+		} else if pl.Hedge().CancelLoser() {
+			loser := r.gen<<8 | uint32(r.rs.H1)
 			if tok != r.token() {
 				loser = r.token()
 			}
-			if r.hlive == 3 {
+			if r.rs.HLive == 3 {
 				m.cancelled[uint64(slot)<<32|uint64(loser)] = struct{}{}
 			}
 		}
-		r.h1 = 0
+		r.rs.H1 = 0
 	}
 	if out == outOK {
 		m.countR(now, r, succeeded)
@@ -399,42 +370,19 @@ func (m *model) outcome(now int64, slot, tok uint32, out uint8, retryAfter int64
 		m.done(now, slot, true)
 		return
 	}
-	if pl.retryMask&(1<<out) == 0 || r.attempt >= pl.maxAtt || retryAfter == dontRetry {
+	if !pl.Retries(stack.Outcome(out)) { // NextRetry's first test, without the call (R1's every rejection)
 		m.drop(now, slot, failed)
 		return
 	}
-	if pl.budget != nil {
-		cause := policy.CauseError
-		switch out {
-		case outTimeout:
-			cause = policy.CauseTimeout
-		case outRejected:
-			cause = policy.CauseThrottle // an overload rejection is throttling
-		}
-		charge, ok := pl.budget.AllowRetry(int(local/pl.budgetGroup), now, cause)
-		if !ok {
-			m.countR(now, r, failed)
-			m.drop(now, slot, budgetRefused)
-			return
-		}
-		r.charge = charge
-	}
-	var d int64
-	if pl.honorRA && pl.exactRA && retryAfter > 0 {
-		// gRPC pushback: retry after exactly the server's delay and start
-		// the backoff over.
-		d, r.bo, r.prevSleep = retryAfter, 0, 0
-	} else {
-		u := rng.Float64(m.src.Key(rng.Backoff, m.entity(r)), drawIndex(r.ord, r.attempt))
-		d = pl.backoff.DelayAfter(int(r.bo)+1, r.prevSleep, u, out == outRejected) // a rejection is a throttle
-		r.bo++
-		r.prevSleep = d
-		switch {
-		case pl.honorRA && pl.clampRA:
-			d = policy.ClampRetryAfter(d, retryAfter, policy.AWS2026RetryAfterExtra)
-		case pl.honorRA:
-			d = policy.HonorRetryAfter(d, retryAfter)
-		}
+	d, v := pl.NextRetry(now, int(local), stack.Outcome(out), retryAfter, &r.rs, m.draw(r))
+	switch v {
+	case stack.GiveUp:
+		m.drop(now, slot, failed)
+		return
+	case stack.BudgetRefused:
+		m.countR(now, r, failed)
+		m.drop(now, slot, budgetRefused)
+		return
 	}
 	if r.dl > 0 && now+d >= r.dl {
 		// The retry would start after the deadline: give up now.
@@ -458,19 +406,11 @@ func (m *model) onDeadline(now int64, slot uint32) {
 }
 
 // breakerResult gives the breaker of r's client the result of r's current
-// attempt.
+// attempt (and nothing else: the client gave the attempt up, or it never
+// left).
 func (m *model) breakerResult(now int64, r *request, out uint8) {
 	pl, local := m.polOf(r)
-	if pl.breaker == nil {
-		return
-	}
-	u := rng.Float64(m.src.Key(rng.Breaker, m.entity(r)), drawIndex(r.ord, r.attempt))
-	b, failure := int(local/pl.breakerGroup), pl.breakerMask&(1<<out) != 0
-	if pl.staleDrop {
-		pl.breaker.RecordGen(b, r.bgen, now, failure, u) // gobreaker: a late result is ignored
-		return
-	}
-	pl.breaker.Record(b, now, failure, u)
+	pl.BreakerResult(now, int(local), stack.Outcome(out), &r.rs, m.draw(r))
 }
 
 // waiting reports whether the client still waits for this attempt.
@@ -479,8 +419,8 @@ func (m *model) waiting(slot, token uint32) bool {
 	if r.state != stInFlight {
 		return false
 	}
-	if r.h1 == 0 {
+	if r.rs.H1 == 0 {
 		return r.token() == token
 	}
-	return (token == r.token() && r.hlive&2 != 0) || (token == r.gen<<8|uint32(r.h1) && r.hlive&1 != 0)
+	return (token == r.token() && r.rs.HLive&2 != 0) || (token == r.gen<<8|uint32(r.rs.H1) && r.rs.HLive&1 != 0)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stack"
 )
 
 // A service graph (scenario.Services): several pools, the calls between
@@ -181,7 +182,7 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 		n = len(cand)
 	}
 	draw := func(j uint64) int {
-		u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<38), drawIndex(r.ord, r.attempt)<<16|uint64(hop)<<8|j)
+		u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<38), drawIndex(r.ord, r.rs.Attempt)<<16|uint64(hop)<<8|j)
 		return at(cand, int(u*float64(n)))
 	}
 	switch nd.lb {
@@ -258,7 +259,7 @@ func (m *model) startCalls(b *pool, now int64, w uint32) bool {
 	r := &m.cl.reqs[wk.slot]
 	fi := m.newFrame()
 	f := &m.frames[fi]
-	*f = frame{svc: b.idx, w: noWorker, slot: wk.slot, tok: wk.token, client: r.client, ord: r.ord, attempt: r.attempt, pedge: r.edge,
+	*f = frame{svc: b.idx, w: noWorker, slot: wk.slot, tok: wk.token, client: r.client, ord: r.ord, attempt: r.rs.Attempt, pedge: r.edge,
 		dl: wk.dl, start: wk.start, group: wk.group}
 	if m.prio != nil {
 		f.prio = m.business(r, wk.group)
@@ -345,12 +346,12 @@ func (m *model) call(now int64, fi uint32, e uint16) {
 	cl := &m.cl
 	slot := cl.alloc()
 	r := &cl.reqs[slot]
-	r.arrival, r.prevSleep, r.client, r.ord, r.attempt, r.bo, r.charge = now, 0, f.client, ed.seq, 0, 0, 0
-	r.edge, r.frame, r.dl, r.h1 = e+1, fi, 0, 0
+	r.arrival, r.rs, r.client, r.ord = now, stack.Request{}, f.client, ed.seq
+	r.edge, r.frame, r.dl = e+1, fi, 0
 	ed.seq++
 	p := &ed.pol
-	if p.deadline > 0 {
-		r.dl = sat(now, p.deadline)
+	if dl := p.Deadline(); dl > 0 {
+		r.dl = sat(now, dl)
 	}
 	if p.propagate && f.dl > 0 {
 		if d := f.dl - p.margin; r.dl == 0 || d < r.dl {
@@ -364,9 +365,7 @@ func (m *model) call(now int64, fi uint32, e uint16) {
 		m.drop(now, slot, deadlineExceeded)
 		return
 	}
-	if p.budget != nil {
-		p.budget.OnRequest(0, now)
-	}
+	p.OnRequest(now, 0)
 	if r.dl > 0 {
 		m.q.Schedule(m.after(now, r.dl-now), evDeadline, slot, r.gen)
 	}
@@ -476,7 +475,7 @@ func (m *model) killFrames(b *pool, now int64) {
 // service its routing draw picks; false when it leaves the system.
 func (m *model) forward(b *pool, now int64, wk *worker) bool {
 	r := &m.cl.reqs[wk.slot]
-	u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<39), drawIndex(r.ord, r.attempt)<<8|uint64(wk.hop))
+	u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<39), drawIndex(r.ord, r.rs.Attempt)<<8|uint64(wk.hop))
 	for _, rt := range b.fwd {
 		if u < rt.p {
 			hop := wk.hop + 1

@@ -61,7 +61,7 @@ func (m *model) loop(ctx context.Context, progress func(now, end int64), trace f
 				m.outcome(e.At, e.ID, e.Aux, outTimeout, 0)
 			}
 		case evHedge:
-			if r := &m.cl.reqs[e.ID]; r.h1 == 0 && m.waiting(e.ID, e.Aux) {
+			if r := &m.cl.reqs[e.ID]; r.rs.H1 == 0 && m.waiting(e.ID, e.Aux) {
 				m.hedge(e.At, e.ID)
 			}
 		case evWorkerDone:

@@ -6,6 +6,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim/engine"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stack"
 )
 
 // model is the whole simulated world of one run. It holds no per-client
@@ -80,33 +81,26 @@ const (
 	evTiltMark                        // Aux j: the arrival tilt's slot bound j (tilt.go); never in ordinary runs
 )
 
-// Attempt outcomes as the client sees them.
+// Attempt outcomes as the client sees them: the policy stack's (package
+// stack), as the small integers the event loop carries.
 const (
-	outOK uint8 = iota
-	outRejected
-	outUnavailable
-	outTimeout
-	outError // the backend served the attempt and answered with an error
-	numOutcomes
+	outOK          = uint8(stack.OK)
+	outRejected    = uint8(stack.Rejected)
+	outUnavailable = uint8(stack.Unavailable)
+	outTimeout     = uint8(stack.Timeout)
+	outError       = uint8(stack.Error) // the backend served the attempt and answered with an error
 )
 
-var outcomeNames = [numOutcomes]string{"ok", "rejected", "unavailable", "timeout", "error"}
-
+// outcomeMask is the set of the outcomes named (names the scenario has
+// validated).
 func outcomeMask(names []string) uint8 {
-	var m uint8
-	for _, n := range names {
-		for i, o := range outcomeNames {
-			if o == n {
-				m |= 1 << i
-			}
-		}
-	}
-	return m
+	m, _ := stack.ParseOutcomes(names)
+	return uint8(m)
 }
 
 // dontRetry, as the retry-after of an answer, is the server saying "do not
 // retry" (gRPC pushback with a negative delay).
-const dontRetry = -1
+const dontRetry = stack.DontRetry
 
 func newModel(sc *scenario.Scenario, seed uint64) (*model, error) {
 	m := &model{sc: sc, src: rng.New(seed), end: int64(sc.Duration), cancelled: map[uint64]struct{}{}}
@@ -144,7 +138,7 @@ func (m *model) after(now, d int64) int64 {
 
 // drawIndex names the draws of attempt number attempt of a client's
 // request number ord within one purpose's stream.
-func drawIndex(ord uint32, attempt uint8) uint64 { return uint64(ord)<<8 | uint64(attempt) }
+func drawIndex(ord uint32, attempt uint8) uint64 { return stack.Index(ord, attempt) }
 
 // dist is a distribution of durations (service time, network delay),
 // sampled from a counter-based stream: sample(key, n) is draw n of the

@@ -51,7 +51,7 @@ func (nw *network) init(n *scenario.Network) {
 // 1 its answer, 2 the occ write, 3 its answer) of r's current attempt,
 // after hop forwarding hops.
 func (m *model) netDelay(r *request, no uint64, hop uint8) int64 {
-	return m.net.delay.sample(m.src.Key(rng.Network, m.entity(r)), drawIndex(r.ord, r.attempt)<<2|no|uint64(hop)<<50)
+	return m.net.delay.sample(m.src.Key(rng.Network, m.entity(r)), drawIndex(r.ord, r.rs.Attempt)<<2|no|uint64(hop)<<50)
 }
 
 // delay is draw n of client c's network stream as a one-way delay.

@@ -186,7 +186,7 @@ type svcDraw struct{ key, n uint64 }
 // drawOf names the service-time draw of r's current attempt after hop
 // forwarding hops.
 func (m *model) drawOf(r *request, hop uint8) svcDraw {
-	return svcDraw{m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt) | uint64(hop)<<56}
+	return svcDraw{m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.rs.Attempt) | uint64(hop)<<56}
 }
 
 // serviceTime is the service time at b of the attempt id names: named by
@@ -467,7 +467,7 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 		if b.errRate > 0 {
 			r := &m.cl.reqs[wk.slot]
 			key := m.src.Key(rng.Service, m.entity(r))
-			if rng.Float64(key, drawIndex(r.ord, r.attempt)|uint64(wk.hop)<<56|1<<62) < b.errRate {
+			if rng.Float64(key, drawIndex(r.ord, r.rs.Attempt)|uint64(wk.hop)<<56|1<<62) < b.errRate {
 				// An independent backend failure: the work produced an
 				// error, not a result.
 				row.Errors++

@@ -246,7 +246,7 @@ func TestSlotRetiredBeforeItsGenerationWraps(t *testing.T) {
 		} else if got != slot {
 			t.Fatalf("reuse %d: got slot %d, want %d", i, got, slot)
 		}
-		cl.reqs[slot].attempt = 1
+		cl.reqs[slot].rs.Attempt = 1
 		if i < 4 || i >= 1<<24-4 {
 			tokens[cl.reqs[slot].token()] = true
 		}
@@ -269,8 +269,8 @@ func TestRunReturnsPolicyBuildErrors(t *testing.T) {
 	scenario.SetDefaults(b)
 	sc.Clients.Retry.Budget = b
 	p, err := buildStack(sc.Clients.ResolvedGroups()[0], new(rng.New(1)))
-	if err != nil || p.budget == nil {
-		t.Fatalf("valid stack: err %v, budget %v", err, p.budget)
+	if err != nil || p.Budget() == nil {
+		t.Fatalf("valid stack: err %v, budget %v", err, p.Budget())
 	}
 	neg := -0.5
 	b.Ratio = &neg // refused by policy.BudgetConfig.Validate

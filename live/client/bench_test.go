@@ -24,7 +24,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}{
 		{"bare", func(rt http.RoundTripper) http.RoundTripper { return rt }},
 		{"policies", func(rt http.RoundTripper) http.RoundTripper {
-			tr, err := New(Config{Policies: policies(b, stack), Base: rt})
+			tr, err := New(Config{Stack: policies(b, stack), Base: rt})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func BenchmarkStackOnly(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			var tr http.RoundTripper = instant{}
 			if bc.p != "-" {
-				t, err := New(Config{Policies: policies(b, bc.p), Base: instant{}})
+				t, err := New(Config{Stack: policies(b, bc.p), Base: instant{}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -12,10 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/throttlesim/throttlesim/sim"
-	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
-	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stack"
 )
 
 // Errors of requests the client dropped itself, for errors.Is. The error
@@ -33,10 +31,11 @@ var (
 
 // Config configures a Transport.
 type Config struct {
-	// Policies are the fields of a scenario's `clients` section (or of
-	// one of its groups): timeout, deadline, throttle, retry, breaker,
-	// rate_limiter. Hedging is not supported.
-	Policies scenario.Policies
+	// Stack configures the policy stack: timeout, deadline, throttle,
+	// retry, breaker, rate limiter. A scenario's `clients` section (or
+	// one of its groups) gives it with scenario.Policies.StackConfig; a
+	// program can also write one by hand. Hedging is not supported.
+	Stack stack.Config
 	// Clients is the number of independent policy instances (simulated
 	// clients) the Transport holds; WithClient picks one. Default 1.
 	Clients int
@@ -64,6 +63,10 @@ type Config struct {
 	// a longer one waits this long. Default DefaultMaxRetryAfter; the
 	// request's deadline still ends any wait first.
 	MaxRetryAfter time.Duration
+	// Sleep, when set, replaces waiting d (a backoff, the rate limiter's
+	// pacing) until ctx ends: it returns ctx's error if ctx ends first, nil
+	// otherwise. With Now it runs the Transport on a virtual clock (tests).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // DefaultMaxRetryAfter is Config.MaxRetryAfter's default: a Retry-After
@@ -101,22 +104,23 @@ type Event struct {
 // Transport is an http.RoundTripper that runs a policy stack.
 type Transport struct {
 	base     http.RoundTripper
-	st       *sim.Stack
+	st       *stack.Stack
 	src      rng.Source
 	observe  func(Event)
 	now      func() time.Duration
+	sleep    func(ctx context.Context, d time.Duration) error
 	anyVerb  bool
 	attemptT time.Duration
 	overallT time.Duration
 
 	mu    sync.Mutex
-	draws []uint64 // per client: random draws taken, the counter of its streams
+	ords  []uint32 // per client: requests so far; a request's number names its random draws
 	first uint64   // Config.First: added to a client's number in its stream keys
 	maxRA int64    // Config.MaxRetryAfter in ns
 }
 
-// New builds a Transport from the policy fields of a scenario, with the
-// simulator's builder.
+// New builds a Transport running the policy stack cfg.Stack (package
+// stack, the simulator's own decisions).
 func New(cfg Config) (*Transport, error) {
 	n := cfg.Clients
 	if n == 0 {
@@ -131,18 +135,21 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.MaxRetryAfter == 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
 	}
-	if cfg.Policies.Hedge != nil {
+	if cfg.Stack.Hedge != nil {
 		return nil, errors.New("client: hedge: hedging is not supported by the live client")
 	}
-	src := rng.New(cfg.Seed)
-	st, err := sim.BuildStack(scenario.GroupSpec{Name: "live", Count: n, Policies: cfg.Policies}, src)
+	t := &Transport{
+		base: cfg.Base, src: rng.New(cfg.Seed), observe: cfg.Observe, now: cfg.Now, sleep: cfg.Sleep,
+		anyVerb: cfg.RetryNonIdempotent, attemptT: time.Duration(cfg.Stack.Timeout), overallT: time.Duration(cfg.Stack.Deadline),
+		ords: make([]uint32, n), first: uint64(max(cfg.First, 0)), maxRA: int64(cfg.MaxRetryAfter),
+	}
+	st, err := stack.New(cfg.Stack, n, &t.src)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	t := &Transport{
-		base: cfg.Base, st: st, src: src, observe: cfg.Observe, now: cfg.Now,
-		anyVerb: cfg.RetryNonIdempotent, attemptT: time.Duration(st.Timeout), overallT: time.Duration(st.Deadline),
-		draws: make([]uint64, n), first: uint64(max(cfg.First, 0)), maxRA: int64(cfg.MaxRetryAfter),
+	t.st = st
+	if t.sleep == nil {
+		t.sleep = sleep
 	}
 	if t.base == nil {
 		t.base = http.DefaultTransport
@@ -162,9 +169,22 @@ func WithClient(ctx context.Context, i int) context.Context {
 	return context.WithValue(ctx, clientKey{}, i)
 }
 
+type ordinalKey struct{}
+
+// WithOrdinal returns a context whose requests are request number n of
+// their client (counting from 0), as the simulation numbers a client's
+// arrivals: the number names the request's random draws (throttle,
+// backoff jitter, breaker), so a live run that passes the simulation's
+// arrival ordinals draws what the simulation draws for the same request.
+// Without it a Transport numbers each client's requests itself, in the
+// order they reach RoundTrip.
+func WithOrdinal(ctx context.Context, n uint32) context.Context {
+	return context.WithValue(ctx, ordinalKey{}, n)
+}
+
 // Stack is the policy stack the Transport runs (for inspection: reading
 // it is not safe while requests are in flight).
-func (t *Transport) Stack() *sim.Stack { return t.st }
+func (t *Transport) Stack() *stack.Stack { return t.st }
 
 func (t *Transport) emit(e Event) {
 	if t.observe != nil {
@@ -172,10 +192,11 @@ func (t *Transport) emit(e Event) {
 	}
 }
 
-// draw is client c's next uniform draw for purpose p. Called with mu held.
-func (t *Transport) draw(p rng.Purpose, c int) float64 {
-	t.draws[c]++
-	return rng.Float64(t.src.Key(p, t.first+uint64(c)), t.draws[c])
+// draw names the random draws of r's current attempt as the simulator
+// names a client's: its request number and attempt number in its
+// client's streams.
+func (t *Transport) draw(r *request) stack.Draw {
+	return stack.Draw{Stream: t.first + uint64(r.c), N: stack.Index(r.ord, r.rs.Attempt)}
 }
 
 // replayable reports whether req may be sent more than once.
@@ -197,13 +218,10 @@ func (t *Transport) replayable(req *http.Request) bool {
 
 // request is the state of one RoundTrip, as sim's request slot.
 type request struct {
-	c         int
-	start     time.Duration
-	attempt   int
-	bo        int   // backoffs since the start or the last pushback reset
-	prevSleep int64 // last backoff (decorrelated jitter)
-	charge    int32 // what the budget charged for the latest retry
-	bgen      uint32
+	c     int
+	ord   uint32 // the client's request number
+	start time.Duration
+	rs    stack.Request // the state the stack's decisions keep, attempt number included
 }
 
 // RoundTrip sends req through the policy stack.
@@ -213,17 +231,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if v, ok := ctx.Value(clientKey{}).(int); ok {
 		c = v
 	}
-	if c < 0 || c >= len(t.draws) {
-		return nil, fmt.Errorf("client: client %d out of range [0, %d)", c, len(t.draws))
+	if c < 0 || c >= len(t.ords) {
+		return nil, fmt.Errorf("client: client %d out of range [0, %d)", c, len(t.ords))
 	}
 	st := t.st
 	r := request{c: c}
 	t.mu.Lock()
 	now := t.now()
 	r.start = now
-	if st.Budget != nil {
-		st.Budget.OnRequest(c/st.BudgetGroup, int64(now))
+	if n, ok := ctx.Value(ordinalKey{}).(uint32); ok {
+		r.ord = n
+	} else {
+		r.ord = t.ords[c]
+		t.ords[c]++
 	}
+	st.OnRequest(int64(now), c)
 	t.mu.Unlock()
 	t.emit(Event{Kind: Offered, Client: c})
 
@@ -231,26 +253,27 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.overallT > 0 {
 		ctx, cancel = context.WithTimeout(ctx, t.overallT)
 	}
-	maxAtt := st.MaxAttempts
-	if !t.replayable(req) {
-		maxAtt = 1
-	}
+	replayable := t.replayable(req)
 	for {
 		resp, out, err, over := t.try(ctx, req, &r)
 		if over { // dropped before sending, or out of time
 			cancel()
 			return nil, err
 		}
-		if out == sim.OutcomeOK {
+		if out == stack.OK {
 			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 			return resp, nil
 		}
-		if !st.RetryOn.Has(out) || r.attempt >= maxAtt {
+		if !replayable {
 			t.emit(Event{Kind: Failed, Client: c})
 			return finish(resp, err, cancel)
 		}
-		d, ok := t.backoff(&r, out, resp)
-		if !ok {
+		d, v := t.backoff(&r, out, resp)
+		switch v {
+		case stack.GiveUp:
+			t.emit(Event{Kind: Failed, Client: c})
+			return finish(resp, err, cancel)
+		case stack.BudgetRefused:
 			t.emit(Event{Kind: Failed, Client: c})
 			t.emit(Event{Kind: BudgetRefused, Client: c})
 			return finish(resp, err, cancel)
@@ -262,7 +285,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return finish(resp, err, cancel)
 		}
 		discard(resp)
-		if err := sleep(ctx, d); err != nil {
+		if err := t.sleep(ctx, d); err != nil {
 			cancel()
 			return nil, t.ctxErr(ctx, c, err)
 		}
@@ -282,41 +305,33 @@ func finish(resp *http.Response, err error, cancel context.CancelFunc) (*http.Re
 // try sends the next attempt of r through the gates. It returns the
 // attempt's response or error and its outcome; over means the request is
 // over, with err saying why (dropped, or out of time).
-func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (resp *http.Response, out sim.Outcome, err error, over bool) {
+func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (resp *http.Response, out stack.Outcome, err error, over bool) {
 	st := t.st
 	c := r.c
-	r.attempt++
-	if r.attempt > 1 {
+	r.rs.Attempt++
+	if r.rs.Attempt > 1 {
 		t.emit(Event{Kind: Retry, Client: c})
 	}
 	t.mu.Lock()
 	now := int64(t.now())
-	if st.Throttle != nil {
-		t.draws[c]++
-		if !st.Throttle.Allow(now, c/st.ThrottleGroup, t.first+uint64(c), t.draws[c]) {
-			t.mu.Unlock()
-			t.emit(Event{Kind: DroppedThrottle, Client: c})
-			return nil, 0, ErrThrottled, true
-		}
-	}
-	if st.Breaker != nil {
-		b := c / st.BreakerGroup
-		if !st.Breaker.Allow(b, now) {
-			t.mu.Unlock()
-			t.emit(Event{Kind: DroppedBreaker, Client: c})
-			return nil, 0, ErrBreakerOpen, true
-		}
-		r.bgen = st.Breaker.Generation(b)
-	}
+	drop := st.Admit(now, c, t.draw(r), &r.rs)
 	var wait int64
-	if st.Limiter != nil {
-		wait = st.Limiter.Acquire(c, now)
+	if drop == stack.Admitted {
+		wait = st.Pace(now, c)
 	}
 	t.mu.Unlock()
+	switch drop {
+	case stack.DropThrottle:
+		t.emit(Event{Kind: DroppedThrottle, Client: c})
+		return nil, 0, ErrThrottled, true
+	case stack.DropBreaker:
+		t.emit(Event{Kind: DroppedBreaker, Client: c})
+		return nil, 0, ErrBreakerOpen, true
+	}
 	if wait > 0 {
 		t.emit(Event{Kind: Paced, Client: c, Wait: time.Duration(wait)})
-		if err := sleep(ctx, time.Duration(wait)); err != nil {
-			t.result(r, sim.OutcomeTimeout) // the breaker admitted a call that is given up
+		if err := t.sleep(ctx, time.Duration(wait)); err != nil {
+			t.breakerResult(r, stack.Timeout) // the breaker admitted a call that is given up
 			return nil, 0, t.ctxErr(ctx, c, err), true
 		}
 	}
@@ -326,11 +341,11 @@ func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (res
 		actx, acancel = context.WithTimeout(ctx, t.attemptT)
 	}
 	areq := req.Clone(actx)
-	if r.attempt > 1 && req.GetBody != nil {
+	if r.rs.Attempt > 1 && req.GetBody != nil {
 		body, err := req.GetBody()
 		if err != nil {
 			acancel()
-			t.result(r, sim.OutcomeError)
+			t.breakerResult(r, stack.Error) // admitted, never sent
 			t.emit(Event{Kind: Failed, Client: c})
 			return nil, 0, fmt.Errorf("client: replaying the body: %w", err), true
 		}
@@ -342,11 +357,11 @@ func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (res
 		acancel()
 		if ctx.Err() != nil { // the whole request is out of time (or cancelled)
 			t.emit(Event{Kind: TimedOut, Client: c})
-			t.result(r, sim.OutcomeTimeout)
+			t.breakerResult(r, stack.Timeout) // the client gave the call up, as at the simulator's deadline
 			return nil, 0, t.ctxErr(ctx, c, err), true
 		}
 		out = classifyErr(err)
-		if out == sim.OutcomeTimeout {
+		if out == stack.Timeout {
 			t.emit(Event{Kind: TimedOut, Client: c})
 		}
 		t.result(r, out)
@@ -354,85 +369,40 @@ func (t *Transport) try(ctx context.Context, req *http.Request, r *request) (res
 	}
 	out = classify(resp.StatusCode)
 	t.result(r, out)
-	if out == sim.OutcomeOK {
+	if out == stack.OK {
 		t.emit(Event{Kind: Succeeded, Client: c, Latency: t.now() - r.start})
 	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: acancel}
 	return resp, out, nil, false
 }
 
-// result gives the policies the outcome of r's current attempt, as the
-// simulator's model.outcome and breakerResult do.
-func (t *Transport) result(r *request, out sim.Outcome) {
-	st := t.st
-	c := r.c
+// result gives the policies the outcome of r's current attempt.
+func (t *Transport) result(r *request, out stack.Outcome) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := int64(t.now())
-	if st.Throttle != nil && st.ThrottleAccepts.Has(out) {
-		st.Throttle.Accept(now, c/st.ThrottleGroup)
-	}
-	if st.Limiter != nil {
-		st.Limiter.Update(c, now, st.LimiterThrottles.Has(out))
-	}
-	if st.Budget != nil && (out == sim.OutcomeOK || st.RetryOn.Has(out)) {
-		st.Budget.OnResult(c/st.BudgetGroup, now, out == sim.OutcomeOK, r.charge)
-	}
-	if st.Breaker != nil {
-		b, failure := c/st.BreakerGroup, st.BreakerFailures.Has(out)
-		u := t.draw(rng.Breaker, c)
-		if st.StaleDrop {
-			st.Breaker.RecordGen(b, r.bgen, now, failure, u)
-		} else {
-			st.Breaker.Record(b, now, failure, u)
-		}
-	}
+	t.st.Result(int64(t.now()), r.c, out, &r.rs, t.draw(r))
 }
 
-// backoff is the delay before r's next attempt after an attempt with
-// outcome out (and response resp, if any), as the simulator computes it;
-// ok is false when the retry budget refuses the retry.
-func (t *Transport) backoff(r *request, out sim.Outcome, resp *http.Response) (d time.Duration, ok bool) {
-	st := t.st
-	c := r.c
-	ra := int64(-1)
+// breakerResult gives the breaker alone the outcome of r's current
+// attempt: one the client gave up (the request's time ran out) or never
+// sent.
+func (t *Transport) breakerResult(r *request, out stack.Outcome) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.BreakerResult(int64(t.now()), r.c, out, &r.rs, t.draw(r))
+}
+
+// backoff is what r does after an attempt with outcome out (and response
+// resp, if any): retry after d, or give up (stack.Stack.NextRetry).
+func (t *Transport) backoff(r *request, out stack.Outcome, resp *http.Response) (d time.Duration, v stack.Verdict) {
+	ra := int64(0)
 	if resp != nil {
-		ra = min(retryAfter(resp.Header.Get("Retry-After"), time.Now()), t.maxRA)
+		ra = max(min(retryAfter(resp.Header.Get("Retry-After"), time.Now()), t.maxRA), 0)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := int64(t.now())
-	if st.Budget != nil {
-		cause := policy.CauseError
-		switch out {
-		case sim.OutcomeTimeout:
-			cause = policy.CauseTimeout
-		case sim.OutcomeRejected:
-			cause = policy.CauseThrottle
-		}
-		charge, ok := st.Budget.AllowRetry(c/st.BudgetGroup, now, cause)
-		if !ok {
-			return 0, false
-		}
-		r.charge = charge
-	}
-	var ns int64
-	if st.HonorRetryAfter && st.ExactRetryAfter && ra > 0 {
-		ns, r.bo, r.prevSleep = ra, 0, 0
-	} else {
-		u := t.draw(rng.Backoff, c)
-		ns = st.Backoff.DelayAfter(r.bo+1, r.prevSleep, u, out == sim.OutcomeRejected)
-		r.bo++
-		r.prevSleep = ns
-		ra = max(ra, 0)
-		switch {
-		case st.HonorRetryAfter && st.ClampRetryAfter:
-			ns = policy.ClampRetryAfter(ns, ra, policy.AWS2026RetryAfterExtra)
-		case st.HonorRetryAfter:
-			ns = policy.HonorRetryAfter(ns, ra)
-		}
-	}
-	return time.Duration(ns), true
+	ns, v := t.st.NextRetry(int64(t.now()), r.c, out, ra, &r.rs, t.draw(r))
+	return time.Duration(ns), v
 }
 
 // ctxErr is the error of a request whose context ended: ErrDeadline (and
@@ -456,27 +426,27 @@ func (e deadlineError) Is(target error) bool {
 func (e deadlineError) Unwrap() error { return e.err }
 
 // classify is the outcome of an HTTP status.
-func classify(code int) sim.Outcome {
+func classify(code int) stack.Outcome {
 	switch {
 	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
-		return sim.OutcomeRejected
+		return stack.Rejected
 	case code >= 500:
-		return sim.OutcomeError
+		return stack.Error
 	}
-	return sim.OutcomeOK
+	return stack.OK
 }
 
 // classifyErr is the outcome of a transport error.
-func classifyErr(err error) sim.Outcome {
+func classifyErr(err error) stack.Outcome {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return sim.OutcomeTimeout
+		return stack.Timeout
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.EPIPE), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return sim.OutcomeUnavailable
+		return stack.Unavailable
 	}
-	return sim.OutcomeError
+	return stack.Error
 }
 
 // retryAfter parses a Retry-After value, seconds or an HTTP date, as

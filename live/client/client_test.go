@@ -16,22 +16,26 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/throttlesim/throttlesim/sim"
-	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stack"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// policies parses the clients section of a minimal scenario.
-func policies(t testing.TB, clients string) scenario.Policies {
+// policies is the stack configuration of the clients section of a
+// minimal scenario.
+func policies(t testing.TB, clients string) stack.Config {
 	t.Helper()
 	src := "name: t\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\n" + clients
 	sc, err := scenario.Parse([]byte(src), "t.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sc.Clients.ResolvedGroups()[0].Policies
+	c, err := sc.Clients.ResolvedGroups()[0].Policies.StackConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // counter tallies events by kind.
@@ -147,7 +151,7 @@ func TestRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &script{codes: tt.codes}
 			srv := newServer(t, s)
-			tr, ev := newTransport(t, Config{Policies: policies(t, fastRetry), RetryNonIdempotent: tt.anyVerb})
+			tr, ev := newTransport(t, Config{Stack: policies(t, fastRetry), RetryNonIdempotent: tt.anyVerb})
 			var body io.Reader
 			if tt.body != "" {
 				body = strings.NewReader(tt.body)
@@ -206,7 +210,7 @@ func TestTimeouts(t *testing.T) {
 	t.Run("per-attempt timeout, then a fast answer", func(t *testing.T) {
 		s := &script{codes: []int{200}, delay: map[int]time.Duration{1: 2 * time.Second}}
 		srv := newServer(t, s)
-		tr, ev := newTransport(t, Config{Policies: policies(t, "  timeout: 50ms\n"+fastRetry)})
+		tr, ev := newTransport(t, Config{Stack: policies(t, "  timeout: 50ms\n"+fastRetry)})
 		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
 		if err != nil {
 			t.Fatal(err)
@@ -223,7 +227,7 @@ func TestTimeouts(t *testing.T) {
 	t.Run("overall deadline", func(t *testing.T) {
 		s := &script{codes: []int{200}, delay: map[int]time.Duration{1: 2 * time.Second, 2: 2 * time.Second, 3: 2 * time.Second}}
 		srv := newServer(t, s)
-		tr, ev := newTransport(t, Config{Policies: policies(t, "  timeout: 40ms\n  deadline: 100ms\n"+fastRetry)})
+		tr, ev := newTransport(t, Config{Stack: policies(t, "  timeout: 40ms\n  deadline: 100ms\n"+fastRetry)})
 		_, err := (&http.Client{Transport: tr}).Get(srv.URL)
 		if !errors.Is(err, ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v, want ErrDeadline and context.DeadlineExceeded", err)
@@ -235,7 +239,7 @@ func TestTimeouts(t *testing.T) {
 	t.Run("the context's deadline bounds the retries", func(t *testing.T) {
 		s := &script{codes: []int{503}, ra: "3600"}
 		srv := newServer(t, s)
-		tr, _ := newTransport(t, Config{Policies: policies(t, fastRetry+"    honor_retry_after: true\n")})
+		tr, _ := newTransport(t, Config{Stack: policies(t, fastRetry+"    honor_retry_after: true\n")})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
@@ -261,12 +265,12 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	tr, ev := newTransport(t, Config{Policies: policies(t, fastRetry)})
+	tr, ev := newTransport(t, Config{Stack: policies(t, fastRetry)})
 	_, err = (&http.Client{Transport: tr}).Get("http://" + addr)
 	if err == nil || errors.Is(err, ErrThrottled) {
 		t.Fatalf("got %v, want the connection error", err)
 	}
-	if got := classifyErr(err); got != sim.OutcomeUnavailable {
+	if got := classifyErr(err); got != stack.Unavailable {
 		t.Errorf("classified %v, want unavailable", got)
 	}
 	if ev.get(Attempt) != 3 || ev.get(Failed) != 1 {
@@ -286,8 +290,8 @@ func TestThrottleDrops(t *testing.T) {
 	srv := newServer(t, s)
 	now := time.Duration(0) // a frozen clock: nothing leaves the window
 	tr, ev := newTransport(t, Config{
-		Policies: policies(t, "  throttle: {k: 2, window: 1m, buckets: 60, count_local_rejects: true, accept_outcomes: [ok]}\n"),
-		Seed:     7, Now: func() time.Duration { return now },
+		Stack: policies(t, "  throttle: {k: 2, window: 1m, buckets: 60, count_local_rejects: true, accept_outcomes: [ok]}\n"),
+		Seed:  7, Now: func() time.Duration { return now },
 	})
 	hc := &http.Client{Transport: tr}
 	late := 0
@@ -322,8 +326,8 @@ func TestBreaker(t *testing.T) {
 	srv := newServer(t, s)
 	now := time.Duration(0)
 	tr, ev := newTransport(t, Config{
-		Policies: policies(t, "  breaker: {trip: consecutive, consecutive_failures: 5, open_duration: 10s}\n"),
-		Now:      func() time.Duration { return now },
+		Stack: policies(t, "  breaker: {trip: consecutive, consecutive_failures: 5, open_duration: 10s}\n"),
+		Now:   func() time.Duration { return now },
 	})
 	hc := &http.Client{Transport: tr}
 	get := func() error {
@@ -376,10 +380,10 @@ func TestRetryAfter(t *testing.T) {
 // policy honours it, and the backoff alone when it does not.
 func TestBackoffHonoursRetryAfter(t *testing.T) {
 	for _, honor := range []bool{true, false} {
-		tr, _ := newTransport(t, Config{Policies: policies(t, fastRetry+fmt.Sprintf("    honor_retry_after: %v\n", honor))})
+		tr, _ := newTransport(t, Config{Stack: policies(t, fastRetry+fmt.Sprintf("    honor_retry_after: %v\n", honor))})
 		resp := &http.Response{Header: http.Header{"Retry-After": {"2"}}}
-		d, ok := tr.backoff(&request{}, sim.OutcomeRejected, resp)
-		if !ok {
+		d, v := tr.backoff(&request{}, stack.Rejected, resp)
+		if v != stack.Retry {
 			t.Fatal("refused without a budget")
 		}
 		if honor && d != 2*time.Second || !honor && d > 5*time.Millisecond {
@@ -402,10 +406,10 @@ func TestRetryAfterIsCapped(t *testing.T) {
 		{5 * time.Second, "2", 2 * time.Second},
 		{0, time.Now().Add(48 * time.Hour).UTC().Format(http.TimeFormat), DefaultMaxRetryAfter},
 	} {
-		tr, _ := newTransport(t, Config{Policies: policies(t, fastRetry+"    honor_retry_after: true\n"), MaxRetryAfter: tt.max})
-		d, ok := tr.backoff(&request{}, sim.OutcomeRejected, &http.Response{Header: http.Header{"Retry-After": {tt.ra}}})
-		if !ok || d != tt.want {
-			t.Errorf("max %v, Retry-After %s: delay %v (ok %v), want %v", tt.max, tt.ra, d, ok, tt.want)
+		tr, _ := newTransport(t, Config{Stack: policies(t, fastRetry+"    honor_retry_after: true\n"), MaxRetryAfter: tt.max})
+		d, v := tr.backoff(&request{}, stack.Rejected, &http.Response{Header: http.Header{"Retry-After": {tt.ra}}})
+		if v != stack.Retry || d != tt.want {
+			t.Errorf("max %v, Retry-After %s: delay %v (verdict %v), want %v", tt.max, tt.ra, d, v, tt.want)
 		}
 	}
 	if _, err := New(Config{MaxRetryAfter: -time.Second}); err == nil {
@@ -425,7 +429,7 @@ func TestConcurrent(t *testing.T) {
 	t.Cleanup(srv.Close)
 	const clients, each = 200, 10
 	tr, ev := newTransport(t, Config{Clients: clients,
-		Policies: policies(t, "  throttle: {k: 2}\n  breaker: {}\n"+fastRetry+"    budget: {kind: sre}\n")})
+		Stack: policies(t, "  throttle: {k: 2}\n  breaker: {}\n"+fastRetry+"    budget: {kind: sre}\n")})
 	hc := &http.Client{Transport: tr}
 	var wg sync.WaitGroup
 	for c := range clients {
@@ -458,7 +462,7 @@ func TestConfigErrors(t *testing.T) {
 		t.Error("Clients -1 accepted")
 	}
 	p := policies(t, "  hedge: {delay: 10ms}\n")
-	if _, err := New(Config{Policies: p}); err == nil || !strings.Contains(err.Error(), "hedge") {
+	if _, err := New(Config{Stack: p}); err == nil || !strings.Contains(err.Error(), "hedge") {
 		t.Errorf("hedge: got %v, want an error naming it", err)
 	}
 }
@@ -480,12 +484,42 @@ func TestFirstKeysTheDraws(t *testing.T) {
 	b.mu.Lock()
 	defer a.mu.Unlock()
 	defer b.mu.Unlock()
-	x5, y0 := a.draw(rng.Backoff, 5), b.draw(rng.Backoff, 0)
-	x0 := mk(0, 10).draw(rng.Backoff, 0)
+	x5, y0 := a.draw(&request{c: 5}), b.draw(&request{c: 0})
+	x0 := mk(0, 10).draw(&request{c: 0})
 	if x5 != y0 {
 		t.Errorf("client 5 of the whole draws %v, client 0 of the group from 5 draws %v: want the same", x5, y0)
 	}
 	if x0 == y0 {
 		t.Errorf("client 0 of two groups draw the same %v", x0)
+	}
+}
+
+// A request's ordinal names its draws: the first request of a Transport
+// told it is request 3 waits the backoff (full jitter) that the fourth
+// request of a Transport counting its own requests waits, and not the
+// first one's.
+func TestWithOrdinalNamesTheDraws(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	t.Cleanup(srv.Close)
+	// delays sends n requests (ctx from mk) and returns the retry delay of each.
+	delays := func(n int, mk func(i int) context.Context) []time.Duration {
+		var got []time.Duration
+		tr, _ := newTransport(t, Config{Seed: 3, Stack: policies(t, "  retry:\n    max_attempts: 2\n    backoff: {base: 1s, cap: 10s, jitter: full}\n    retry_on: [rejected]\n"),
+			Sleep: func(_ context.Context, d time.Duration) error { got = append(got, d); return nil }})
+		for i := range n {
+			req, _ := http.NewRequestWithContext(mk(i), "GET", srv.URL, nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		return got
+	}
+	own := delays(4, func(int) context.Context { return context.Background() })
+	told := delays(1, func(int) context.Context { return WithOrdinal(context.Background(), 3) })
+	if len(own) != 4 || len(told) != 1 {
+		t.Fatalf("got %d and %d retries, want 4 and 1", len(own), len(told))
+	}
+	if told[0] != own[3] || told[0] == own[0] {
+		t.Errorf("request told it is number 3 waits %v; want request 3's %v, not request 0's %v", told[0], own[3], own[0])
 	}
 }

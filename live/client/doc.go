@@ -4,15 +4,17 @@
 // rate limiter, per-attempt timeouts and an overall deadline — to real
 // requests.
 //
-// It runs the very state machines the simulator runs (package sim/policy),
-// built by the simulator's own builder (sim.BuildStack) from the same
-// scenario fields as a scenario's `clients` section, with the wall clock
-// plugged in for the simulator's virtual clock: what a scenario predicts
-// is what ships.
+// It runs the very decisions the simulator runs (package sim/stack, over
+// the state machines of sim/policy), configured by a stack.Config — from
+// a scenario's `clients` section (scenario.Policies.StackConfig, the
+// translation the simulator uses) or written by hand — with the wall
+// clock plugged in for the simulator's virtual clock: what a scenario
+// predicts is what ships. It imports neither the simulator nor the
+// scenario decoder.
 //
 // A Transport is an http.RoundTripper:
 //
-//	tr, err := client.New(client.Config{Policies: policies})
+//	tr, err := client.New(client.Config{Stack: cfg})
 //	hc := &http.Client{Transport: tr}
 //
 // # HTTP semantics

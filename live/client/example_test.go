@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
+	"time"
 
 	"github.com/throttlesim/throttlesim/live/client"
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stack"
 )
 
 // A scenario's clients section, as a simulation reads it, configures the
@@ -44,7 +47,12 @@ clients:
 	}
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
-	tr, err := client.New(client.Config{Policies: sc.Clients.ResolvedGroups()[0].Policies, Base: base})
+	cfg, err := sc.Clients.ResolvedGroups()[0].Policies.StackConfig()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr, err := client.New(client.Config{Stack: cfg, Base: base})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -78,7 +86,12 @@ clients:
 	}
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
-	tr, err := client.New(client.Config{Policies: sc.Clients.ResolvedGroups()[0].Policies, Base: base})
+	cfg, err := sc.Clients.ResolvedGroups()[0].Policies.StackConfig()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr, err := client.New(client.Config{Stack: cfg, Base: base})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -103,6 +116,40 @@ clients:
 	// 3 refused locally
 }
 
+// A program that has no scenario writes the stack's configuration by
+// hand: here three attempts with capped exponential backoff (no jitter)
+// on overload rejections, and a breaker that opens after two failures.
+func Example_handBuilt() {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+
+	br := policy.GobreakerDefaults()
+	br.ConsecutiveFailures = 2
+	cfg := stack.Config{
+		Timeout: int64(time.Second),
+		Retry: &stack.RetryConfig{
+			MaxAttempts: 3,
+			On:          stack.Outcomes(stack.Rejected, stack.Unavailable, stack.Timeout),
+			Backoff:     policy.Backoff{Base: int64(time.Millisecond), Cap: int64(10 * time.Millisecond), Multiplier: 2},
+		},
+		Breaker: &stack.BreakerConfig{Breaker: br, Failures: stack.Outcomes(stack.Rejected, stack.Timeout, stack.Unavailable, stack.Error)},
+	}
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	tr, err := client.New(client.Config{Stack: cfg, Base: base})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = (&http.Client{Transport: tr}).Get(srv.URL)
+	fmt.Println(calls.Load(), "attempts;", errors.Is(err, client.ErrBreakerOpen))
+	// Output: 2 attempts; true
+}
+
 // One Transport can stand for a fleet: each request names its client, and
 // each client has its own policy instances (here, its own breaker).
 func ExampleWithClient() {
@@ -125,7 +172,12 @@ clients:
 	}
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
-	tr, err := client.New(client.Config{Policies: sc.Clients.ResolvedGroups()[0].Policies, Clients: 2, Base: base})
+	cfg, err := sc.Clients.ResolvedGroups()[0].Policies.StackConfig()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr, err := client.New(client.Config{Stack: cfg, Clients: 2, Base: base})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -482,10 +482,26 @@ type BreakerSet struct {
 	bkt          []uint32 // time window: (results, failures) per bucket, 2·nb per breaker
 }
 
-// NewBreakerSet makes n closed breakers with configuration c.
+// NewBreakerSet makes n closed breakers with configuration c. A zero
+// OpenDuration, OpenBackoff or HalfOpenProbes, and with the consecutive
+// trip rule a zero ConsecutiveFailures, takes gobreaker's value
+// (GobreakerDefaults); a configuration that fails Validate is an error.
 func NewBreakerSet(n int, c BreakerConfig) (*BreakerSet, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("breaker: number of breakers must be >= 0, got %d", n)
+	}
+	d := GobreakerDefaults()
+	if c.OpenDuration == 0 {
+		c.OpenDuration = d.OpenDuration
+	}
+	if c.OpenBackoff == 0 {
+		c.OpenBackoff = d.OpenBackoff
+	}
+	if c.HalfOpenProbes == 0 {
+		c.HalfOpenProbes = d.HalfOpenProbes
+	}
+	if c.Trip == TripConsecutive && c.ConsecutiveFailures == 0 {
+		c.ConsecutiveFailures = d.ConsecutiveFailures
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -537,7 +553,7 @@ func (s *BreakerSet) Config() BreakerConfig { return s.cfg }
 
 // Allow reports whether breaker i admits a call at time now, and counts
 // the call if it is a half-open probe.
-func (s *BreakerSet) Allow(i int, now int64) bool {
+func (s *BreakerSet) Allow(now int64, i int) bool {
 	switch s.state[i] {
 	case BreakerClosed:
 		return true
@@ -556,7 +572,7 @@ func (s *BreakerSet) Allow(i int, now int64) bool {
 
 // State is breaker i's state at time now (moving an expired Open breaker
 // to HalfOpen, as gobreaker's State does).
-func (s *BreakerSet) State(i int, now int64) BreakerState {
+func (s *BreakerSet) State(now int64, i int) BreakerState {
 	if s.state[i] == BreakerOpen && !s.stillOpen(i, now) {
 		s.toHalfOpen(i)
 	}
@@ -580,7 +596,7 @@ func (s *BreakerSet) Generation(i int) uint32 { return s.gen[i] }
 // Record records the result of a call that breaker i admitted, at time
 // now. u is the uniform draw for the open-period jitter, used only if this
 // result opens the breaker (a trip from Closed or a reopen from HalfOpen).
-func (s *BreakerSet) Record(i int, now int64, failure bool, u float64) {
+func (s *BreakerSet) Record(now int64, i int, failure bool, u float64) {
 	switch s.state[i] {
 	case BreakerClosed:
 		if s.cfg.Trip == TripConsecutive {
@@ -631,18 +647,18 @@ func (s *BreakerSet) Record(i int, now int64, failure bool, u float64) {
 // RecordGen is Record with gobreaker's generation rule: the result is
 // dropped, and false returned, if breaker i changed state since the call
 // was admitted (gen is Generation(i) read at admission).
-func (s *BreakerSet) RecordGen(i int, gen uint32, now int64, failure bool, u float64) bool {
+func (s *BreakerSet) RecordGen(now int64, i int, gen uint32, failure bool, u float64) bool {
 	if gen != s.gen[i] {
 		return false
 	}
-	s.Record(i, now, failure, u)
+	s.Record(now, i, failure, u)
 	return true
 }
 
 // WindowCounts is the number of results and of failures in breaker i's
 // sliding window at time now (TripRate; 0, 0 otherwise or when not Closed
 // — the window restarts empty at every close).
-func (s *BreakerSet) WindowCounts(i int, now int64) (results, failures int) {
+func (s *BreakerSet) WindowCounts(now int64, i int) (results, failures int) {
 	if s.cfg.Trip != TripRate || s.state[i] != BreakerClosed {
 		return 0, 0
 	}

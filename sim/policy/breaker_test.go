@@ -53,13 +53,13 @@ func runBreakerSteps(t *testing.T, s *BreakerSet, i int, steps []brStep) {
 	for k, st := range steps {
 		switch st.op {
 		case opAllow, opRefuse:
-			if got := s.Allow(i, st.at); got != (st.op == opAllow) {
+			if got := s.Allow(st.at, i); got != (st.op == opAllow) {
 				t.Fatalf("step %d (t=%v %v): Allow = %v", k, time.Duration(st.at), st.op, got)
 			}
 		case opOK, opFail:
-			s.Record(i, st.at, st.op == opFail, 0.5)
+			s.Record(st.at, i, st.op == opFail, 0.5)
 		}
-		if got := s.State(i, st.at); got != st.want {
+		if got := s.State(st.at, i); got != st.want {
 			t.Fatalf("step %d (t=%v %v): state %v, want %v", k, time.Duration(st.at), st.op, got, st.want)
 		}
 		if st.until != 0 && s.OpenUntil(i) != st.until {
@@ -130,12 +130,12 @@ func TestBreakerOpenThenLazyHalfOpen(t *testing.T) {
 	// Lazy: with nobody asking, breaker 1 stays stored as open however
 	// late it is; the first Allow after openUntil moves it and is the probe.
 	for k := int64(1); k <= 6; k++ {
-		s.Record(1, k*sec, true, 0.5)
+		s.Record(k*sec, 1, true, 0.5)
 	}
 	if s.state[1] != bOpen {
 		t.Fatalf("stored state %v, want open", s.state[1])
 	}
-	if !s.Allow(1, 66*sec+1) || s.state[1] != bHalfOpen {
+	if !s.Allow(66*sec+1, 1) || s.state[1] != bHalfOpen {
 		t.Fatalf("Allow after openUntil: state %v, want an admitted probe in half-open", s.state[1])
 	}
 }
@@ -281,14 +281,14 @@ func TestBreakerCountWindowSlides(t *testing.T) {
 		s := mustBreakerSet(t, 1, c)
 		for k, r := range recs {
 			now := int64(k+1) * sec
-			s.Record(0, now, r.failure, 0.5)
-			if got := s.State(0, now); got != r.want {
+			s.Record(now, 0, r.failure, 0.5)
+			if got := s.State(now, 0); got != r.want {
 				t.Fatalf("call %d: state %v, want %v", k+1, got, r.want)
 			}
 			if r.want != bClosed {
 				continue
 			}
-			if n, f := s.WindowCounts(0, now); n != r.results || f != r.fails {
+			if n, f := s.WindowCounts(now, 0); n != r.results || f != r.fails {
 				t.Fatalf("call %d: window (%d, %d), want (%d, %d)", k+1, n, f, r.results, r.fails)
 			}
 		}
@@ -331,15 +331,15 @@ func TestBreakerTimeWindowSlides(t *testing.T) {
 		s := mustBreakerSet(t, 1, c)
 		for k, st := range steps {
 			if st.op != opLook {
-				s.Record(0, st.at, st.op == opFail, 0.5)
+				s.Record(st.at, 0, st.op == opFail, 0.5)
 			}
-			if got := s.State(0, st.at); got != st.want {
+			if got := s.State(st.at, 0); got != st.want {
 				t.Fatalf("step %d (t=%v): state %v, want %v", k, time.Duration(st.at), got, st.want)
 			}
 			if st.want != bClosed {
 				continue
 			}
-			if n, f := s.WindowCounts(0, st.at); n != st.results || f != st.fails {
+			if n, f := s.WindowCounts(st.at, 0); n != st.results || f != st.fails {
 				t.Fatalf("step %d (t=%v): window (%d, %d), want (%d, %d)", k, time.Duration(st.at), n, f, st.results, st.fails)
 			}
 		}
@@ -530,7 +530,7 @@ func TestBreakerOpenJitter(t *testing.T) {
 	us := []float64{0.1, 0.5, 0.9}
 	for i, u := range us {
 		for k := 0; k < 6; k++ {
-			s.Record(i, sec, true, u)
+			s.Record(sec, i, true, u)
 		}
 		want := sec + g.OpenPeriod(1, u)
 		if got := s.OpenUntil(i); got != want {
@@ -554,11 +554,11 @@ func TestBreakerSetIndependent(t *testing.T) {
 		for i := 0; i < n; i++ {
 			switch {
 			case i%3 == 0: // six failures
-				s.Record(i, k*sec, true, 0.5)
+				s.Record(k*sec, i, true, 0.5)
 			case i%3 == 1 && k < 5: // five failures then a success
-				s.Record(i, k*sec, true, 0.5)
+				s.Record(k*sec, i, true, 0.5)
 			case i%3 == 1:
-				s.Record(i, k*sec, false, 0.5)
+				s.Record(k*sec, i, false, 0.5)
 			}
 		}
 	}
@@ -567,12 +567,12 @@ func TestBreakerSetIndependent(t *testing.T) {
 		if i%3 == 0 {
 			want = bOpen
 		}
-		if got := s.State(i, 5*sec); got != want {
+		if got := s.State(5*sec, i); got != want {
 			t.Fatalf("breaker %d: %v, want %v", i, got, want)
 		}
 	}
 	for i := 0; i < n; i += 3 { // each open breaker has its own probe
-		if !s.Allow(i, 65*sec+1) || s.Allow(i, 65*sec+1) {
+		if !s.Allow(65*sec+1, i) || s.Allow(65*sec+1, i) {
 			t.Fatalf("breaker %d: want exactly one probe just after 65 s", i)
 		}
 	}
@@ -588,31 +588,31 @@ func TestBreakerStaleResults(t *testing.T) {
 	c.ConsecutiveFailures = 1
 	s := mustBreakerSet(t, 2, c)
 	for i := 0; i < 2; i++ {
-		if !s.Allow(i, 0) {
+		if !s.Allow(0, i) {
 			t.Fatal("closed breaker refused")
 		}
 		slow := s.Generation(i) // call A, still in flight
-		s.Allow(i, 0)
-		s.Record(i, sec, true, 0.5) // call B fails: open until 61 s
-		if !s.Allow(i, 61*sec) {    // probe C
+		s.Allow(0, i)
+		s.Record(sec, i, true, 0.5) // call B fails: open until 61 s
+		if !s.Allow(61*sec, i) {    // probe C
 			t.Fatal("no probe at 61 s")
 		}
 		probe := s.Generation(i)
 		if i == 0 {
-			s.Record(i, 62*sec, false, 0.5) // A's success taken as the probe's
-			if got := s.State(i, 62*sec); got != bClosed {
+			s.Record(62*sec, i, false, 0.5) // A's success taken as the probe's
+			if got := s.State(62*sec, i); got != bClosed {
 				t.Errorf("Record: %v, want closed", got)
 			}
 			continue
 		}
-		if s.RecordGen(i, slow, 62*sec, false, 0.5) {
+		if s.RecordGen(62*sec, i, slow, false, 0.5) {
 			t.Error("RecordGen counted a result from before the trip")
 		}
-		if got := s.State(i, 62*sec); got != bHalfOpen {
+		if got := s.State(62*sec, i); got != bHalfOpen {
 			t.Errorf("RecordGen: %v, want half-open", got)
 		}
-		if !s.RecordGen(i, probe, 63*sec, true, 0.5) || s.State(i, 63*sec) != bOpen {
-			t.Errorf("the probe's failure did not reopen: %v", s.State(i, 63*sec))
+		if !s.RecordGen(63*sec, i, probe, true, 0.5) || s.State(63*sec, i) != bOpen {
+			t.Errorf("the probe's failure did not reopen: %v", s.State(63*sec, i))
 		}
 	}
 }
@@ -771,7 +771,7 @@ func TestBreakerSetMatchesReference(t *testing.T) {
 				now += r.Int64N(int64(20 * ms))
 				i := r.IntN(n)
 				if inFlight[i] == 0 || r.IntN(5) < 3 {
-					got, want := s.Allow(i, now), ref.allow(i, now)
+					got, want := s.Allow(now, i), ref.allow(i, now)
 					if got != want {
 						t.Fatalf("step %d t=%v breaker %d: Allow %v, reference %v", step, time.Duration(now), i, got, want)
 					}
@@ -786,13 +786,13 @@ func TestBreakerSetMatchesReference(t *testing.T) {
 					}
 					failure, u := r.Float64() < p, r.Float64()
 					before := s.Generation(i)
-					s.Record(i, now, failure, u)
+					s.Record(now, i, failure, u)
 					ref.record(i, now, failure, u)
 					if s.Generation(i) != before {
 						transitions++
 					}
 				}
-				got, want := s.State(i, now), func() BreakerState { ref.lazy(i, now); return ref.b[i].state }()
+				got, want := s.State(now, i), func() BreakerState { ref.lazy(i, now); return ref.b[i].state }()
 				if got != want {
 					t.Fatalf("step %d t=%v breaker %d: %v, reference %v", step, time.Duration(now), i, got, want)
 				}
@@ -800,7 +800,7 @@ func TestBreakerSetMatchesReference(t *testing.T) {
 					t.Fatalf("step %d breaker %d: open until %d, reference %d", step, i, s.OpenUntil(i), ref.b[i].until)
 				}
 				if got == bClosed && c.Trip == TripRate {
-					gn, gf := s.WindowCounts(i, now)
+					gn, gf := s.WindowCounts(now, i)
 					wn, wf := ref.window(i, now)
 					if gn != wn || gf != wf {
 						t.Fatalf("step %d breaker %d: window (%d, %d), reference (%d, %d)", step, i, gn, gf, wn, wf)
@@ -827,11 +827,11 @@ func TestBreakerZeroAllocs(t *testing.T) {
 			now += int64(3 * ms)
 			k++
 			i := k % 64
-			if s.Allow(i, now) {
-				s.Record(i, now, k%7 < 4, 0.5)
+			if s.Allow(now, i) {
+				s.Record(now, i, k%7 < 4, 0.5)
 			}
-			_ = s.State(i, now)
-			_, _ = s.WindowCounts(i, now)
+			_ = s.State(now, i)
+			_, _ = s.WindowCounts(now, i)
 		})
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per Allow/Record/State", name, allocs)
@@ -907,13 +907,15 @@ func TestBreakerValidate(t *testing.T) {
 		{"unknown trip", func() BreakerConfig { c := gb(); c.Trip = 9; return c }(), "unknown trip rule 9"},
 		{"unknown half-open rule", func() BreakerConfig { c := gb(); c.HalfOpen = 9; return c }(), "unknown half-open rule 9"},
 	}
+	// Zero fields NewBreakerSet fills with gobreaker's values.
+	defaulted := map[string]bool{"consecutive 0": true, "open 0": true, "backoff 0": true, "probes 0": true}
 	for _, tt := range tests {
 		err := tt.c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tt.name, err, tt.want)
 		}
-		if _, err := NewBreakerSet(1, tt.c); err == nil {
-			t.Errorf("%s: NewBreakerSet accepted the config", tt.name)
+		if _, err := NewBreakerSet(1, tt.c); (err == nil) != defaulted[tt.name] {
+			t.Errorf("%s: NewBreakerSet: got error %v, want one: %v", tt.name, err, !defaulted[tt.name])
 		}
 	}
 	// Every bad field is reported, one line each.
@@ -943,17 +945,17 @@ func ExampleBreakerSet() {
 	s, _ := NewBreakerSet(1, GobreakerDefaults())
 	for k := 1; k <= 6; k++ { // six failures in a row
 		now := int64(k) * int64(time.Second)
-		if s.Allow(0, now) {
-			s.Record(0, now, true, 0.5) // u: the open-jitter draw (no jitter here)
+		if s.Allow(now, 0) {
+			s.Record(now, 0, true, 0.5) // u: the open-jitter draw (no jitter here)
 		}
 	}
 	fmt.Println(s.State(0, 0), time.Duration(s.OpenUntil(0)))
 	at := func(d time.Duration) int64 { return int64(d) }
-	fmt.Println(s.Allow(0, at(time.Minute)), s.State(0, at(66*time.Second))) // still open at exactly the timeout, as gobreaker
+	fmt.Println(s.Allow(at(time.Minute), 0), s.State(at(66*time.Second), 0)) // still open at exactly the timeout, as gobreaker
 	after := at(66*time.Second + 1)
-	fmt.Println(s.State(0, after), s.Allow(0, after), s.Allow(0, after))
-	s.Record(0, at(67*time.Second), false, 0.5)
-	fmt.Println(s.State(0, at(67*time.Second)))
+	fmt.Println(s.State(after, 0), s.Allow(after, 0), s.Allow(after, 0))
+	s.Record(at(67*time.Second), 0, false, 0.5)
+	fmt.Println(s.State(at(67*time.Second), 0))
 	// Output:
 	// open 1m6s
 	// false open
@@ -981,10 +983,26 @@ func BenchmarkBreakerSet(b *testing.B) {
 				x ^= x >> 7
 				x ^= x << 17
 				id := int(x % n)
-				if s.Allow(id, now) {
-					s.Record(id, now, x>>63 == 1, float64(x>>11)/(1<<53))
+				if s.Allow(now, id) {
+					s.Record(now, id, x>>63 == 1, float64(x>>11)/(1<<53))
 				}
 			}
 		})
+	}
+}
+
+// Zero settings take gobreaker's values; an invalid one is an error.
+func TestNewBreakerSetDefaults(t *testing.T) {
+	s, err := NewBreakerSet(1, BreakerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := GobreakerDefaults()
+	got := s.Config()
+	if got.OpenDuration != d.OpenDuration || got.OpenBackoff != d.OpenBackoff || got.HalfOpenProbes != d.HalfOpenProbes || got.ConsecutiveFailures != d.ConsecutiveFailures {
+		t.Errorf("got %+v, want gobreaker's open duration, backoff, probes and consecutive failures", got)
+	}
+	if _, err := NewBreakerSet(1, BreakerConfig{Trip: TripRate}); err == nil {
+		t.Error("rate trip without a window: got no error, want one")
 	}
 }

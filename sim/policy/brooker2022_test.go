@@ -14,7 +14,7 @@ import (
 // then no retry if failures/calls > 0.1).
 
 func TestBudgetTokenBucketBrookerStepTable(t *testing.T) {
-	b := NewBudgetSet(TokenBucketDefaults(), 1)
+	b := mustBudget(t, TokenBucketDefaults(), 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, level: 5},                                     // the bucket starts full
 		{at: 0, op: "req", level: 5},                          // capped at 5
@@ -39,13 +39,13 @@ func TestBudgetTokenBucketBrookerStepTable(t *testing.T) {
 // (5 → 1). So 10,000 first tries buy exactly 4 + 1,000 retries when every
 // deposit is spent as soon as the level passes 1.
 func TestBudgetTokenBucketBrookerLongRun(t *testing.T) {
-	b := NewBudgetSet(TokenBucketDefaults(), 1)
+	b := mustBudget(t, TokenBucketDefaults(), 1)
 	retries := 0
 	const n = 10_000
 	for k := 0; k < n; k++ {
-		b.OnRequest(0, int64(k))
+		b.OnRequest(int64(k), 0)
 		for {
-			if _, ok := b.AllowRetry(0, int64(k), CauseError); !ok {
+			if _, ok := b.AllowRetry(int64(k), 0, CauseError); !ok {
 				break
 			}
 			retries++
@@ -61,7 +61,7 @@ func TestBudgetTokenBucketBrookerLongRun(t *testing.T) {
 }
 
 func TestBudgetRetryBreakerBrookerStepTable(t *testing.T) {
-	b := NewBudgetSet(RetryBreakerDefaults(), 1)
+	b := mustBudget(t, RetryBreakerDefaults(), 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, level: 0},
 		{at: 0, op: "retry", allow: true, level: 0}, // no failures yet
@@ -87,7 +87,7 @@ func TestBudgetRetryBreakerWindowStepTable(t *testing.T) {
 	const s = int64(1e9)
 	c := RetryBreakerDefaults()
 	c.Window, c.Buckets = 10*s, 10
-	b := NewBudgetSet(c, 1)
+	b := mustBudget(t, c, 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, op: "req", times: 10, level: 0},
 		{at: 0, op: "fail", times: 5, level: 0.5},

@@ -331,13 +331,14 @@ type BudgetSet struct {
 
 // NewBudgetSet makes n budgets with configuration c, each at its initial
 // state: SRE and Finagle windows empty, gRPC at MaxTokens, AWS at Capacity.
-// It panics if c is invalid (see Validate) or n is negative or ≥ 2³¹.
-func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
+// It returns an error if c is invalid (see Validate) or n is negative or
+// ≥ 2³¹.
+func NewBudgetSet(n int, c BudgetConfig) (*BudgetSet, error) {
 	if err := c.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	if n < 0 || n >= 1<<31 {
-		panic("policy: BudgetSet size out of range")
+		return nil, fmt.Errorf("policy: number of budgets must be in [0, 2^31), got %d", n)
 	}
 	b := &BudgetSet{c: c, n: n}
 	switch c.Kind {
@@ -391,7 +392,7 @@ func NewBudgetSet(c BudgetConfig, n int) *BudgetSet {
 			b.first, b.fails = make([]uint32, n), make([]uint32, n)
 		}
 	}
-	return b
+	return b, nil
 }
 
 // Len is the number of instances.
@@ -405,7 +406,7 @@ func (b *BudgetSet) Config() BudgetConfig { return b.c }
 // tokens (once per logical request, as RetryFilter.apply does); the token
 // bucket gains Deposit (up to its capacity); the retry breaker counts a
 // first try; gRPC and AWS ignore it.
-func (b *BudgetSet) OnRequest(i int, now int64) {
+func (b *BudgetSet) OnRequest(now int64, i int) {
 	switch b.c.Kind {
 	case BudgetSRE:
 		b.win.RecordRequest(now, i)
@@ -448,7 +449,7 @@ func (b *BudgetSet) OnRequest(i int, now int64) {
 //     then w is withdrawn (TokenBucket.newLeakyBucket tryGet).
 //   - AWS: allowed iff the quota holds the cost of cause; then the cost is
 //     taken (quota.py acquire).
-func (b *BudgetSet) AllowRetry(i int, now int64, cause RetryCause) (charge int32, ok bool) {
+func (b *BudgetSet) AllowRetry(now int64, i int, cause RetryCause) (charge int32, ok bool) {
 	switch b.c.Kind {
 	case BudgetSRE:
 		b.win.Advance(now)
@@ -541,7 +542,7 @@ func (b *BudgetSet) breakerCounts(i int, now int64) (first, fails uint32) {
 //   - retry breaker: a failure counts in failures (Brooker counts every
 //     failed attempt, first try or retry, including the last one).
 //   - SRE, Finagle and the token bucket ignore results.
-func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
+func (b *BudgetSet) OnResult(now int64, i int, success bool, charge int32) {
 	switch b.c.Kind {
 	case BudgetRetryBreaker:
 		if success {
@@ -583,7 +584,7 @@ func (b *BudgetSet) OnResult(i int, now int64, success bool, charge int32) {
 //	AWS      tokens left in the quota
 //	bucket   tokens in the bucket (thousandths exact)
 //	breaker  failures/first tries (0 with neither; +Inf with failures only)
-func (b *BudgetSet) Level(i int, now int64) float64 {
+func (b *BudgetSet) Level(now int64, i int) float64 {
 	switch b.c.Kind {
 	case BudgetSRE:
 		b.win.Advance(now)

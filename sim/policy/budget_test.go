@@ -28,12 +28,12 @@ func runBudgetSteps(t *testing.T, b *BudgetSet, steps []budgetStep) {
 		for j := 0; j < n; j++ {
 			switch st.op {
 			case "req":
-				b.OnRequest(st.i, st.at)
+				b.OnRequest(st.at, st.i)
 			case "retry":
-				c, ok := b.AllowRetry(st.i, st.at, st.cause)
+				c, ok := b.AllowRetry(st.at, st.i, st.cause)
 				if ok != st.allow {
 					t.Fatalf("step %d (t=%dns retry #%d of %d, instance %d): allowed=%v, want %v (level before %v)",
-						k, st.at, j+1, n, st.i, ok, st.allow, b.Level(st.i, st.at))
+						k, st.at, j+1, n, st.i, ok, st.allow, b.Level(st.at, st.i))
 				}
 				if ok && st.cost != 0 && c != st.cost {
 					t.Fatalf("step %d: charge %d, want %d", k, c, st.cost)
@@ -42,15 +42,15 @@ func runBudgetSteps(t *testing.T, b *BudgetSet, steps []budgetStep) {
 					t.Fatalf("step %d: refused retry charged %d", k, c)
 				}
 			case "ok":
-				b.OnResult(st.i, st.at, true, st.charge)
+				b.OnResult(st.at, st.i, true, st.charge)
 			case "fail":
-				b.OnResult(st.i, st.at, false, st.charge)
+				b.OnResult(st.at, st.i, false, st.charge)
 			case "":
 			default:
 				t.Fatalf("step %d: unknown op %q", k, st.op)
 			}
 		}
-		if got := b.Level(st.i, st.at); got != st.level {
+		if got := b.Level(st.at, st.i); got != st.level {
 			t.Fatalf("step %d (t=%dns %s ×%d, instance %d): level %v, want %v", k, st.at, st.op, n, st.i, got, st.level)
 		}
 	}
@@ -60,7 +60,7 @@ func runBudgetSteps(t *testing.T, b *BudgetSet, steps []budgetStep) {
 // tokenRatio 0.1: retries only while token_count > 5.
 func TestBudgetGRPCStepTable(t *testing.T) {
 	const s = int64(1e9)
-	b := NewBudgetSet(GRPCDefaults(), 1)
+	b := mustBudget(t, GRPCDefaults(), 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, level: 10}, // starts at maxTokens
 		{at: 0, op: "retry", allow: true, cost: 1, level: 10}, // 10 > 5; a retry itself costs nothing
@@ -86,7 +86,7 @@ func TestBudgetGRPCStepTable(t *testing.T) {
 func TestBudgetGRPCTokenRatioDecimals(t *testing.T) {
 	c := GRPCDefaults()
 	c.TokenRatio = 0.1234
-	b := NewBudgetSet(c, 1)
+	b := mustBudget(t, c, 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{op: "fail", level: 9},
 		{op: "ok", level: 9.123},
@@ -101,7 +101,7 @@ func TestBudgetGRPCTokenRatioDecimals(t *testing.T) {
 // without retries, the last retry's cost back on a success after retries.
 func TestBudgetAWSStandardStepTable(t *testing.T) {
 	const s = int64(1e9)
-	b := NewBudgetSet(AWSStandardDefaults(), 1)
+	b := mustBudget(t, AWSStandardDefaults(), 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, level: 500},
 		{at: 0, op: "retry", times: 100, allow: true, cost: 5, level: 0}, // 100 × 5 = 500
@@ -129,7 +129,7 @@ func TestBudgetAWSStandardStepTable(t *testing.T) {
 
 // The 2026 mode, checked against aws-sdk-go-v2 retry2026_test.go.
 func TestBudgetAWS2026StepTable(t *testing.T) {
-	b := NewBudgetSet(AWS2026Defaults(), 1)
+	b := mustBudget(t, AWS2026Defaults(), 1)
 	runBudgetSteps(t, b, []budgetStep{
 		// "retry eventually succeeds": 500, 502-like errors, then 200.
 		{op: "retry", allow: true, cost: 14, level: 486},
@@ -146,7 +146,7 @@ func TestBudgetAWS2026StepTable(t *testing.T) {
 	// (the Go test's TokenRateLimit(30): capacity 30).
 	c := AWS2026Defaults()
 	c.Capacity = 30
-	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{
+	runBudgetSteps(t, mustBudget(t, c, 1), []budgetStep{
 		{op: "retry", allow: true, level: 16},
 		{op: "retry", allow: true, level: 2},
 		{op: "ok", charge: 14, level: 16},
@@ -155,13 +155,13 @@ func TestBudgetAWS2026StepTable(t *testing.T) {
 	})
 	// "retry stops after retry quota exhaustion": 20 tokens → 6 → refused.
 	c.Capacity = 20
-	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{
+	runBudgetSteps(t, mustBudget(t, c, 1), []budgetStep{
 		{op: "retry", allow: true, level: 6},
 		{op: "retry", allow: false, level: 6},
 	})
 	// "no retries at all if retry quota is 0".
 	c.Capacity = 0
-	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{{op: "retry", allow: false, level: 0}})
+	runBudgetSteps(t, mustBudget(t, c, 1), []budgetStep{{op: "retry", allow: false, level: 0}})
 }
 
 // Finagle RetryBudget() defaults: deposit 1000, withdrawal 1000/0.2 = 5000,
@@ -172,7 +172,7 @@ func TestBudgetFinagleReserveStepTable(t *testing.T) {
 	const s = int64(1e9)
 	c := FinagleDefaults()
 	c.FinagleAlignedSlices = true
-	b := NewBudgetSet(c, 1)
+	b := mustBudget(t, c, 1)
 	if w := b.WithdrawCost(); w != 5000 {
 		t.Fatalf("withdrawal %d, want 5000", w)
 	}
@@ -192,7 +192,7 @@ func TestBudgetFinagleReserveStepTable(t *testing.T) {
 // The percentage and the reserve add up: 100 requests at once deposit
 // 100,000 = 20 retries, plus the reserve's 100.
 func TestBudgetFinaglePercentStepTable(t *testing.T) {
-	b := NewBudgetSet(FinagleDefaults(), 1)
+	b := mustBudget(t, FinagleDefaults(), 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{op: "req", times: 100, level: 600_000},
 		{op: "retry", times: 120, allow: true, level: 0},
@@ -200,7 +200,7 @@ func TestBudgetFinaglePercentStepTable(t *testing.T) {
 	})
 	c := FinagleDefaults()
 	c.MinRetriesPerSec = 0 // percentage only
-	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{
+	runBudgetSteps(t, mustBudget(t, c, 1), []budgetStep{
 		{op: "retry", allow: false, level: 0}, // no reserve, no deposits
 		{op: "req", times: 100, level: 100_000},
 		{op: "retry", times: 20, allow: true, level: 0}, // 20% of 100
@@ -216,7 +216,7 @@ func TestBudgetFinagleExpiryStepTable(t *testing.T) {
 	c := FinagleDefaults()
 	c.MinRetriesPerSec = 0
 	c.FinagleAlignedSlices = true
-	b := NewBudgetSet(c, 1)
+	b := mustBudget(t, c, 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, op: "req", times: 5, level: 5000},         // slice 0
 		{at: 10*s - 1, level: 5000},                       // still in
@@ -254,7 +254,7 @@ func TestBudgetFinagleParameters(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := FinagleDefaults()
 			c.TTL, c.MinRetriesPerSec, c.PercentCanRetry = tt.ttl, tt.minPerSec, tt.pct
-			b := NewBudgetSet(c, 1)
+			b := mustBudget(t, c, 1)
 			if b.WithdrawCost() != tt.w || b.Level(0, 0) != float64(tt.reserve) {
 				t.Fatalf("withdrawal %d reserve %v, want %d, %d", b.WithdrawCost(), b.Level(0, 0), tt.w, tt.reserve)
 			}
@@ -273,7 +273,7 @@ func TestBudgetFinagleParameters(t *testing.T) {
 	// percentCanRetry 2: one request pays for two retries.
 	c := FinagleDefaults()
 	c.MinRetriesPerSec, c.PercentCanRetry = 0, 2
-	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{
+	runBudgetSteps(t, mustBudget(t, c, 1), []budgetStep{
 		{op: "req", level: 1000},
 		{op: "retry", times: 2, allow: true, level: 0},
 		{op: "retry", allow: false, level: 0},
@@ -288,12 +288,12 @@ func TestBudgetFinagleParameters(t *testing.T) {
 func TestBudgetFinagleSteadyTwentyPercent(t *testing.T) {
 	c := FinagleDefaults()
 	c.MinRetriesPerSec = 0
-	b := NewBudgetSet(c, 1)
+	b := mustBudget(t, c, 1)
 	granted := 0
 	for k := 0; k < 6000; k++ {
 		now := int64(k) * 10e6
-		b.OnRequest(0, now)
-		_, ok := b.AllowRetry(0, now, CauseError)
+		b.OnRequest(now, 0)
+		_, ok := b.AllowRetry(now, 0, CauseError)
 		if ok != (k%5 == 4) {
 			t.Fatalf("request %d (t=%dns): retry allowed=%v", k, now, ok)
 		}
@@ -311,7 +311,7 @@ func TestBudgetFinagleSteadyTwentyPercent(t *testing.T) {
 // iff retries/(first attempts + retries) < 0.1.
 func TestBudgetSREStepTable(t *testing.T) {
 	const s = int64(1e9)
-	b := NewBudgetSet(SREDefaults(), 1)
+	b := mustBudget(t, SREDefaults(), 1)
 	runBudgetSteps(t, b, []budgetStep{
 		{at: 0, op: "retry", allow: false, level: 0}, // no requests: nothing to ratio
 		{at: 0, op: "req", times: 10, level: 0},
@@ -337,7 +337,7 @@ func TestBudgetSREStepTable(t *testing.T) {
 func TestBudgetSREFirstAttemptsOnly(t *testing.T) {
 	c := SREDefaults()
 	c.FirstAttemptsOnly = true
-	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{
+	runBudgetSteps(t, mustBudget(t, c, 1), []budgetStep{
 		{op: "req", times: 10, level: 0},
 		{op: "retry", allow: true, level: 0.1},  // 0/10
 		{op: "retry", allow: false, level: 0.1}, // 1/10 is not below 0.1
@@ -355,12 +355,12 @@ func TestBudgetSRESteadyRatio(t *testing.T) {
 	for _, first := range []bool{false, true} {
 		c := SREDefaults()
 		c.FirstAttemptsOnly = first
-		b := NewBudgetSet(c, 1)
+		b := mustBudget(t, c, 1)
 		granted := 0
 		for k := 0; k < 9000; k++ {
 			now := int64(k) * 10e6
-			b.OnRequest(0, now)
-			if _, ok := b.AllowRetry(0, now, CauseError); ok {
+			b.OnRequest(now, 0)
+			if _, ok := b.AllowRetry(now, 0, CauseError); ok {
 				granted++
 			}
 		}
@@ -389,7 +389,7 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 	for ci, c := range []BudgetConfig{SREDefaults(), sreFirst, sreShort, finAligned, finShort} {
 		r := rand.New(rand.NewPCG(uint64(ci), 7))
 		const n = 4
-		b := NewBudgetSet(c, n)
+		b := mustBudget(t, c, n)
 		width, length := c.Window/c.Buckets, c.Window
 		if c.Kind == BudgetFinagle {
 			width, length = c.TTL/c.Buckets, c.TTL
@@ -416,7 +416,7 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 			now += r.Int64N(length / 50)
 			i := r.IntN(n)
 			if r.IntN(3) > 0 {
-				b.OnRequest(i, now)
+				b.OnRequest(now, i)
 				naive[i] = append(naive[i], rec{now / width, false})
 				continue
 			}
@@ -429,7 +429,7 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 				reserve := int64(c.MinRetriesPerSec) * (c.TTL / s) * w
 				want = reserve+1000*req-w*ret >= w
 			}
-			_, got := b.AllowRetry(i, now, CauseError)
+			_, got := b.AllowRetry(now, i, CauseError)
 			if got != want {
 				t.Fatalf("config %d step %d: instance %d (req %d, ret %d) allowed=%v, want %v", ci, step, i, req, ret, got, want)
 			}
@@ -447,7 +447,7 @@ func TestBudgetWindowedMatchesNaive(t *testing.T) {
 func TestBudgetInstancesIndependent(t *testing.T) {
 	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), AWS2026Defaults(), TokenBucketDefaults(), RetryBreakerDefaults()} {
 		const n = 3
-		b, fresh := NewBudgetSet(c, n), NewBudgetSet(c, n)
+		b, fresh := mustBudget(t, c, n), mustBudget(t, c, n)
 		if b.Len() != n {
 			t.Fatalf("kind %d: Len %d", c.Kind, b.Len())
 		}
@@ -460,15 +460,15 @@ func TestBudgetInstancesIndependent(t *testing.T) {
 		}
 		// Instance 1 of b: a storm of failures and retries until refused.
 		for k := 0; k < 1000; k++ {
-			b.OnRequest(1, 0)
-			b.OnResult(1, 0, false, 0)
-			b.AllowRetry(1, 0, CauseTimeout)
+			b.OnRequest(0, 1)
+			b.OnResult(0, 1, false, 0)
+			b.AllowRetry(0, 1, CauseTimeout)
 		}
-		if _, ok := b.AllowRetry(1, 0, CauseError); ok {
+		if _, ok := b.AllowRetry(0, 1, CauseError); ok {
 			t.Errorf("kind %d: instance 1 still allowed after the storm", c.Kind)
 		}
 		for _, i := range []int{0, 2} {
-			if got, want := b.Level(i, 0), fresh.Level(i, 0); got != want {
+			if got, want := b.Level(0, i), fresh.Level(0, i); got != want {
 				t.Errorf("kind %d: instance %d level %v, want %v", c.Kind, i, got, want)
 			}
 		}
@@ -528,12 +528,12 @@ func TestBudgetValidate(t *testing.T) {
 			t.Errorf("%s: accepted", tt.name)
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("NewBudgetSet accepted an invalid config")
-		}
-	}()
-	NewBudgetSet(BudgetConfig{Kind: BudgetGRPC}, 1)
+	if _, err := NewBudgetSet(1, BudgetConfig{Kind: BudgetGRPC}); err == nil {
+		t.Error("NewBudgetSet: got no error for an invalid config, want one")
+	}
+	if _, err := NewBudgetSet(-1, GRPCDefaults()); err == nil {
+		t.Error("NewBudgetSet(-1): got no error, want one")
+	}
 }
 
 // budgetTraffic is a steady mixed load on instance k%n at 1 ms steps:
@@ -541,13 +541,13 @@ func TestBudgetValidate(t *testing.T) {
 func budgetTraffic(b *BudgetSet, k int, n int) {
 	now := int64(k) * 1e6
 	i := k % n
-	b.OnRequest(i, now)
-	b.OnResult(i, now, false, 0)
-	c, ok := b.AllowRetry(i, now, RetryCause(k%3))
+	b.OnRequest(now, i)
+	b.OnResult(now, i, false, 0)
+	c, ok := b.AllowRetry(now, i, RetryCause(k%3))
 	if !ok {
 		c = 0
 	}
-	b.OnResult(i, now, k%4 != 0, c)
+	b.OnResult(now, i, k%4 != 0, c)
 }
 
 func TestBudgetZeroAllocs(t *testing.T) {
@@ -555,7 +555,7 @@ func TestBudgetZeroAllocs(t *testing.T) {
 	windowed.Window, windowed.Buckets = 10e9, 10
 	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), TokenBucketDefaults(), RetryBreakerDefaults(), windowed} {
 		const n = 100
-		b := NewBudgetSet(c, n)
+		b := mustBudget(t, c, n)
 		k := 0
 		// Warm up over two windows so the windowed kinds' FIFO has reached
 		// its steady size.
@@ -572,7 +572,7 @@ func BenchmarkBudgetSet(b *testing.B) {
 	for _, c := range []BudgetConfig{SREDefaults(), GRPCDefaults(), FinagleDefaults(), AWSStandardDefaults(), TokenBucketDefaults(), RetryBreakerDefaults()} {
 		name := [...]string{"sre", "grpc", "finagle", "aws", "token-bucket", "retry-breaker"}[c.Kind]
 		b.Run(name, func(b *testing.B) {
-			bs := NewBudgetSet(c, 1000)
+			bs := mustBudget(b, c, 1000)
 			b.ReportAllocs()
 			for k := 0; k < b.N; k++ {
 				budgetTraffic(bs, k, 1000)
@@ -583,13 +583,23 @@ func BenchmarkBudgetSet(b *testing.B) {
 
 func ExampleBudgetSet() {
 	// The AWS standard retry quota of one client: 500 tokens.
-	b := NewBudgetSet(AWSStandardDefaults(), 1)
+	b, _ := NewBudgetSet(1, AWSStandardDefaults())
 	b.OnRequest(0, 0)
 	charge, ok := b.AllowRetry(0, 0, CauseTimeout) // the first attempt timed out
 	fmt.Println(ok, charge, b.Level(0, 0))
-	b.OnResult(0, 1e9, true, charge) // the retry succeeded: its cost comes back
-	fmt.Println(b.Level(0, 1e9))
+	b.OnResult(1e9, 0, true, charge) // the retry succeeded: its cost comes back
+	fmt.Println(b.Level(1e9, 0))
 	// Output:
 	// true 10 490
 	// 500
+}
+
+// mustBudget is NewBudgetSet(n, c), failing the test on an error.
+func mustBudget(t testing.TB, c BudgetConfig, n int) *BudgetSet {
+	t.Helper()
+	b, err := NewBudgetSet(n, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -71,13 +71,13 @@ func TestGobreakerLateResultIgnored(t *testing.T) {
 	late := s.Generation(0) // admitted while closed
 	s.Allow(0, 0)
 	s.Record(0, 0, true, 0.5) // another call fails: open until 60 s
-	if !s.Allow(0, 61*sec) {  // a probe in half-open
+	if !s.Allow(61*sec, 0) {  // a probe in half-open
 		t.Fatal("no probe at 61 s")
 	}
-	if s.RecordGen(0, late, 61*sec, false, 0.5) {
+	if s.RecordGen(61*sec, 0, late, false, 0.5) {
 		t.Fatal("RecordGen took a result from an earlier generation")
 	}
-	if got := s.State(0, 61*sec); got != bHalfOpen {
+	if got := s.State(61*sec, 0); got != bHalfOpen {
 		t.Fatalf("state %v after a late success, want half-open (gobreaker ignores it)", got)
 	}
 }
@@ -213,7 +213,7 @@ func TestAWSSDKGoV2RetriedSuccessRefund(t *testing.T) {
 	}{{"botocore", false, 495}, {"aws-sdk-go-v2", true, 496}} {
 		c := AWSStandardDefaults()
 		c.IncrementAfterRetry = tt.goV2
-		b := NewBudgetSet(c, 1)
+		b := mustBudget(t, c, 1)
 		runBudgetSteps(t, b, []budgetStep{
 			{op: "retry", allow: true, cost: 5, level: 495}, // request A's retry
 			{op: "retry", allow: true, cost: 5, level: 490}, // request B's retry
@@ -240,12 +240,12 @@ func TestFinagleProvisionsReserves(t *testing.T) {
 		{at: 1 * sec, op: "retry", allow: false, level: 0},
 		{at: 2 * sec, op: "retry", allow: false, level: 0},
 	}
-	runBudgetSteps(t, NewBudgetSet(c, 1), append(start[:4:4],
+	runBudgetSteps(t, mustBudget(t, c, 1), append(start[:4:4],
 		budgetStep{at: 3 * sec, op: "retry", allow: false, level: 0},  // Finagle: still refused at 3 s
 		budgetStep{at: 4 * sec, op: "retry", allow: true, level: 100}, // the −150 expired: 150 − 50
 	))
 	c.FinagleAlignedSlices = true
-	runBudgetSteps(t, NewBudgetSet(c, 1), append(start[:4:4],
+	runBudgetSteps(t, mustBudget(t, c, 1), append(start[:4:4],
 		budgetStep{at: 3 * sec, op: "retry", allow: true, level: 100}, // aligned: slice 0 gone at 3 s
 		budgetStep{at: 4 * sec, op: "retry", allow: true, level: 50},
 	))
@@ -258,7 +258,7 @@ func TestFinagleProvisionsReserves(t *testing.T) {
 func TestFinagleLeakyBucketIsLeaky(t *testing.T) {
 	c := FinagleDefaults()
 	c.TTL, c.MinRetriesPerSec, c.PercentCanRetry = 3*sec, 0, 1
-	runBudgetSteps(t, NewBudgetSet(c, 1), []budgetStep{
+	runBudgetSteps(t, mustBudget(t, c, 1), []budgetStep{
 		{at: 0, op: "req", times: 2, level: 2000},
 		{at: 0, op: "retry", allow: true, level: 1000},
 		{at: 3 * sec, op: "retry", allow: false, level: 0},

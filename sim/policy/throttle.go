@@ -240,9 +240,22 @@ type Throttle struct {
 }
 
 // NewThrottle makes n throttles, or returns an error for settings that
-// cannot work (no buckets, a bucket narrower than a nanosecond, K ≤ 0).
+// cannot work (n < 0, no buckets, a bucket narrower than a nanosecond,
+// K ≤ 0). A zero Window, Buckets or K takes the SRE book's value (2
+// minutes, in 120 buckets; K 2).
 func NewThrottle(n int, c ThrottleConfig) (*Throttle, error) {
+	if c.Window == 0 {
+		c.Window = 120e9
+	}
+	if c.Buckets == 0 {
+		c.Buckets = 120
+	}
+	if c.Form.K == 0 {
+		c.Form.K = 2
+	}
 	switch {
+	case n < 0:
+		return nil, fmt.Errorf("policy: number of throttles must be >= 0, got %d", n)
 	case c.Buckets <= 0:
 		return nil, fmt.Errorf("policy: throttle buckets must be > 0, got %d", c.Buckets)
 	case c.Window/c.Buckets <= 0:

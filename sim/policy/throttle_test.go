@@ -224,7 +224,39 @@ func TestThrottleAllow(t *testing.T) {
 	if req, acc := th.Counts(0); req != uint32(len(want)) || acc != 0 {
 		t.Errorf("counts: %d requests, %d accepts; want %d, 0 (local rejects count)", req, acc, len(want))
 	}
-	if _, err := NewThrottle(1, ThrottleConfig{Window: 120e9, Buckets: 0, Form: ThrottleForm{K: 2}}); err == nil {
-		t.Error("NewThrottle accepted 0 buckets")
+	if _, err := NewThrottle(1, ThrottleConfig{Window: 120e9, Buckets: -1, Form: ThrottleForm{K: 2}}); err == nil {
+		t.Error("NewThrottle accepted -1 buckets")
+	}
+}
+
+// Zero settings take the SRE book's values; impossible ones are errors.
+func TestNewThrottleDefaultsAndErrors(t *testing.T) {
+	a, err := NewThrottle(1, ThrottleConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewThrottle(1, ThrottleConfig{Window: 120e9, Buckets: 120, Form: ThrottleForm{K: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 { // 30 requests, 10 accepts, one a second: p = (30 − 20)/30 with padding 0
+		now := int64(i) * 1e9
+		a.AllowU(now, 0, 1)
+		b.AllowU(now, 0, 1)
+		if i%3 == 0 {
+			a.Accept(now, 0)
+			b.Accept(now, 0)
+		}
+	}
+	if pa, pb := a.Probability(30e9, 0), b.Probability(30e9, 0); pa != pb || pa == 0 {
+		t.Errorf("zero config: got p %v, want the SRE defaults' %v (> 0)", pa, pb)
+	}
+	for _, tt := range []struct {
+		n int
+		c ThrottleConfig
+	}{{-1, ThrottleConfig{}}, {1, ThrottleConfig{Buckets: -1}}, {1, ThrottleConfig{Window: 10, Buckets: 20}}, {1, ThrottleConfig{Form: ThrottleForm{K: -1}}}} {
+		if _, err := NewThrottle(tt.n, tt.c); err == nil {
+			t.Errorf("NewThrottle(%d, %+v): got no error, want one", tt.n, tt.c)
+		}
 	}
 }

@@ -136,14 +136,14 @@ func (h *Hedge) setDefaults() {
 
 // The AWS SDKs' adaptive-mode constants, as the policy package has them.
 func (r *RateLimiter) setDefaults() {
-	d := policy.AdaptiveDefaults()
+	d := policy.ClientRateLimiterDefaults()
 	*r = RateLimiter{Beta: d.Beta, C: d.C, Smoothing: d.Smoothing, MinRate: Rate(d.MinRate), BucketInterval: Duration(d.BucketInterval),
 		ThrottleOutcomes: []string{"rejected"}}
 }
 
-// AdaptiveConfig is the policy configuration of r.
-func (r *RateLimiter) AdaptiveConfig() policy.AdaptiveConfig {
-	return policy.AdaptiveConfig{Beta: r.Beta, C: r.C, Smoothing: r.Smoothing, MinRate: float64(r.MinRate), BucketInterval: int64(r.BucketInterval)}
+// ClientRateLimiterConfig is the policy configuration of r.
+func (r *RateLimiter) ClientRateLimiterConfig() policy.ClientRateLimiterConfig {
+	return policy.ClientRateLimiterConfig{Beta: r.Beta, C: r.C, Smoothing: r.Smoothing, MinRate: float64(r.MinRate), BucketInterval: int64(r.BucketInterval)}
 }
 
 func (b *Breaker) setDefaults() {

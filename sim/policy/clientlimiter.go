@@ -2,10 +2,11 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"math"
 )
 
-// Adaptive is the client-side send-rate limiter of the AWS SDKs' "adaptive"
+// ClientRateLimiter is the client-side send-rate limiter of the AWS SDKs' "adaptive"
 // retry mode (CUBIC send-rate control feeding a token bucket) for n clients,
 // kept as flat per-client slices. Sources: botocore retries/adaptive.py
 // (ClientRateLimiter, RateClocker), retries/throttling.py (CubicCalculator)
@@ -86,8 +87,8 @@ import (
 // a fresh one).
 //
 // Time must not go backwards for a client. No method allocates.
-type Adaptive struct {
-	cfg AdaptiveConfig
+type ClientRateLimiter struct {
+	cfg ClientRateLimiterConfig
 
 	enabled  []bool
 	measured []float64 // smoothed response rate, rps
@@ -104,8 +105,8 @@ type Adaptive struct {
 	lastFill []int64   // ns
 }
 
-// AdaptiveConfig is the configuration shared by all clients of an Adaptive.
-type AdaptiveConfig struct {
+// ClientRateLimiterConfig is the configuration shared by all clients of an ClientRateLimiter.
+type ClientRateLimiterConfig struct {
 	Beta           float64 // multiplicative decrease on a throttle (0.7)
 	C              float64 // CUBIC scale constant (0.4)
 	Smoothing      float64 // weight of the newest bucket's rate (0.8)
@@ -113,27 +114,27 @@ type AdaptiveConfig struct {
 	BucketInterval int64   // width of the rate-measuring buckets, ns (0.5 s)
 }
 
-// AdaptiveDefaults is the configuration of both SDKs: β 0.7, C 0.4,
+// ClientRateLimiterDefaults is the configuration of both SDKs: β 0.7, C 0.4,
 // smoothing 0.8, minimum fill rate 0.5 rps, 0.5 s buckets (botocore
 // CubicCalculator, RateClocker, TokenBucket._MIN_RATE; aws-sdk-go-v2
 // newAdaptiveRateLimit).
-func AdaptiveDefaults() AdaptiveConfig {
-	return AdaptiveConfig{Beta: 0.7, C: 0.4, Smoothing: 0.8, MinRate: 0.5, BucketInterval: 500_000_000}
+func ClientRateLimiterDefaults() ClientRateLimiterConfig {
+	return ClientRateLimiterConfig{Beta: 0.7, C: 0.4, Smoothing: 0.8, MinRate: 0.5, BucketInterval: 500_000_000}
 }
 
 // Validate reports a configuration the limiter cannot run with.
-func (c AdaptiveConfig) Validate() error {
+func (c ClientRateLimiterConfig) Validate() error {
 	switch {
 	case !(c.Beta > 0 && c.Beta < 1):
-		return errors.New("policy: adaptive Beta must be in (0, 1)")
+		return errors.New("policy: client rate limiter Beta must be in (0, 1)")
 	case !(c.C > 0) || math.IsInf(c.C, 1):
-		return errors.New("policy: adaptive C must be positive")
+		return errors.New("policy: client rate limiter C must be positive")
 	case !(c.Smoothing > 0 && c.Smoothing <= 1):
-		return errors.New("policy: adaptive Smoothing must be in (0, 1]")
+		return errors.New("policy: client rate limiter Smoothing must be in (0, 1]")
 	case !(c.MinRate > 0) || math.IsInf(c.MinRate, 1):
-		return errors.New("policy: adaptive MinRate must be positive")
+		return errors.New("policy: client rate limiter MinRate must be positive")
 	case c.BucketInterval <= 0:
-		return errors.New("policy: adaptive BucketInterval must be positive")
+		return errors.New("policy: client rate limiter BucketInterval must be positive")
 	}
 	return nil
 }
@@ -141,22 +142,38 @@ func (c AdaptiveConfig) Validate() error {
 // K is the CUBIC time, in seconds, for the rate to climb back to wmax after
 // a throttle: ∛(wmax·(1−β)/C). wmax 10 → ∛7.5 = 1.9574338205844317;
 // wmax 8 → 1.8171205928321397 (botocore test_throttling.py).
-func (c AdaptiveConfig) K(wmax float64) float64 {
+func (c ClientRateLimiterConfig) K(wmax float64) float64 {
 	return math.Pow(wmax*(1-c.Beta)/c.C, 1.0/3)
 }
 
 // Cubic is the CUBIC rate dt seconds after the last throttle:
 // C·(dt − k)³ + wmax. Cubic(w, K(w), 0) = β·w; Cubic(w, k, k) = w;
 // Cubic(w, k, k+1) = w + C.
-func (c AdaptiveConfig) Cubic(wmax, k, dt float64) float64 {
+func (c ClientRateLimiterConfig) Cubic(wmax, k, dt float64) float64 {
 	x := dt - k
 	return c.C*x*x*x + wmax
 }
 
-// NewAdaptive makes the limiters of n clients, all created at time 0. cfg
-// must pass Validate (it is not checked here).
-func NewAdaptive(n int, cfg AdaptiveConfig) *Adaptive {
-	a := &Adaptive{
+// NewClientRateLimiter makes the limiters of n clients, all created at
+// time 0. A zero field of cfg takes ClientRateLimiterDefaults' value; a
+// configuration that fails Validate, or n < 0, is an error.
+func NewClientRateLimiter(n int, cfg ClientRateLimiterConfig) (*ClientRateLimiter, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("policy: number of client rate limiters must be >= 0, got %d", n)
+	}
+	d := ClientRateLimiterDefaults()
+	for _, f := range []struct{ v, def *float64 }{{&cfg.Beta, &d.Beta}, {&cfg.C, &d.C}, {&cfg.Smoothing, &d.Smoothing}, {&cfg.MinRate, &d.MinRate}} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	if cfg.BucketInterval == 0 {
+		cfg.BucketInterval = d.BucketInterval
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &ClientRateLimiter{
 		cfg:      cfg,
 		enabled:  make([]bool, n),
 		measured: make([]float64, n),
@@ -170,19 +187,19 @@ func NewAdaptive(n int, cfg AdaptiveConfig) *Adaptive {
 		tokens:   make([]float64, n),
 		lastFill: make([]int64, n),
 	}
-	return a
+	return a, nil
 }
 
 // Len is the number of clients.
-func (a *Adaptive) Len() int { return len(a.fill) }
+func (a *ClientRateLimiter) Len() int { return len(a.fill) }
 
 // Config is the shared configuration.
-func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
+func (a *ClientRateLimiter) Config() ClientRateLimiterConfig { return a.cfg }
 
 // Reset makes client i a fresh limiter created at time now (a new SDK
 // client): not enabled, measured 0, W_max 0, last_fail now, an empty bucket
 // with fill rate 0, first rate bucket floor(now) in whole seconds.
-func (a *Adaptive) Reset(i int, now int64) {
+func (a *ClientRateLimiter) Reset(now int64, i int) {
 	a.enabled[i] = false
 	a.measured[i] = 0
 	a.count[i] = 0
@@ -202,7 +219,7 @@ func (a *Adaptive) Reset(i int, now int64) {
 // is positive: the caller must send after the wait, not call again.
 //
 //	fill 2 rps, empty bucket, four calls at t:  waits 0.5 s, 1 s, 1.5 s, 2 s
-func (a *Adaptive) Acquire(i int, now int64) (wait int64) {
+func (a *ClientRateLimiter) Acquire(now int64, i int) (wait int64) {
 	if !a.enabled[i] {
 		return 0
 	}
@@ -218,7 +235,7 @@ func (a *Adaptive) Acquire(i int, now int64) (wait int64) {
 // FailOnNoAttemptTokens): it takes a token and returns true if one is
 // available at now (or the limiter is not enabled), else takes nothing and
 // returns false.
-func (a *Adaptive) TryAcquire(i int, now int64) bool {
+func (a *ClientRateLimiter) TryAcquire(now int64, i int) bool {
 	if !a.enabled[i] {
 		return true
 	}
@@ -232,7 +249,7 @@ func (a *Adaptive) TryAcquire(i int, now int64) bool {
 
 // Update records a response of client i at time now; throttled says
 // whether it was a throttling error.
-func (a *Adaptive) Update(i int, now int64, throttled bool) {
+func (a *ClientRateLimiter) Update(now int64, i int, throttled bool) {
 	c := &a.cfg
 	// Measured rate (RateClocker.record / updateMeasuredRate).
 	a.count[i]++
@@ -263,14 +280,14 @@ func (a *Adaptive) Update(i int, now int64, throttled bool) {
 // setRate is botocore's TokenBucket.max_rate setter (Go's
 // tokenBucketUpdateRate): refill at the old rate, then fill =
 // max(r, MinRate), capacity = max(r, 1), balance clamped to the capacity.
-func (a *Adaptive) setRate(i int, now int64, r float64) {
+func (a *ClientRateLimiter) setRate(i int, now int64, r float64) {
 	a.refill(i, now)
 	a.fill[i] = max(r, a.cfg.MinRate)
 	a.capacity[i] = max(r, 1)
 	a.tokens[i] = min(a.tokens[i], a.capacity[i])
 }
 
-func (a *Adaptive) refill(i int, now int64) {
+func (a *ClientRateLimiter) refill(i int, now int64) {
 	if dt := now - a.lastFill[i]; dt > 0 {
 		a.tokens[i] = min(a.capacity[i], a.tokens[i]+float64(dt)*a.fill[i]/1e9)
 		a.lastFill[i] = now
@@ -279,27 +296,27 @@ func (a *Adaptive) refill(i int, now int64) {
 
 // FillRate is client i's token fill rate in tokens (sends) per second: the
 // send-rate limit once enabled (0 before the first Update).
-func (a *Adaptive) FillRate(i int) float64 { return a.fill[i] }
+func (a *ClientRateLimiter) FillRate(i int) float64 { return a.fill[i] }
 
 // Enabled reports whether client i has seen a throttle, so its sends are
 // rate limited.
-func (a *Adaptive) Enabled(i int) bool { return a.enabled[i] }
+func (a *ClientRateLimiter) Enabled(i int) bool { return a.enabled[i] }
 
 // Measured is client i's smoothed measured response rate, rps.
-func (a *Adaptive) Measured(i int) float64 { return a.measured[i] }
+func (a *ClientRateLimiter) Measured(i int) float64 { return a.measured[i] }
 
 // Capacity is client i's bucket capacity in tokens.
-func (a *Adaptive) Capacity(i int) float64 { return a.capacity[i] }
+func (a *ClientRateLimiter) Capacity(i int) float64 { return a.capacity[i] }
 
 // CubicState returns client i's CUBIC state: W_max (rps), K (s) and the time of
 // the last throttle (ns).
-func (a *Adaptive) CubicState(i int) (wmax, k float64, lastFail int64) {
+func (a *ClientRateLimiter) CubicState(i int) (wmax, k float64, lastFail int64) {
 	return a.wmax[i], a.k[i], a.lastFail[i]
 }
 
 // Tokens is client i's token balance at time now, without changing state;
 // negative when sends are reserved ahead.
-func (a *Adaptive) Tokens(i int, now int64) float64 {
+func (a *ClientRateLimiter) Tokens(now int64, i int) float64 {
 	t := a.tokens[i]
 	if dt := now - a.lastFill[i]; dt > 0 {
 		t = min(a.capacity[i], t+float64(dt)*a.fill[i]/1e9)

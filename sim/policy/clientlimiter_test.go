@@ -10,32 +10,32 @@ import (
 
 func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
 
-func TestAdaptiveConfigValidate(t *testing.T) {
-	if err := AdaptiveDefaults().Validate(); err != nil {
+func TestClientRateLimiterConfigValidate(t *testing.T) {
+	if err := ClientRateLimiterDefaults().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
-	d := AdaptiveDefaults()
+	d := ClientRateLimiterDefaults()
 	if d.Beta != 0.7 || d.C != 0.4 || d.Smoothing != 0.8 || d.MinRate != 0.5 || d.BucketInterval != 500*ms {
 		t.Errorf("defaults %+v", d)
 	}
-	bad := []func(*AdaptiveConfig){
-		func(c *AdaptiveConfig) { c.Beta = 0 },
-		func(c *AdaptiveConfig) { c.Beta = 1 },
-		func(c *AdaptiveConfig) { c.Beta = math.NaN() },
-		func(c *AdaptiveConfig) { c.C = 0 },
-		func(c *AdaptiveConfig) { c.Smoothing = 0 },
-		func(c *AdaptiveConfig) { c.Smoothing = 1.5 },
-		func(c *AdaptiveConfig) { c.MinRate = 0 },
-		func(c *AdaptiveConfig) { c.BucketInterval = 0 },
+	bad := []func(*ClientRateLimiterConfig){
+		func(c *ClientRateLimiterConfig) { c.Beta = 0 },
+		func(c *ClientRateLimiterConfig) { c.Beta = 1 },
+		func(c *ClientRateLimiterConfig) { c.Beta = math.NaN() },
+		func(c *ClientRateLimiterConfig) { c.C = 0 },
+		func(c *ClientRateLimiterConfig) { c.Smoothing = 0 },
+		func(c *ClientRateLimiterConfig) { c.Smoothing = 1.5 },
+		func(c *ClientRateLimiterConfig) { c.MinRate = 0 },
+		func(c *ClientRateLimiterConfig) { c.BucketInterval = 0 },
 	}
 	for i, f := range bad {
-		c := AdaptiveDefaults()
+		c := ClientRateLimiterDefaults()
 		f(&c)
 		if c.Validate() == nil {
 			t.Errorf("case %d: %+v accepted", i, c)
 		}
 	}
-	c := AdaptiveDefaults()
+	c := ClientRateLimiterDefaults()
 	c.Smoothing = 1 // no smoothing: allowed
 	if err := c.Validate(); err != nil {
 		t.Errorf("smoothing 1: %v", err)
@@ -45,7 +45,7 @@ func TestAdaptiveConfigValidate(t *testing.T) {
 // botocore tests/unit/retries/test_throttling.py (TestCubicCalculator),
 // whose values the authors "by-hand verified".
 func TestCubicBotocore(t *testing.T) {
-	c := AdaptiveDefaults()
+	c := ClientRateLimiterDefaults()
 	// test_starting_params: W_max 10 → K = ∛7.5.
 	if k := c.K(10); !near(k, 1.9574338205844317, 1e-15) {
 		t.Errorf("K(10) = %v", k)
@@ -85,7 +85,7 @@ func TestCubicBotocore(t *testing.T) {
 // The curve around K: W_max at K, W_max + C one second later, W_max + 8C
 // two seconds later, and β·W_max at the throttle.
 func TestCubicShape(t *testing.T) {
-	c := AdaptiveDefaults()
+	c := ClientRateLimiterDefaults()
 	for _, w := range []float64{0.5, 4.3264, 10, 250} {
 		k := c.K(w)
 		steps := []struct{ dt, want float64 }{
@@ -137,7 +137,7 @@ func TestCubicGoSDKTable(t *testing.T) {
 			{false, 12, 10.792973431384178},
 		},
 	}
-	c := AdaptiveDefaults()
+	c := ClientRateLimiterDefaults()
 	for name, steps := range cases {
 		wmax, last, rate := 10.0, 5.0, 0.0
 		for _, s := range steps {
@@ -159,7 +159,7 @@ func TestCubicGoSDKTable(t *testing.T) {
 // aws-sdk-go-v2 aws/retry/adaptive_ratelimit_test.go,
 // TestAdaptiveRateLimit_Update "base": a limiter created at 0, a response
 // every 200 ms, throttles at 2.0 s and 3.2 s. Reproduced through Update.
-func TestAdaptiveUpdateGoSDKTable(t *testing.T) {
+func TestClientRateLimiterUpdateGoSDKTable(t *testing.T) {
 	steps := []struct {
 		throttled      bool
 		atMs           int64
@@ -183,9 +183,9 @@ func TestAdaptiveUpdateGoSDKTable(t *testing.T) {
 		{true, 3200, 4.333056, 2.99742559084406}, // β · min(measured, fill)
 		{false, 3400, 4.333056, 3.4522263943863463},
 	}
-	a := NewAdaptive(1, AdaptiveDefaults())
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	for _, s := range steps {
-		a.Update(0, s.atMs*ms, s.throttled)
+		a.Update(s.atMs*ms, 0, s.throttled)
 		if got := a.Measured(0); !near(got, s.measured, 1e-15) {
 			t.Errorf("t=%dms: measured %v, want %v", s.atMs, got, s.measured)
 		}
@@ -202,7 +202,7 @@ func TestAdaptiveUpdateGoSDKTable(t *testing.T) {
 // Update: the measured rate of responses at the given times (s), for a
 // client created at 0. botocore asserts bounds in some cases; the exact
 // values are given here.
-func TestAdaptiveMeasuredRateBotocore(t *testing.T) {
+func TestClientRateLimiterMeasuredRateBotocore(t *testing.T) {
 	cases := []struct {
 		name  string
 		times []float64
@@ -216,18 +216,18 @@ func TestAdaptiveMeasuredRateBotocore(t *testing.T) {
 		{"noop_when_delta_t_is_0", []float64{1, 1, 1, 2, 3}, 1.312},
 	}
 	for _, c := range cases {
-		a := NewAdaptive(1, AdaptiveDefaults())
+		a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 		for _, s := range c.times {
-			a.Update(0, int64(math.Round(s*1e9)), false)
+			a.Update(int64(math.Round(s*1e9)), 0, false)
 		}
 		if got := a.Measured(0); !near(got, c.want, 1e-12) {
 			t.Errorf("%s: measured %v, want %v", c.name, got, c.want)
 		}
 	}
 	// can_measure_constant_rate: one response a second → 1 − 0.2ⁿ.
-	a := NewAdaptive(1, AdaptiveDefaults())
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	for s := int64(1); s <= 20; s++ {
-		a.Update(0, s*sec, false)
+		a.Update(s*sec, 0, false)
 		if got, want := a.Measured(0), 1-math.Pow(0.2, float64(s)); !near(got, want, 1e-12) {
 			t.Fatalf("t=%ds: %v, want %v", s, got, want)
 		}
@@ -237,10 +237,10 @@ func TestAdaptiveMeasuredRateBotocore(t *testing.T) {
 // Steady responses at 10 rps are measured as exactly 10 rps at every bucket
 // boundary once the smoothing has converged; the smoothing converges as
 // 1 − 0.2ⁿ from 0.
-func TestAdaptiveMeasuredRateSmoothing(t *testing.T) {
-	a := NewAdaptive(1, AdaptiveDefaults())
+func TestClientRateLimiterMeasuredRateSmoothing(t *testing.T) {
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	for j := int64(1); j <= 50; j++ { // 10 rps for 5 s
-		a.Update(0, j*100*ms, false)
+		a.Update(j*100*ms, 0, false)
 		if j%5 == 0 {
 			n := float64(j / 5) // buckets closed
 			if got, want := a.Measured(0), 10*(1-math.Pow(0.2, n)); !near(got, want, 1e-12) {
@@ -253,26 +253,26 @@ func TestAdaptiveMeasuredRateSmoothing(t *testing.T) {
 // measuredAt10 puts client i into the state "measured exactly 10 rps, then
 // throttled at 2 s": 24 responses in the first bucket, the 25th (throttled)
 // at 2 s closes it over Δ = 2 s: 25/2 = 12.5 rps, · 0.8 = 10.
-func measuredAt10(a *Adaptive, i int) {
+func measuredAt10(a *ClientRateLimiter, i int) {
 	for j := int64(1); j <= 24; j++ {
-		a.Update(i, j*20*ms, false)
+		a.Update(j*20*ms, i, false)
 	}
-	a.Update(i, 2*sec, true)
+	a.Update(2*sec, i, true)
 }
 
 // feed10 sends client i successes every 100 ms at times strictly between
 // from and to.
-func feed10(a *Adaptive, i int, from, to int64) {
+func feed10(a *ClientRateLimiter, i int, from, to int64) {
 	for t := (from/(100*ms) + 1) * 100 * ms; t < to; t += 100 * ms {
-		a.Update(i, t, false)
+		a.Update(t, i, false)
 	}
 }
 
 // After a throttle at measured 10 rps, a client answered at a steady 10 rps
 // follows the CUBIC curve of the aws-sdk-go-v2 "success" table (whose
 // throttle is at 5 s; here at 2 s), until it meets the 2·measured cap.
-func TestAdaptiveRecoveryAfterThrottle(t *testing.T) {
-	a := NewAdaptive(1, AdaptiveDefaults())
+func TestClientRateLimiterRecoveryAfterThrottle(t *testing.T) {
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	measuredAt10(a, 0)
 	if !a.Enabled(0) || a.Measured(0) != 10 {
 		t.Fatalf("after the throttle: enabled %v measured %v", a.Enabled(0), a.Measured(0))
@@ -298,7 +298,7 @@ func TestAdaptiveRecoveryAfterThrottle(t *testing.T) {
 	prev := int64(2 * sec)
 	for _, s := range steps {
 		feed10(a, 0, prev, s.at)
-		a.Update(0, s.at, false)
+		a.Update(s.at, 0, false)
 		prev = s.at
 		if a.Measured(0) != 10 {
 			t.Fatalf("t=%v: measured %v", time.Duration(s.at), a.Measured(0))
@@ -313,8 +313,8 @@ func TestAdaptiveRecoveryAfterThrottle(t *testing.T) {
 }
 
 // The same, at last_fail + K (+1, +2): W_max, W_max + C, W_max + 8C.
-func TestAdaptiveAtK(t *testing.T) {
-	a := NewAdaptive(1, AdaptiveDefaults())
+func TestClientRateLimiterAtK(t *testing.T) {
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	measuredAt10(a, 0)
 	_, k, last := a.CubicState(0)
 	kn := int64(math.Round(k * 1e9))
@@ -329,7 +329,7 @@ func TestAdaptiveAtK(t *testing.T) {
 	prev := last
 	for _, s := range steps {
 		feed10(a, 0, prev, s.at)
-		a.Update(0, s.at, false)
+		a.Update(s.at, 0, false)
 		prev = s.at
 		// K is rounded to the nanosecond: 3·C·(dt−K)²·0.4 ns ≤ 2e-9.
 		if got := a.FillRate(0); !near(got, s.fill, 1e-8) {
@@ -341,11 +341,11 @@ func TestAdaptiveAtK(t *testing.T) {
 // A throttle takes min(measured, fill) once enabled; then the rate is
 // floored at MinRate, the capacity at 1; and the cap 2·measured binds
 // when responses thin out.
-func TestAdaptiveFloorAndCap(t *testing.T) {
-	a := NewAdaptive(1, AdaptiveDefaults())
+func TestClientRateLimiterFloorAndCap(t *testing.T) {
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	// A throttle before any bucket closed: measured 0 → W_max 0, rate 0,
 	// floored.
-	a.Update(0, 100*ms, true)
+	a.Update(100*ms, 0, true)
 	if !a.Enabled(0) || a.FillRate(0) != 0.5 || a.Capacity(0) != 1 {
 		t.Fatalf("enabled %v fill %v capacity %v, want true 0.5 1", a.Enabled(0), a.FillRate(0), a.Capacity(0))
 	}
@@ -356,55 +356,55 @@ func TestAdaptiveFloorAndCap(t *testing.T) {
 	// Throttled at measured 10, then one success 10 s later: CUBIC says
 	// 0.4·(10 − K)³ + 10 ≈ 218, but the 8 s gap closes one bucket at
 	// 1/10 rps: measured = 0.8·0.1 + 0.2·10 = 2.08, cap 4.16.
-	b := NewAdaptive(1, AdaptiveDefaults())
+	b := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	measuredAt10(b, 0)
-	b.Update(0, 12*sec, false)
+	b.Update(12*sec, 0, false)
 	if got, want := b.FillRate(0), 2*(0.8*0.1+0.2*10); !near(got, want, 1e-12) {
 		t.Errorf("fill %v, want the cap %v", got, want)
 	}
 	// A second throttle uses min(measured 2.08, fill 4.16) = 2.08.
-	b.Update(0, 12*sec+100*ms, true)
+	b.Update(12*sec+100*ms, 0, true)
 	w, _, _ := b.CubicState(0)
 	if !near(w, 2.08, 1e-12) || !near(b.FillRate(0), 0.7*2.08, 1e-12) {
 		t.Errorf("W_max %v fill %v, want 2.08, 1.456", w, b.FillRate(0))
 	}
 	// ... and a third, right after, min(measured 2.08, fill 1.456).
-	b.Update(0, 12*sec+200*ms, true)
+	b.Update(12*sec+200*ms, 0, true)
 	if w, _, _ := b.CubicState(0); !near(w, 1.456, 1e-12) || !near(b.FillRate(0), 0.7*1.456, 1e-12) {
 		t.Errorf("W_max %v fill %v, want 1.456, 1.0192", w, b.FillRate(0))
 	}
 }
 
 // Before the first throttle sends are not limited and take no token.
-func TestAdaptiveNoWaitBeforeThrottle(t *testing.T) {
-	a := NewAdaptive(1, AdaptiveDefaults())
+func TestClientRateLimiterNoWaitBeforeThrottle(t *testing.T) {
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	for j := int64(0); j < 1000; j++ {
-		if w := a.Acquire(0, j*ms); w != 0 {
+		if w := a.Acquire(j*ms, 0); w != 0 {
 			t.Fatalf("send %d waited %d", j, w)
 		}
-		if !a.TryAcquire(0, j*ms) {
+		if !a.TryAcquire(j*ms, 0) {
 			t.Fatalf("try %d refused", j)
 		}
-		a.Update(0, j*ms, false)
+		a.Update(j*ms, 0, false)
 	}
 	if a.Enabled(0) {
 		t.Fatal("enabled without a throttle")
 	}
 	// The bucket filled meanwhile (Go: from the first Update) at 0.5 rps,
 	// up to the capacity of 1.
-	if got := a.Tokens(0, sec); !near(got, 0.5, 1e-12) {
+	if got := a.Tokens(sec, 0); !near(got, 0.5, 1e-12) {
 		t.Errorf("tokens at 1 s: %v, want 0.5", got)
 	}
-	if got := a.Tokens(0, 10*sec); got != a.Capacity(0) || got != 1 {
+	if got := a.Tokens(10*sec, 0); got != a.Capacity(0) || got != 1 {
 		t.Errorf("tokens %v, capacity %v", got, a.Capacity(0))
 	}
 }
 
 // Reservations: with the 0.5 rps floor, sends after a throttle are spaced
 // 2 s apart; each call reserves the next token.
-func TestAdaptiveAcquireAfterThrottle(t *testing.T) {
-	a := NewAdaptive(1, AdaptiveDefaults())
-	a.Update(0, 100*ms, true) // fill 0.5, capacity 1, 0 tokens (Go: none accrued)
+func TestClientRateLimiterAcquireAfterThrottle(t *testing.T) {
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
+	a.Update(100*ms, 0, true) // fill 0.5, capacity 1, 0 tokens (Go: none accrued)
 	steps := []struct{ at, wait int64 }{
 		{100 * ms, 2 * sec},
 		{100 * ms, 4 * sec},
@@ -413,14 +413,14 @@ func TestAdaptiveAcquireAfterThrottle(t *testing.T) {
 		{10100 * ms, 2 * sec}, // capacity 1: nothing banked beyond it
 	}
 	for i, s := range steps {
-		if got := a.Acquire(0, s.at); got != s.wait {
+		if got := a.Acquire(s.at, 0); got != s.wait {
 			t.Errorf("step %d at %v: wait %v, want %v", i, time.Duration(s.at), time.Duration(got), time.Duration(s.wait))
 		}
 	}
 }
 
 // Token bucket step tables at fixed fill rates (set as Update sets them).
-func TestAdaptiveBucketTable(t *testing.T) {
+func TestClientRateLimiterBucketTable(t *testing.T) {
 	type step struct {
 		at   int64
 		op   string // "acq", "try", or "rate" (set the fill rate to r)
@@ -484,18 +484,18 @@ func TestAdaptiveBucketTable(t *testing.T) {
 		}()},
 	}
 	for _, c := range cases {
-		a := NewAdaptive(1, AdaptiveDefaults())
+		a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 		a.enabled[0] = true
 		for i, s := range c.steps {
 			switch s.op {
 			case "rate":
 				a.setRate(0, s.at, s.r)
 			case "acq":
-				if got := a.Acquire(0, s.at); got != s.wait {
+				if got := a.Acquire(s.at, 0); got != s.wait {
 					t.Errorf("%s: step %d: wait %v, want %v", c.name, i, time.Duration(got), time.Duration(s.wait))
 				}
 			case "try":
-				if got := a.TryAcquire(0, s.at); got != (s.wait == 0) {
+				if got := a.TryAcquire(s.at, 0); got != (s.wait == 0) {
 					t.Errorf("%s: step %d: try %v", c.name, i, got)
 				}
 			}
@@ -505,15 +505,15 @@ func TestAdaptiveBucketTable(t *testing.T) {
 
 // botocore test_bucket.py: test_max_capacity_is_at_least_one and
 // test_rate_cant_go_below_min (min rate 0.2 there).
-func TestAdaptiveSetRateFloors(t *testing.T) {
-	a := NewAdaptive(1, AdaptiveDefaults())
+func TestClientRateLimiterSetRateFloors(t *testing.T) {
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	a.setRate(0, sec, 0.5)
 	if a.FillRate(0) != 0.5 || a.Capacity(0) != 1 {
 		t.Errorf("0.5: fill %v capacity %v", a.FillRate(0), a.Capacity(0))
 	}
-	c := AdaptiveDefaults()
+	c := ClientRateLimiterDefaults()
 	c.MinRate = 0.2
-	b := NewAdaptive(1, c)
+	b := mustLimiter(t, 1, c)
 	b.setRate(0, 0, 1)
 	b.setRate(0, sec, 0.1)
 	if b.FillRate(0) != 0.2 || b.Capacity(0) != 1 {
@@ -524,16 +524,16 @@ func TestAdaptiveSetRateFloors(t *testing.T) {
 // Over any span, reservations at a fixed fill rate admit no more sends than
 // capacity + fill·span: the send times of successive reservations never
 // beat the bucket.
-func TestAdaptiveReservationRate(t *testing.T) {
+func TestClientRateLimiterReservationRate(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	a := NewAdaptive(1, AdaptiveDefaults())
+	a := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	a.enabled[0] = true
 	a.setRate(0, 0, 3)
 	now, last := int64(0), int64(0)
 	var sends []int64
 	for j := 0; j < 5000; j++ {
 		now += r.Int64N(int64(400 * ms))
-		s := now + a.Acquire(0, now)
+		s := now + a.Acquire(now, 0)
 		if s < last {
 			t.Fatalf("send %d at %d before the previous one at %d", j, s, last)
 		}
@@ -552,25 +552,25 @@ func TestAdaptiveReservationRate(t *testing.T) {
 
 // Clients are independent: client 1 fed a fixed sequence behaves the same
 // whatever is done to clients 0 and 2 in between.
-func TestAdaptiveIndependence(t *testing.T) {
+func TestClientRateLimiterIndependence(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	all := NewAdaptive(3, AdaptiveDefaults())
-	alone := NewAdaptive(1, AdaptiveDefaults())
+	all := mustLimiter(t, 3, ClientRateLimiterDefaults())
+	alone := mustLimiter(t, 1, ClientRateLimiterDefaults())
 	now := int64(0)
 	for j := 0; j < 20_000; j++ {
 		now += r.Int64N(int64(50 * ms))
 		other := 2 * r.IntN(2)
-		all.Update(other, now, r.IntN(3) == 0)
-		all.Acquire(other, now)
+		all.Update(now, other, r.IntN(3) == 0)
+		all.Acquire(now, other)
 		if j%3 == 0 {
 			thr := j%30 == 0
-			all.Update(1, now, thr)
-			alone.Update(0, now, thr)
-			if w1, w0 := all.Acquire(1, now), alone.Acquire(0, now); w1 != w0 {
+			all.Update(now, 1, thr)
+			alone.Update(now, 0, thr)
+			if w1, w0 := all.Acquire(now, 1), alone.Acquire(now, 0); w1 != w0 {
 				t.Fatalf("step %d: waits %d vs %d", j, w1, w0)
 			}
 			if all.FillRate(1) != alone.FillRate(0) || all.Measured(1) != alone.Measured(0) ||
-				all.Enabled(1) != alone.Enabled(0) || all.Tokens(1, now) != alone.Tokens(0, now) {
+				all.Enabled(1) != alone.Enabled(0) || all.Tokens(now, 1) != alone.Tokens(now, 0) {
 				t.Fatalf("step %d: client 1 differs from the lone client", j)
 			}
 		}
@@ -582,70 +582,101 @@ func TestAdaptiveIndependence(t *testing.T) {
 
 // Reset starts a fresh client; its first rate bucket starts at the whole
 // second (both SDKs: math.floor(now)).
-func TestAdaptiveReset(t *testing.T) {
-	a := NewAdaptive(2, AdaptiveDefaults())
+func TestClientRateLimiterReset(t *testing.T) {
+	a := mustLimiter(t, 2, ClientRateLimiterDefaults())
 	measuredAt10(a, 0)
-	a.Reset(0, 3700*ms)
-	if a.Enabled(0) || a.FillRate(0) != 0 || a.Measured(0) != 0 || a.Capacity(0) != 0 || a.Tokens(0, 5*sec) != 0 {
+	a.Reset(3700*ms, 0)
+	if a.Enabled(0) || a.FillRate(0) != 0 || a.Measured(0) != 0 || a.Capacity(0) != 0 || a.Tokens(5*sec, 0) != 0 {
 		t.Fatalf("not fresh after Reset")
 	}
 	if w, k, last := a.CubicState(0); w != 0 || k != 0 || last != 3700*ms {
 		t.Fatalf("CUBIC state %v %v %v", w, k, last)
 	}
-	a.Update(0, 3900*ms, false) // bucket 3.5 s > 3 s: 1 response over 0.5 s
+	a.Update(3900*ms, 0, false) // bucket 3.5 s > 3 s: 1 response over 0.5 s
 	if got := a.Measured(0); !near(got, 1.6, 1e-15) {
 		t.Errorf("measured %v, want 1.6", got)
 	}
-	a.Reset(1, 3700*ms)
-	a.Update(1, 4*sec, false) // bucket 4 s: 1 response over 1 s
+	a.Reset(3700*ms, 1)
+	a.Update(4*sec, 1, false) // bucket 4 s: 1 response over 1 s
 	if got := a.Measured(1); !near(got, 0.8, 1e-15) {
 		t.Errorf("measured %v, want 0.8", got)
 	}
 }
 
-func TestAdaptiveZeroAllocs(t *testing.T) {
-	a := NewAdaptive(16, AdaptiveDefaults())
+func TestClientRateLimiterZeroAllocs(t *testing.T) {
+	a := mustLimiter(t, 16, ClientRateLimiterDefaults())
 	var now int64
 	allocs := testing.AllocsPerRun(1000, func() {
 		now += 7 * ms
 		i := int(now/ms) % 16
-		a.Acquire(i, now)
-		a.TryAcquire(i, now)
-		a.Update(i, now, now%(50*ms) == 0)
-		_ = a.FillRate(i) + a.Tokens(i, now) + a.Measured(i)
+		a.Acquire(now, i)
+		a.TryAcquire(now, i)
+		a.Update(now, i, now%(50*ms) == 0)
+		_ = a.FillRate(i) + a.Tokens(now, i) + a.Measured(i)
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per call", allocs)
 	}
 }
 
-func BenchmarkAdaptiveAcquireUpdate(b *testing.B) {
-	a := NewAdaptive(1000, AdaptiveDefaults())
+func BenchmarkClientRateLimiterAcquireUpdate(b *testing.B) {
+	a := mustLimiter(b, 1000, ClientRateLimiterDefaults())
 	b.ReportAllocs()
 	var now int64
 	for i := 0; i < b.N; i++ {
 		now += 1e6 // 1000 sends per simulated second over 1000 clients
 		id := i % 1000
-		a.Acquire(id, now)
-		a.Update(id, now, i%97 == 0)
+		a.Acquire(now, id)
+		a.Update(now, id, i%97 == 0)
 	}
 }
 
-func ExampleAdaptive() {
-	a := NewAdaptive(1, AdaptiveDefaults())
+func ExampleClientRateLimiter() {
+	a, _ := NewClientRateLimiter(1, ClientRateLimiterDefaults())
 	// A client sending 10 rps; its 25th response, at 2 s, is a throttle.
 	for j := int64(1); j <= 24; j++ {
-		a.Update(0, j*int64(20*time.Millisecond), false)
+		a.Update(j*int64(20*time.Millisecond), 0, false)
 	}
-	a.Update(0, int64(2*time.Second), true)
+	a.Update(int64(2*time.Second), 0, true)
 	fmt.Printf("fill %.1f rps\n", a.FillRate(0))
 	// At 3 s the bucket is full (capacity 7): of ten sends at once seven
 	// go now, the others wait for tokens 1/7 s apart.
 	for j := 0; j < 10; j++ {
-		fmt.Print(time.Duration(a.Acquire(0, int64(3*time.Second))).Round(time.Millisecond), " ")
+		fmt.Print(time.Duration(a.Acquire(int64(3*time.Second), 0)).Round(time.Millisecond), " ")
 	}
 	fmt.Println()
 	// Output:
 	// fill 7.0 rps
 	// 0s 0s 0s 0s 0s 0s 0s 143ms 286ms 429ms
+}
+
+// mustLimiter is NewClientRateLimiter(n, c), failing the test on an error.
+func mustLimiter(t testing.TB, n int, c ClientRateLimiterConfig) *ClientRateLimiter {
+	t.Helper()
+	a, err := NewClientRateLimiter(n, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// Zero fields take the defaults; an invalid field or size is an error.
+func TestNewClientRateLimiterDefaultsAndErrors(t *testing.T) {
+	a, err := NewClientRateLimiter(2, ClientRateLimiterConfig{Beta: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ClientRateLimiterDefaults()
+	want.Beta = 0.5
+	if got := a.Config(); got != want {
+		t.Errorf("got config %+v, want %+v", got, want)
+	}
+	for _, tt := range []struct {
+		n int
+		c ClientRateLimiterConfig
+	}{{1, ClientRateLimiterConfig{Beta: 1.5}}, {1, ClientRateLimiterConfig{Smoothing: -1}}, {-1, ClientRateLimiterConfig{}}} {
+		if _, err := NewClientRateLimiter(tt.n, tt.c); err == nil {
+			t.Errorf("NewClientRateLimiter(%d, %+v): got no error, want one", tt.n, tt.c)
+		}
+	}
 }
