@@ -60,10 +60,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 			if wk.busy {
 				switch wk.kind {
 				case wkServe, wkWait:
-					b.ser.AddWasted(wk.start, now)
-					if g := m.bgser(b, wk.group); g != nil {
-						g.AddWasted(wk.start, now)
-					}
+					m.bwork(b, wk.group, wk.start, now, false)
 					m.lost(b, now, wk.slot, wk.token, wk.group)
 				case wkReject:
 					b.ser.AddWasted(wk.start, now)
@@ -110,10 +107,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 
 // lost is an attempt whose work an outage of b destroyed.
 func (m *model) lost(b *pool, now int64, slot, tok uint32, group uint8) {
-	m.brow(b, now).LostOutage++
-	if g := m.bgrow(b, now, group); g != nil {
-		g.LostOutage++
-	}
+	b.count(now, group, lostOutage)
 	if !b.blackhole {
 		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}

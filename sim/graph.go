@@ -122,6 +122,10 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			b := &m.svcs[k]
 			b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser)
 			b.idx, b.node, b.fleet, b.name = uint16(k), uint16(i), i == entry, nd.Name
+			b.mt = &noFastPath
+			if b.fleet {
+				b.mt = &m.mt
+			}
 			b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
 			b.calls, b.fwd = calls, fwd
 			b.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
@@ -267,10 +271,7 @@ func (m *model) startCalls(b *pool, now int64, w uint32) bool {
 		f.w, f.wgen = w, wk.gen
 		wk.kind, wk.frame = wkWait, fi
 	} else {
-		b.ser.AddUseful(wk.start, now) // the local work; the caller still waits
-		if g := m.bgser(b, wk.group); g != nil {
-			g.AddUseful(wk.start, now)
-		}
+		m.bwork(b, wk.group, wk.start, now, true) // the local work; the caller still waits
 	}
 	if !b.parallel {
 		m.nextCall(now, fi)
@@ -424,22 +425,10 @@ func (m *model) finishFrame(now int64, fi uint32, ok bool) {
 			out = outOK
 		}
 		if f.w != noWorker {
-			waiting := m.waiting(f.slot, f.tok)
-			if waiting && ok {
-				b.ser.AddUseful(f.start, now)
-			} else {
-				b.ser.AddWasted(f.start, now)
-			}
-			if g := m.bgser(b, f.group); g != nil {
-				if waiting && ok {
-					g.AddUseful(f.start, now)
-				} else {
-					g.AddWasted(f.start, now)
-				}
-			}
+			m.bwork(b, f.group, f.start, now, ok && m.waiting(f.slot, f.tok))
 		}
 		if !ok {
-			m.brow(b, now).Errors++
+			b.count(now, f.group, errored)
 		}
 		w, wgen, slot, tok := f.w, f.wgen, f.slot, f.tok
 		if f.open == 0 {

@@ -3,7 +3,6 @@ package sim
 import (
 	"math"
 
-	svcdist "github.com/throttlesim/throttlesim/sim/dist"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
@@ -73,6 +72,7 @@ type pool struct {
 	// does after its local work.
 	idx      uint16
 	fleet    bool      // ser is the fleet's series (the entry service): rows through the meter
+	mt       *meter    // the fleet's meter when fleet, else noFastPath (count)
 	cur      rowCursor // else: the row being filled
 	name     string
 	calls    []uint16 // edges of its calls, in order
@@ -174,93 +174,9 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	b.ser = ser
 }
 
-// svcDraw names the service-time draw of one attempt at one service: the
-// stream key of its client (or edge) and the draw index of its request
-// ordinal, attempt number and hop. It is taken while the attempt is its
-// request's current one and travels with the attempt (job, msg), so that a
-// draw made later, a slowdown's replacement at arrival or at the start of
-// service, is still the attempt's own when the client has given up on it
-// and its request slot holds a later attempt or another request.
-type svcDraw struct{ key, n uint64 }
-
-// drawOf names the service-time draw of r's current attempt after hop
-// forwarding hops.
-func (m *model) drawOf(r *request, hop uint8) svcDraw {
-	return svcDraw{m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.attempt) | uint64(hop)<<56}
-}
-
-// serviceTime is the service time at b of the attempt id names: named by
-// the attempt, so it is the same draw whenever it is taken.
-func (m *model) serviceTime(b *pool, id svcDraw) int64 {
-	return b.svc.sample(id.key, id.n)
-}
-
-// sampler draws service times from one scenario distribution.
-type sampler struct {
-	d   dist
-	mix *svcdist.Mixture   // dist mixture
-	emp *svcdist.Empirical // dist empirical
-}
-
-func newSampler(sv scenario.Service) sampler {
-	var s sampler
-	s.d.mean = float64(sv.Mean)
-	switch sv.Dist {
-	case scenario.ServiceConstant, scenario.ServiceConcurrency:
-		s.d.kind = distConstant
-	case scenario.ServiceExponential:
-		s.d.kind = distExponential
-	case scenario.ServiceLognormal:
-		s.d.kind = distLognormal
-		s.d.sigma = sv.Sigma
-		s.d.mu = math.Log(s.d.mean) - s.d.sigma*s.d.sigma/2 // so that the mean is d.mean
-	case scenario.ServiceMixture:
-		s.mix, _ = sv.Mixture() // validated
-	case scenario.ServiceEmpirical:
-		s.emp = sv.Empirical // read by scenario.Load; validated
-	}
-	return s
-}
-
-// mixPick marks the draw index of a mixture's component choice: bit 48,
-// above drawIndex's 40 bits and below the hop (bits 56 on).
-const mixPick = 1 << 48
-
-// sample is draw n of stream key as a service time.
-func (s *sampler) sample(key, n uint64) int64 {
-	switch {
-	case s.mix != nil:
-		// The component is picked by a draw of its own, then drawn from
-		// the attempt's usual service draw.
-		c := s.mix.Component(s.mix.Pick(rng.Float64(key, n|mixPick)))
-		switch c.Kind {
-		case svcdist.Exponential:
-			return c.Sample(rng.Exp(key, n), 0)
-		case svcdist.Lognormal:
-			return c.Sample(0, rng.Normal(key, n))
-		}
-		return c.Mean
-	case s.emp != nil:
-		return s.emp.Sample(rng.Float64(key, n))
-	}
-	return s.d.sample(key, n)
-}
-
-// slowed is the service time at b of the attempt id names, whose usual
-// service time is svc, under the slowdown in progress: svc × factor, or
-// the replacement distribution's draw for the attempt (the same draw as
-// its usual one). The attempt is named by id, not by its request slot: at
-// arrival over a network or at the start of service the slot may hold a
-// later attempt or another request.
-func (m *model) slowed(b *pool, id svcDraw, svc int64) int64 {
-	if b.slowFactor > 0 {
-		return int64(math.Min(math.Round(float64(svc)*b.slowFactor), 1<<62))
-	}
-	return b.slow.sample(id.key, id.n)
-}
-
-// brow is b's metrics row at now. Its common case (the entry service of
-// a solo fleet, now in the row of the latest call) is inlined.
+// brow is b's metrics row at now: the fleet's for the entry service, else
+// the service's own. Its common case (the entry service of a solo fleet,
+// now in the row of the latest call) is inlined.
 func (m *model) brow(b *pool, now int64) *metrics.Row {
 	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
 		return (*metrics.Row)(m.mt.cur)
@@ -276,52 +192,14 @@ func (m *model) browAt(b *pool, now int64) *metrics.Row {
 	return b.cur.row(b.ser, now)
 }
 
-// brows are b's row at now and group grp's (a scratch row unless b is
-// the entry service and the fleet has groups). Its common case (the entry
-// service of a solo fleet, now in the row of the latest call) returns at
-// once.
-func (m *model) brows(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
-	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
-		return (*metrics.Row)(m.mt.cur), &m.mt.sink
-	}
-	return m.browsAt(b, now, grp)
-}
-
-// browsAt is brows's general case.
-func (m *model) browsAt(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
-	if b.fleet {
-		return m.mt.rows(now, grp)
-	}
-	return b.cur.row(b.ser, now), &m.mt.sink
-}
-
-// bgrow is group grp's row at now when b is the entry service and the
-// fleet has groups, else nil.
-func (m *model) bgrow(b *pool, now int64, grp uint8) *metrics.Row {
-	if !b.fleet {
-		return nil
-	}
-	return m.mt.growG(now, grp)
-}
-
-// bgser is group grp's series when b is the entry service and the fleet
-// has groups, else nil.
-func (m *model) bgser(b *pool, grp uint8) *metrics.Series {
-	if !b.fleet {
-		return nil
-	}
-	return m.mt.gseries(grp)
-}
-
-// refusedInOutage handles an attempt (or occ message) arriving while the
-// backend is down: counted, and refused unless the outage is a
-// blackhole. It reports whether the backend was down.
-func (m *model) refusedInOutage(b *pool, now int64, row, g *metrics.Row, slot, tok uint32) bool {
+// refusedInOutage handles an attempt (or occ message) of a client of group
+// grp arriving while the backend is down: counted, and refused unless the
+// outage is a blackhole. It reports whether the backend was down.
+func (m *model) refusedInOutage(b *pool, now int64, grp uint8, slot, tok uint32) bool {
 	if !b.down {
 		return false
 	}
-	row.FailedOutage++
-	g.FailedOutage++
+	b.count(now, grp, failedOutage)
 	if !b.blackhole {
 		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}
@@ -335,24 +213,20 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	if b.tail != nil {
 		b.noteSys(now)
 	}
-	row, g := m.brows(b, now, grp)
-	if m.refusedInOutage(b, now, row, g, slot, tok) {
+	if m.refusedInOutage(b, now, grp, slot, tok) {
 		return
 	}
-	row.Received++
-	g.Received++
+	b.count(now, grp, received)
 	if b.rateLimit != nil && !b.rateLimit.Allow(now) || b.dagor != nil && !m.dagorAdmit(b, now, slot, grp) ||
 		b.conc != nil && !m.concAdmit(b, now) {
 		// Refused by the server's rate limit, priority shedding or
 		// concurrency limit, at the price of a rejection.
-		row.Shed++
+		b.count(now, grp, shed)
 		if !m.chargeReject(b, now) {
-			row.Unanswered++
-			g.Unanswered++
+			b.count(now, grp, unanswered)
 			return
 		}
-		row.Rejected++
-		g.Rejected++
+		b.count(now, grp, rejected)
 		m.answer(now, slot, tok, outRejected, b.rejectRA)
 		return
 	}
@@ -360,26 +234,22 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 		svc = m.slowed(b, id, svc) // applies_to: arrival
 	}
 	if b.busy < b.limit {
-		row.Accepted++
-		g.Accepted++
+		b.count(now, grp, accepted)
 		b.waitN++
 		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now, id)
 		return
 	}
 	if b.queue.n < b.qlimit {
-		row.Accepted++
-		g.Accepted++
+		b.count(now, grp, accepted)
 		b.queueChanged(now)
 		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, id: id})
 		return
 	}
 	if !m.chargeReject(b, now) {
-		row.Unanswered++
-		g.Unanswered++
+		b.count(now, grp, unanswered)
 		return
 	}
-	row.Rejected++
-	g.Rejected++
+	b.count(now, grp, rejected)
 	m.answer(now, slot, tok, outRejected, b.rejectRA)
 }
 
@@ -451,17 +321,9 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 		if b.conc != nil {
 			m.concSample(b, now, now-wk.arrived, b.outstanding(), false)
 		}
-		row := m.brow(b, now)
-		row.Served++
-		g := m.bgser(b, wk.group)
-		if g != nil {
-			g.Rows[g.Index(now)].Served++
-		}
+		b.count(now, wk.group, served)
 		if !m.waiting(wk.slot, wk.token) {
-			b.ser.AddWasted(wk.start, now)
-			if g != nil {
-				g.AddWasted(wk.start, now)
-			}
+			m.bwork(b, wk.group, wk.start, now, false)
 			break
 		}
 		if b.errRate > 0 {
@@ -470,12 +332,8 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 			if rng.Float64(key, drawIndex(r.ord, r.attempt)|uint64(wk.hop)<<56|1<<62) < b.errRate {
 				// An independent backend failure: the work produced an
 				// error, not a result.
-				row.Errors++
-				b.ser.AddWasted(wk.start, now)
-				if g != nil {
-					g.Rows[g.Index(now)].Errors++
-					g.AddWasted(wk.start, now)
-				}
+				b.count(now, wk.group, errored)
+				m.bwork(b, wk.group, wk.start, now, false)
 				m.answer(now, wk.slot, wk.token, outError, 0)
 				break
 			}
@@ -486,10 +344,7 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 			}
 			break
 		}
-		b.ser.AddUseful(wk.start, now)
-		if g != nil {
-			g.AddUseful(wk.start, now)
-		}
+		m.bwork(b, wk.group, wk.start, now, true)
 		if len(b.fwd) > 0 && m.forward(b, now, wk) {
 			break
 		}
@@ -536,7 +391,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		// reaches a worker.
 		if codel := b.codel != nil && b.codel.Drop(now, now-j.at, b.queue.n); codel || b.qtimeout > 0 && now-j.at > b.qtimeout {
 			if codel {
-				m.brow(b, now).Shed++
+				b.count(now, j.group, shed)
 			}
 			if b.conc != nil {
 				m.concSample(b, now, now-j.at, b.outstanding()+1, true)
@@ -550,21 +405,18 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			if _, ok := m.cancelled[uint64(j.slot)<<32|uint64(j.token)]; ok {
 				// A hedged copy whose twin has already succeeded.
 				delete(m.cancelled, uint64(j.slot)<<32|uint64(j.token))
-				m.brow(b, now).Cancelled++
+				b.count(now, j.group, cancelled)
 				continue
 			}
 		}
 		if j.dl > 0 && now >= j.dl {
 			// Its caller's deadline has passed: nobody waits for the
 			// answer, and the service knows it.
-			m.brow(b, now).DeadlineDropped++
+			b.count(now, j.group, deadlineDropped)
 			continue
 		}
 		if b.cancel && !m.waiting(j.slot, j.token) {
-			m.brow(b, now).Cancelled++
-			if g := m.bgrow(b, now, j.group); g != nil {
-				g.Cancelled++
-			}
+			b.count(now, j.group, cancelled)
 			continue
 		}
 		b.waitSum += float64(now - j.at)
@@ -577,10 +429,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 // timeOutQueued rejects queued job j as a queue timeout; it reports
 // whether worker w took the rejection work.
 func (m *model) timeOutQueued(b *pool, now int64, w uint32, j job) bool {
-	m.brow(b, now).QueueTimeouts++
-	if g := m.bgrow(b, now, j.group); g != nil {
-		g.QueueTimeouts++
-	}
+	b.count(now, j.group, queueTimeouts)
 	m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
 	if b.rejCost > 0 {
 		m.rejectWork(b, now, w)
