@@ -164,7 +164,7 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 		m.handshakeOn(b, now, w, c, seq)
 		return
 	}
-	if b.queue.n < b.qlimit {
+	if b.queue.n < b.adm.QueueLimit() {
 		b.queueChanged(now)
 		b.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: b.connCost})
 		return
@@ -177,7 +177,7 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 // the client times out.
 func (m *model) refuseConnect(now int64, c, seq uint32) {
 	row := m.mt.row(now)
-	if !m.chargeReject(m.cpool(c), now) {
+	if b := m.cpool(c); !m.rejected(b, now, b.adm.Refuse(b.load())) {
 		row.ConnectsUnanswered++
 		return
 	}

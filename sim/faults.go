@@ -82,7 +82,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 			m.lost(b, now, j.slot, j.token, j.group)
 		}
 		m.killFrames(b, now)
-		b.overhead = 0
+		b.adm.Overhead = 0
 		b.busy = 0
 		b.freeW = b.freeW[:0]
 		for i := len(b.workers) - 1; i >= 0; i-- {
@@ -130,7 +130,7 @@ func (m *model) faultEnd(now int64, f scenario.Fault, b *pool) {
 	b.capFault = false
 	m.checkReconnected(now)
 	b.capacityChanged(now, b.effLimit())
-	for b.busy < b.limit && (b.queue.n > 0 || b.overhead > 0) {
+	for b.busy < b.limit && (b.queue.n > 0 || b.adm.Overhead > 0) {
 		m.dispatch(b, now, b.takeWorker())
 	}
 }

@@ -120,7 +120,9 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		}
 		for range reps {
 			b := &m.svcs[k]
-			b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser)
+			if err := b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser, m.src.Key(rng.Route, limiterEntity|uint64(k))); err != nil {
+				return err
+			}
 			b.idx, b.node, b.fleet, b.name = uint16(k), uint16(i), i == entry, nd.Name
 			b.mt = &noFastPath
 			if b.fleet {
@@ -129,16 +131,8 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
 			b.calls, b.fwd = calls, fwd
 			b.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
-			if ps := nd.PriorityShedding; ps != nil {
-				if err := m.initShedding(b, ps, sc); err != nil {
-					return err
-				}
-			}
-			if cl := nd.ConcurrencyLimit; cl != nil {
-				var err error
-				if b.conc, err = newConcLimit(cl, m.src, k); err != nil {
-					return err
-				}
+			if nd.PriorityShedding != nil {
+				m.initPriorities(sc)
 			}
 			k++
 		}

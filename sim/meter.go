@@ -187,9 +187,7 @@ func (m *model) finish(stop int64) {
 		b := &m.svcs[i]
 		b.queueChanged(stop)
 		b.capacityChanged(stop, b.limit)
-		if b.conc != nil {
-			b.ser.AddLimit(b.conc.last, stop, int64(b.conc.cur))
-		}
+		b.adm.Finish(stop)
 	}
 	for i := range m.nodes {
 		if g := m.nodes[i].g; g != nil {

@@ -3,8 +3,8 @@ package sim
 import (
 	"math"
 
+	"github.com/throttlesim/throttlesim/sim/admission"
 	"github.com/throttlesim/throttlesim/sim/metrics"
-	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -25,24 +25,12 @@ type pool struct {
 	capFrac  float64 // a capacity fault in progress: limit is full × capFrac
 	draining bool    // scaled in: stops once it holds no work (autoscale.go)
 	queue    jobRing
-	qlimit   int
-	qtimeout int64
-	overhead int64 // rejection work items waiting for a worker
-	backlog  int64 // the most that may wait (backend.accept_backlog)
-	rejCost  int64
-	rejectRA int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
+	adm      admission.Admission // what to admit, queue, reject, and take next (queue discipline, rate limit, concurrency limit, priority shedding)
+	rejectRA int64               // retry-after sent with overload rejections (dontRetry: "do not retry")
 	cancel   bool
 	errRate  float64 // share of served attempts answered with an error
 	svc      sampler
-	// server-side overload control (backend.queue.discipline, rate_limit)
-	lifo          bool // newest first
-	adaptive      bool // newest first while more than lifoThreshold wait
-	lifoThreshold int
-	codel         *policy.CoDel
-	rateLimit     *policy.TokenBucket
-	conc          *concLimit // backend.concurrency_limit (limiter.go)
-	dagor         *shedder   // backend.priority_shedding (priority.go)
-	perConc       int64      // ns of service time added per request in service (dist concurrency)
+	perConc  int64 // ns of service time added per request in service (dist concurrency)
 
 	// a slowdown fault in progress
 	slowOn     bool
@@ -133,18 +121,14 @@ type worker struct {
 // it (the service index takes the top 8).
 const genMask = 1<<24 - 1
 
-func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
+func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series, limitKey uint64) error {
 	b.workers = make([]worker, be.Workers)
 	b.freeW = make([]uint32, be.Workers)
 	for i := range b.freeW {
 		b.freeW[i] = uint32(be.Workers - 1 - i)
 	}
 	b.limit, b.full = be.Workers, be.Workers
-	b.qlimit = be.Queue.Limit
 	b.queue.init(min(be.Queue.Limit, 1<<16))
-	b.qtimeout = int64(be.Queue.Timeout)
-	b.rejCost = int64(be.RejectCost)
-	b.backlog = int64(be.AcceptBacklog)
 	b.rejectRA = int64(be.RetryAfter)
 	if be.DontRetry {
 		b.rejectRA = dontRetry
@@ -152,17 +136,6 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	b.cancel = be.CancelTimedOut
 	b.errRate = be.ErrorRate
 	b.svc = newSampler(be.Service)
-	switch be.Queue.Discipline {
-	case scenario.QueueLIFO:
-		b.lifo = true
-	case scenario.QueueAdaptiveLIFO:
-		b.adaptive, b.lifoThreshold = true, be.Queue.LIFOThreshold
-	case scenario.QueueCoDel:
-		b.codel = policy.NewCoDel(int64(be.Queue.CoDelTarget), int64(be.Queue.CoDelInterval))
-	}
-	if rl := be.RateLimit; rl != nil {
-		b.rateLimit = policy.NewTokenBucket(float64(rl.Rate), rl.Burst)
-	}
 	if be.Service.Dist == scenario.ServiceConcurrency {
 		b.perConc = int64(be.Service.PerConcurrent) // × the others in service, in serve
 	}
@@ -172,6 +145,14 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	}
 	b.lastOutage = -1
 	b.ser = ser
+	var err error
+	b.adm, err = admission.New(be, limitKey, ser)
+	return err
+}
+
+// load is what b's admission reads of its state.
+func (b *pool) load() admission.Load {
+	return admission.Load{Busy: b.busy, Limit: b.limit, Queued: b.queue.n, WaitSum: b.waitSum, WaitN: b.waitN}
 }
 
 // brow is b's metrics row at now: the fleet's for the entry service, else
@@ -217,40 +198,39 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 		return
 	}
 	b.count(now, grp, received)
-	if b.rateLimit != nil && !b.rateLimit.Allow(now) || b.dagor != nil && !m.dagorAdmit(b, now, slot, grp) ||
-		b.conc != nil && !m.concAdmit(b, now) {
+	prio := 0
+	if b.adm.Prioritized() {
+		prio = m.priority(b, now, slot, grp)
+	}
+	v, sh := b.adm.Arrive(now, b.load(), prio)
+	if sh {
 		// Refused by the server's rate limit, priority shedding or
 		// concurrency limit, at the price of a rejection.
 		b.count(now, grp, shed)
-		if !m.chargeReject(b, now) {
+	}
+	switch v {
+	case admission.Serve:
+		if b.slowOn && !b.slowStart {
+			svc = m.slowed(b, id, svc) // applies_to: arrival
+		}
+		b.count(now, grp, accepted)
+		b.waitN++
+		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now, id)
+	case admission.Queue:
+		if b.slowOn && !b.slowStart {
+			svc = m.slowed(b, id, svc) // applies_to: arrival
+		}
+		b.count(now, grp, accepted)
+		b.queueChanged(now)
+		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, id: id})
+	default:
+		if !m.rejected(b, now, v) {
 			b.count(now, grp, unanswered)
 			return
 		}
 		b.count(now, grp, rejected)
 		m.answer(now, slot, tok, outRejected, b.rejectRA)
-		return
 	}
-	if b.slowOn && !b.slowStart {
-		svc = m.slowed(b, id, svc) // applies_to: arrival
-	}
-	if b.busy < b.limit {
-		b.count(now, grp, accepted)
-		b.waitN++
-		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now, id)
-		return
-	}
-	if b.queue.n < b.qlimit {
-		b.count(now, grp, accepted)
-		b.queueChanged(now)
-		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, id: id})
-		return
-	}
-	if !m.chargeReject(b, now) {
-		b.count(now, grp, unanswered)
-		return
-	}
-	b.count(now, grp, rejected)
-	m.answer(now, slot, tok, outRejected, b.rejectRA)
 }
 
 func (b *pool) takeWorker() uint32 {
@@ -274,30 +254,24 @@ func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64,
 	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
-// chargeReject puts one rejection's worth of work on the workers: at once
-// if one is free, else into the accept backlog, which workers empty ahead of
-// the queue. When the backlog is full the backend cannot even say no: the
-// arrival is dropped unanswered (as a kernel drops connections beyond its
-// listen backlog) and chargeReject returns false.
-func (m *model) chargeReject(b *pool, now int64) bool {
-	if b.rejCost == 0 {
-		return true
-	}
-	if b.busy < b.limit {
+// rejected carries out the admission's verdict v on a refusal: a
+// rejection's work on a free worker now (RejectWork), in the accept
+// backlog or free (Reject); it reports false when the backlog was full and
+// the arrival goes unanswered.
+func (m *model) rejected(b *pool, now int64, v admission.Verdict) bool {
+	switch v {
+	case admission.RejectWork:
 		m.rejectWork(b, now, b.takeWorker())
-		return true
-	}
-	if b.overhead >= b.backlog {
+	case admission.Unanswered:
 		return false
 	}
-	b.overhead++
 	return true
 }
 
 func (m *model) rejectWork(b *pool, now int64, w uint32) {
 	wk := &b.workers[w]
 	wk.start, wk.kind = now, wkReject
-	m.q.Schedule(m.after(now, b.rejCost), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
+	m.q.Schedule(m.after(now, b.adm.RejectCost()), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
 func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
@@ -318,8 +292,8 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 		if b.ewma {
 			b.observe(now, float64(now-wk.arrived), m.nodes[b.node].tau)
 		}
-		if b.conc != nil {
-			m.concSample(b, now, now-wk.arrived, b.outstanding(), false)
+		if b.adm.Limited() {
+			b.adm.Sample(now, now-wk.arrived, b.outstanding(), false)
 		}
 		b.count(now, wk.group, served)
 		if !m.waiting(wk.slot, wk.token) {
@@ -356,28 +330,26 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 // dispatch gives free worker w its next work: pending rejection work
 // first, then the head of the queue; or lets it idle.
 func (m *model) dispatch(b *pool, now int64, w uint32) {
-	if b.busy > b.limit { // capacity was cut while it worked
-		b.idle(w)
-		return
-	}
 	for {
-		if b.overhead > 0 {
-			b.overhead--
+		var j job
+		switch b.adm.Next(b.load()) {
+		case admission.TakeReject:
 			m.rejectWork(b, now, w)
 			return
-		}
-		if b.queue.n == 0 {
+		case admission.Cut:
+			b.idle(w)
+			return
+		case admission.Idle:
 			b.idle(w)
 			if b.draining {
 				m.drained(b, now)
 			}
 			return
-		}
-		b.queueChanged(now)
-		var j job
-		if b.lifo || b.adaptive && b.queue.n > b.lifoThreshold {
+		case admission.TakeTail:
+			b.queueChanged(now)
 			j = b.queue.popBack()
-		} else {
+		default:
+			b.queueChanged(now)
 			j = b.queue.pop()
 		}
 		if j.slot&handshakeFlag != 0 {
@@ -386,15 +358,14 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			}
 			continue
 		}
-		// CoDel (the queue has stood above its target delay for an
-		// interval) and the queue timeout reject a request when it
-		// reaches a worker.
-		if codel := b.codel != nil && b.codel.Drop(now, now-j.at, b.queue.n); codel || b.qtimeout > 0 && now-j.at > b.qtimeout {
-			if codel {
+		// CoDel and the queue timeout reject a request when it reaches
+		// a worker.
+		if ex := b.adm.Expire(now, now-j.at, b.queue.n); ex != admission.Keep {
+			if ex == admission.Shed {
 				b.count(now, j.group, shed)
 			}
-			if b.conc != nil {
-				m.concSample(b, now, now-j.at, b.outstanding()+1, true)
+			if b.adm.Limited() {
+				b.adm.Sample(now, now-j.at, b.outstanding()+1, true)
 			}
 			if m.timeOutQueued(b, now, w, j) {
 				return
@@ -431,7 +402,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 func (m *model) timeOutQueued(b *pool, now int64, w uint32, j job) bool {
 	b.count(now, j.group, queueTimeouts)
 	m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
-	if b.rejCost > 0 {
+	if b.adm.RejectCost() > 0 {
 		m.rejectWork(b, now, w)
 		return true
 	}
