@@ -107,7 +107,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 
 // lost is an attempt whose work an outage of b destroyed.
 func (m *model) lost(b *pool, now int64, slot, tok uint32, group uint8) {
-	b.count(now, group, lostOutage)
+	b.rows.add(b, now, group, lostOutage)
 	if !b.blackhole {
 		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}

@@ -20,11 +20,11 @@ func (m *model) occArrive(now int64, mg msg) {
 		m.answer(now, mg.slot, mg.tok, outOK, m.occ.version)
 		return
 	}
-	m.be.count(now, mg.group, received)
-	m.be.count(now, mg.group, accepted)
-	m.be.count(now, mg.group, served)
+	m.be.rows.add(m.be, now, mg.group, received)
+	m.be.rows.add(m.be, now, mg.group, accepted)
+	m.be.rows.add(m.be, now, mg.group, served)
 	if mg.val != m.occ.version {
-		m.be.count(now, mg.group, errored)
+		m.be.rows.add(m.be, now, mg.group, errored)
 		m.answer(now, mg.slot, mg.tok, outError, 0)
 		return
 	}

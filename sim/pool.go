@@ -56,20 +56,14 @@ type pool struct {
 	waitSum float64
 	waitN   int64
 
-	// In a service graph (graph.go): which service this is, and what it
-	// does after its local work.
-	idx      uint16
-	fleet    bool      // ser is the fleet's series (the entry service): rows through the meter
-	mt       *meter    // the fleet's meter when fleet, else noFastPath (count)
-	cur      rowCursor // else: the row being filled
-	name     string
-	calls    []uint16 // edges of its calls, in order
-	parallel bool
-	join     scenario.Join
-	joinK    int
-	blocking bool
-	fwd      []route
-	node     uint16 // the service it is a replica of
+	// In a service graph (graph.go): which replica this is, of which
+	// service (what it does after its local work is the service's: node).
+	idx   uint16
+	node  uint16    // the service it is a replica of
+	leaf  bool      // its service neither calls, forwards nor tracks peak EWMA: onWorkerDone need not look at the node
+	fleet bool      // ser is the fleet's series (the entry service): rows through the meter
+	rows  *meter    // the fleet's meter when fleet, else noFastPath (meter.add)
+	cur   rowCursor // else: the row being filled
 	// tail[k], when tracked (tests), is the time with exactly k requests
 	// queued or in service (k capped at len−1), up to lastSys.
 	tail     []int64
@@ -77,7 +71,6 @@ type pool struct {
 	tailFrom int64 // the warm-up: time before it is not counted
 	// peak EWMA (Finagle PeakEwma), when its service balances by it: cost
 	// in ns, when it was last updated
-	ewma      bool
 	ewmaCost  float64
 	ewmaStamp int64
 }
@@ -180,7 +173,7 @@ func (m *model) refusedInOutage(b *pool, now int64, grp uint8, slot, tok uint32)
 	if !b.down {
 		return false
 	}
-	b.count(now, grp, failedOutage)
+	b.rows.add(b, now, grp, failedOutage)
 	if !b.blackhole {
 		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}
@@ -197,7 +190,7 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	if m.refusedInOutage(b, now, grp, slot, tok) {
 		return
 	}
-	b.count(now, grp, received)
+	b.rows.add(b, now, grp, received)
 	prio := 0
 	if b.adm.Prioritized() {
 		prio = m.priority(b, now, slot, grp)
@@ -206,29 +199,29 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	if sh {
 		// Refused by the server's rate limit, priority shedding or
 		// concurrency limit, at the price of a rejection.
-		b.count(now, grp, shed)
+		b.rows.add(b, now, grp, shed)
 	}
 	switch v {
 	case admission.Serve:
 		if b.slowOn && !b.slowStart {
 			svc = m.slowed(b, id, svc) // applies_to: arrival
 		}
-		b.count(now, grp, accepted)
+		b.rows.add(b, now, grp, accepted)
 		b.waitN++
 		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now, id)
 	case admission.Queue:
 		if b.slowOn && !b.slowStart {
 			svc = m.slowed(b, id, svc) // applies_to: arrival
 		}
-		b.count(now, grp, accepted)
+		b.rows.add(b, now, grp, accepted)
 		b.queueChanged(now)
 		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, id: id})
 	default:
 		if !m.rejected(b, now, v) {
-			b.count(now, grp, unanswered)
+			b.rows.add(b, now, grp, unanswered)
 			return
 		}
-		b.count(now, grp, rejected)
+		b.rows.add(b, now, grp, rejected)
 		m.answer(now, slot, tok, outRejected, b.rejectRA)
 	}
 }
@@ -289,13 +282,16 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 	case wkHandshake:
 		m.handshakeDone(b, now, wk.slot, wk.token, wk.start)
 	default:
-		if b.ewma {
-			b.observe(now, float64(now-wk.arrived), m.nodes[b.node].tau)
+		var nd *node
+		if !b.leaf {
+			if nd = &m.nodes[b.node]; nd.ewma {
+				b.observe(now, float64(now-wk.arrived), nd.tau)
+			}
 		}
 		if b.adm.Limited() {
 			b.adm.Sample(now, now-wk.arrived, b.outstanding(), false)
 		}
-		b.count(now, wk.group, served)
+		b.rows.add(b, now, wk.group, served)
 		if !m.waiting(wk.slot, wk.token) {
 			m.bwork(b, wk.group, wk.start, now, false)
 			break
@@ -306,20 +302,20 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 			if rng.Float64(key, drawIndex(r.ord, r.attempt)|uint64(wk.hop)<<56|1<<62) < b.errRate {
 				// An independent backend failure: the work produced an
 				// error, not a result.
-				b.count(now, wk.group, errored)
+				b.rows.add(b, now, wk.group, errored)
 				m.bwork(b, wk.group, wk.start, now, false)
 				m.answer(now, wk.slot, wk.token, outError, 0)
 				break
 			}
 		}
-		if len(b.calls) > 0 {
-			if m.startCalls(b, now, w) {
+		if !b.leaf && len(nd.calls) > 0 {
+			if m.startCalls(b, nd, now, w) {
 				return // blocking: the worker waits for the calls
 			}
 			break
 		}
 		m.bwork(b, wk.group, wk.start, now, true)
-		if len(b.fwd) > 0 && m.forward(b, now, wk) {
+		if !b.leaf && len(nd.fwd) > 0 && m.forward(nd, now, wk) {
 			break
 		}
 		m.answer(now, wk.slot, wk.token, outOK, 0)
@@ -362,7 +358,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		// a worker.
 		if ex := b.adm.Expire(now, now-j.at, b.queue.n); ex != admission.Keep {
 			if ex == admission.Shed {
-				b.count(now, j.group, shed)
+				b.rows.add(b, now, j.group, shed)
 			}
 			if b.adm.Limited() {
 				b.adm.Sample(now, now-j.at, b.outstanding()+1, true)
@@ -376,18 +372,18 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			if _, ok := m.cancelled[uint64(j.slot)<<32|uint64(j.token)]; ok {
 				// A hedged copy whose twin has already succeeded.
 				delete(m.cancelled, uint64(j.slot)<<32|uint64(j.token))
-				b.count(now, j.group, cancelled)
+				b.rows.add(b, now, j.group, cancelled)
 				continue
 			}
 		}
 		if j.dl > 0 && now >= j.dl {
 			// Its caller's deadline has passed: nobody waits for the
 			// answer, and the service knows it.
-			b.count(now, j.group, deadlineDropped)
+			b.rows.add(b, now, j.group, deadlineDropped)
 			continue
 		}
 		if b.cancel && !m.waiting(j.slot, j.token) {
-			b.count(now, j.group, cancelled)
+			b.rows.add(b, now, j.group, cancelled)
 			continue
 		}
 		b.waitSum += float64(now - j.at)
@@ -400,7 +396,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 // timeOutQueued rejects queued job j as a queue timeout; it reports
 // whether worker w took the rejection work.
 func (m *model) timeOutQueued(b *pool, now int64, w uint32, j job) bool {
-	b.count(now, j.group, queueTimeouts)
+	b.rows.add(b, now, j.group, queueTimeouts)
 	m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
 	if b.adm.RejectCost() > 0 {
 		m.rejectWork(b, now, w)

@@ -6,7 +6,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim/metrics"
 )
 
-// The counters a service counts into (pool.count), beside the client-side
+// The counters a service counts into (meter.add), beside the client-side
 // ones of meter.go.
 const (
 	received        = counter(unsafe.Offsetof(metrics.Row{}.Received))
@@ -23,34 +23,36 @@ const (
 	deadlineDropped = counter(unsafe.Offsetof(metrics.Row{}.DeadlineDropped))
 )
 
-// count adds one to counter f in b's row at now and, when b is the entry
-// service and the fleet has client groups, in the row of group grp (the
-// client group of the attempt counted). Every count a service makes goes
-// through it, so a group sees every count of its attempts. Its common case
-// (the entry service of a solo fleet, now in the row of the latest
-// look-up) is one compare and one add, inlined.
-func (b *pool) count(now int64, grp uint8, f counter) {
-	if uint64(now-b.mt.rowStart) >= b.mt.soloLen {
+// add adds one to counter f in pool b's row at now and, when b is the
+// entry service and the fleet has client groups, in the row of group grp
+// (the client group of the attempt counted); mt is b.rows. Every count a
+// service makes goes through it, so a group sees every count of its
+// attempts. Its common case (the entry service of a solo fleet, now in
+// the row of the latest look-up) is one compare and one add, inlined: it
+// is a method of the meter, not of the pool, because one more pointer
+// load would put it over the inliner's budget.
+func (mt *meter) add(b *pool, now int64, grp uint8, f counter) {
+	if uint64(now-mt.rowStart) < mt.soloLen {
+		*(*int64)(unsafe.Add(mt.cur, f))++
+	} else {
 		b.countAt(now, grp, f)
-		return
 	}
-	*(*int64)(unsafe.Add(b.mt.cur, f))++
 }
 
-// countAt is count's general case.
+// countAt is meter.add's general case.
 func (b *pool) countAt(now int64, grp uint8, f counter) {
 	if !b.fleet {
 		*f.in(b.cur.row(b.ser, now))++
 		return
 	}
-	*f.in(b.mt.row(now))++
-	if s := b.mt.gseries(grp); s != nil {
+	*f.in(b.rows.row(now))++
+	if s := b.rows.gseries(grp); s != nil {
 		*f.in(&s.Rows[s.Index(now)])++
 	}
 }
 
-// noFastPath is the meter of every service but the entry (pool.mt): its
-// soloLen is 0, so count takes the general path. Nothing writes it.
+// noFastPath is the meter of every service but the entry (pool.rows): its
+// soloLen is 0, so add takes the general path. Nothing writes it.
 var noFastPath meter
 
 // bwork accounts worker time [from, to) of service b spent on an attempt

@@ -231,6 +231,13 @@ func (a *Admission) Next(l Load) Take {
 // its target delay for an interval) and the queue timeout reject it as it
 // reaches a worker.
 func (a *Admission) Expire(now, sojourn int64, left int) Expiry {
+	if a.codel == nil && a.qtimeout == 0 {
+		return Keep // inlined: most queues have neither
+	}
+	return a.expire(now, sojourn, left)
+}
+
+func (a *Admission) expire(now, sojourn int64, left int) Expiry {
 	if a.codel != nil && a.codel.Drop(now, sojourn, left) {
 		return Shed
 	}
