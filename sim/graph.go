@@ -134,7 +134,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		sn.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
 		for range reps {
 			b := &m.svcs[k]
-			if err := b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser, m.src.Key(rng.Route, limiterEntity|uint64(k))); err != nil {
+			if err := b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser, m.src.Key(rng.Route, concLimitEntity|uint64(k))); err != nil {
 				return err
 			}
 			b.idx, b.node, b.fleet = uint16(k), uint16(i), i == entry

@@ -114,6 +114,11 @@ type worker struct {
 // it (the service index takes the top 8).
 const genMask = 1<<24 - 1
 
+// concLimitEntity names a replica's concurrency-limit draws in the Route
+// stream, apart from every client's and call's entity (its admission
+// value draws them).
+const concLimitEntity = 1 << 40
+
 func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series, limitKey uint64) error {
 	b.workers = make([]worker, be.Workers)
 	b.freeW = make([]uint32, be.Workers)

@@ -12,7 +12,7 @@ import (
 // Nothing here runs unless some service sheds by priority.
 
 // Entities of the priority draws in the Route stream, apart from every
-// client's, call's and limiter's.
+// client's, call's and concurrency limit's.
 const (
 	userPrioEntity = 1 << 41 // the user priority: a client's hash, per hour
 	bizPrioEntity  = 1 << 42 // a request's business priority, when drawn

@@ -126,12 +126,18 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		a.disc, a.threshold = AdaptiveLIFO, be.Queue.LIFOThreshold
 	case scenario.QueueCoDel:
 		a.disc = CoDel
-		a.codel = policy.NewCoDel(int64(be.Queue.CoDelTarget), int64(be.Queue.CoDelInterval))
+		var err error
+		if a.codel, err = policy.NewCoDel(int64(be.Queue.CoDelTarget), int64(be.Queue.CoDelInterval)); err != nil {
+			return Admission{}, fmt.Errorf("admission: backend.queue: %w", err)
+		}
 	default:
 		return Admission{}, fmt.Errorf("admission: backend.queue.discipline: unknown %q", be.Queue.Discipline)
 	}
 	if rl := be.RateLimit; rl != nil {
-		a.bucket = policy.NewTokenBucket(float64(rl.Rate), rl.Burst)
+		var err error
+		if a.bucket, err = policy.NewTokenBucket(float64(rl.Rate), rl.Burst); err != nil {
+			return Admission{}, fmt.Errorf("admission: backend.rate_limit: %w", err)
+		}
 	}
 	if cl := be.ConcurrencyLimit; cl != nil {
 		alg, err := cl.Algorithm()
