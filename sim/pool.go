@@ -153,24 +153,6 @@ func (b *pool) load() admission.Load {
 	return admission.Load{Busy: b.busy, Limit: b.limit, Queued: b.queue.n, WaitSum: b.waitSum, WaitN: b.waitN}
 }
 
-// brow is b's metrics row at now: the fleet's for the entry service, else
-// the service's own. Its common case (the entry service of a solo fleet,
-// now in the row of the latest call) is inlined.
-func (m *model) brow(b *pool, now int64) *metrics.Row {
-	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
-		return (*metrics.Row)(m.mt.cur)
-	}
-	return m.browAt(b, now)
-}
-
-// browAt is brow's general case.
-func (m *model) browAt(b *pool, now int64) *metrics.Row {
-	if b.fleet {
-		return m.mt.row(now)
-	}
-	return b.cur.row(b.ser, now)
-}
-
 // refusedInOutage handles an attempt (or occ message) of a client of group
 // grp arriving while the backend is down: counted, and refused unless the
 // outage is a blackhole. It reports whether the backend was down.
