@@ -282,7 +282,7 @@ func (m *model) onReplicaReady(now int64, p uint32, aux uint32) {
 
 // drained stops draining pool b once it holds no work.
 func (m *model) drained(b *pool, now int64) {
-	if b.busy > 0 || b.queue.n > 0 || b.overhead > 0 {
+	if b.busy > 0 || b.queue.n > 0 || b.adm.Overhead > 0 {
 		return
 	}
 	b.draining = false
@@ -300,7 +300,7 @@ func (m *model) setFull(b *pool, now int64, n int) {
 	if l := b.effLimit(); l != b.limit {
 		b.capacityChanged(now, l)
 	}
-	for b.busy < b.limit && (b.queue.n > 0 || b.overhead > 0) {
+	for b.busy < b.limit && (b.queue.n > 0 || b.adm.Overhead > 0) {
 		m.dispatch(b, now, b.takeWorker())
 	}
 }

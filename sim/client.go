@@ -259,7 +259,7 @@ func (m *model) countRAt(now int64, r *request, f counter) {
 		return
 	}
 	b := &m.svcs[m.nodes[m.edges[r.edge-1].to].first] // the replicas share the service's rows
-	*f.in(m.brow(b, now))++
+	b.countAt(now, 0, f)                              // never the entry service (calls form no cycle): its own row
 }
 
 // send puts the current attempt of slot on the wire.

@@ -164,7 +164,7 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 		m.handshakeOn(b, now, w, c, seq)
 		return
 	}
-	if b.queue.n < b.qlimit {
+	if b.queue.n < b.adm.QueueLimit() {
 		b.queueChanged(now)
 		b.queue.push(job{slot: c | handshakeFlag, token: seq, at: now, svc: b.connCost})
 		return
@@ -177,7 +177,7 @@ func (m *model) connectArrive(now int64, c, seq uint32) {
 // the client times out.
 func (m *model) refuseConnect(now int64, c, seq uint32) {
 	row := m.mt.row(now)
-	if !m.chargeReject(m.cpool(c), now) {
+	if b := m.cpool(c); !m.rejected(b, now, b.adm.Refuse(b.load())) {
 		row.ConnectsUnanswered++
 		return
 	}
@@ -349,33 +349,8 @@ func (m *model) cpool(c uint32) *pool {
 // fewer of two random picks (p2c, peak EWMA).
 func (m *model) connTarget(c, seq uint32) uint16 {
 	nd := &m.nodes[m.entry]
-	act := nd.act
-	n := len(act)
 	key := m.src.Key(rng.Route, uint64(c)|1<<37)
-	draw := func(j uint64) uint16 { return act[int(rng.Float64(key, uint64(seq)<<1|j)*float64(n))] }
-	switch nd.lb {
-	case scenario.LBRoundRobin:
-		j := nd.rr % uint32(n)
-		nd.rr++
-		return act[j]
-	case scenario.LBRandom:
-		return draw(0)
-	case scenario.LBLeastOutstanding:
-		start := int(nd.rr % uint32(n))
-		nd.rr++
-		best := act[start]
-		for j := 1; j < n; j++ {
-			if p := act[(start+j)%n]; m.svcs[p].held < m.svcs[best].held {
-				best = p
-			}
-		}
-		return best
-	}
-	a, b := draw(0), draw(1)
-	if m.svcs[b].held < m.svcs[a].held {
-		return b
-	}
-	return a
+	return uint16(m.balance(nd, nd.act, len(nd.act), 0, byHeld, key, uint64(seq)<<1))
 }
 
 // closeConns closes every connection held with replica b (an outage, a

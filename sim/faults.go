@@ -60,10 +60,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 			if wk.busy {
 				switch wk.kind {
 				case wkServe, wkWait:
-					b.ser.AddWasted(wk.start, now)
-					if g := m.bgser(b, wk.group); g != nil {
-						g.AddWasted(wk.start, now)
-					}
+					m.bwork(b, wk.group, wk.start, now, false)
 					m.lost(b, now, wk.slot, wk.token, wk.group)
 				case wkReject:
 					b.ser.AddWasted(wk.start, now)
@@ -85,7 +82,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 			m.lost(b, now, j.slot, j.token, j.group)
 		}
 		m.killFrames(b, now)
-		b.overhead = 0
+		b.adm.Overhead = 0
 		b.busy = 0
 		b.freeW = b.freeW[:0]
 		for i := len(b.workers) - 1; i >= 0; i-- {
@@ -110,10 +107,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 
 // lost is an attempt whose work an outage of b destroyed.
 func (m *model) lost(b *pool, now int64, slot, tok uint32, group uint8) {
-	m.brow(b, now).LostOutage++
-	if g := m.bgrow(b, now, group); g != nil {
-		g.LostOutage++
-	}
+	b.rows.add(b, now, group, lostOutage)
 	if !b.blackhole {
 		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}
@@ -136,7 +130,7 @@ func (m *model) faultEnd(now int64, f scenario.Fault, b *pool) {
 	b.capFault = false
 	m.checkReconnected(now)
 	b.capacityChanged(now, b.effLimit())
-	for b.busy < b.limit && (b.queue.n > 0 || b.overhead > 0) {
+	for b.busy < b.limit && (b.queue.n > 0 || b.adm.Overhead > 0) {
 		m.dispatch(b, now, b.takeWorker())
 	}
 }

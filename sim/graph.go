@@ -38,9 +38,18 @@ type node struct {
 	first, n uint16
 	act      []uint16 // the pools callers pick among: all n, or an autoscaler's ready ones
 	as       *scaler  // its autoscaler (autoscale.go), or nil
-	lb       scenario.LBPolicy
+	lb       lbKind
 	rr       uint32  // round robin's next pick
 	tau      float64 // peak EWMA decay, ns
+	ewma     bool    // its replicas track peak EWMA (lb peak_ewma, several replicas)
+	// what the service does after a replica's local work
+	name     string
+	calls    []uint16 // edges of its calls, in order
+	parallel bool
+	join     joinKind
+	joinK    int
+	blocking bool
+	fwd      []route
 	hist     metrics.Histogram
 	latSum   float64
 	latN     int64
@@ -99,7 +108,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		if err != nil {
 			return err
 		}
-		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: nd.LB, tau: float64(nd.EWMADecay), picks: make([]int64, reps), g: g}
+		m.nodes[i] = node{first: uint16(k), n: uint16(reps), lb: lbKinds[nd.LB], tau: float64(nd.EWMADecay), picks: make([]int64, reps), g: g}
 		m.guarded = m.guarded || (g != nil && g.od != nil)
 		for j := range reps {
 			m.nodes[i].act = append(m.nodes[i].act, uint16(k+j))
@@ -119,23 +128,24 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		for _, r := range nd.Forward {
 			fwd = append(fwd, route{to: uint16(sc.ServiceIndex(r.To)), p: r.Probability})
 		}
+		sn := &m.nodes[i]
+		sn.name, sn.calls, sn.fwd = nd.Name, calls, fwd
+		sn.parallel, sn.joinK, sn.blocking = nd.CallMode == scenario.CallParallel, nd.JoinK, nd.Blocking
+		sn.join = joinKinds[nd.Join]
+		sn.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
 		for range reps {
 			b := &m.svcs[k]
-			b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser)
-			b.idx, b.node, b.fleet, b.name = uint16(k), uint16(i), i == entry, nd.Name
-			b.parallel, b.join, b.joinK, b.blocking = nd.CallMode == scenario.CallParallel, nd.Join, nd.JoinK, nd.Blocking
-			b.calls, b.fwd = calls, fwd
-			b.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
-			if ps := nd.PriorityShedding; ps != nil {
-				if err := m.initShedding(b, ps, sc); err != nil {
-					return err
-				}
+			if err := b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser, m.src.Key(rng.Route, concLimitEntity|uint64(k))); err != nil {
+				return err
 			}
-			if cl := nd.ConcurrencyLimit; cl != nil {
-				var err error
-				if b.conc, err = newConcLimit(cl, m.src, k); err != nil {
-					return err
-				}
+			b.idx, b.node, b.fleet = uint16(k), uint16(i), i == entry
+			b.leaf = len(calls) == 0 && len(fwd) == 0 && !sn.ewma
+			b.rows = &noFastPath
+			if b.fleet {
+				b.rows = &m.mt
+			}
+			if nd.PriorityShedding != nil {
+				m.initPriorities(sc)
 			}
 			k++
 		}
@@ -167,7 +177,6 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 	if nd.n == 1 {
 		return &m.svcs[nd.first]
 	}
-	reps := m.svcs[nd.first : nd.first+nd.n]
 	// The candidates: every replica (cand nil), or with a guard the
 	// caller's subset less the replicas out of rotation (outlier.go).
 	var cand []uint16
@@ -181,44 +190,8 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 		cand = m.ready(nd, cand)
 		n = len(cand)
 	}
-	draw := func(j uint64) int {
-		u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<38), drawIndex(r.ord, r.rs.Attempt)<<16|uint64(hop)<<8|j)
-		return at(cand, int(u*float64(n)))
-	}
-	switch nd.lb {
-	case scenario.LBRandom:
-		return &reps[draw(0)]
-	case scenario.LBLeastOutstanding:
-		// The first least-loaded replica after a rotating start, so ties
-		// spread instead of piling onto replica 0.
-		start := int(nd.rr % uint32(n))
-		nd.rr++
-		best := at(cand, start)
-		for j := 1; j < n; j++ {
-			c := at(cand, (start+j)%n)
-			if reps[c].outstanding() < reps[best].outstanding() {
-				best = c
-			}
-		}
-		return &reps[best]
-	case scenario.LBP2C:
-		a, b := draw(0), draw(1) // with replacement, as Envoy and the supermarket model
-		if reps[b].outstanding() < reps[a].outstanding() {
-			return &reps[b]
-		}
-		return &reps[a]
-	case scenario.LBPeakEWMA:
-		a, b := draw(0), draw(1)
-		now := m.now
-		if reps[b].ewmaLoad(now, nd.tau) < reps[a].ewmaLoad(now, nd.tau) {
-			return &reps[b]
-		}
-		return &reps[a]
-	default: // round robin
-		j := nd.rr % uint32(n)
-		nd.rr++
-		return &reps[at(cand, int(j))]
-	}
+	key := m.src.Key(rng.Route, m.entity(r)|1<<38)
+	return &m.svcs[m.balance(nd, cand, n, int(nd.first), byOutstanding, key, drawIndex(r.ord, r.rs.Attempt)<<16|uint64(hop)<<8)]
 }
 
 // outstanding is the requests queued at or in service in b.
@@ -254,7 +227,7 @@ func (b *pool) ewmaLoad(now int64, tau float64) float64 {
 // startCalls begins the calls of the attempt worker w of b has just done
 // the local work of. It reports whether the worker stays busy waiting
 // for them (blocking); otherwise the caller frees it.
-func (m *model) startCalls(b *pool, now int64, w uint32) bool {
+func (m *model) startCalls(b *pool, nd *node, now int64, w uint32) bool {
 	wk := &b.workers[w]
 	r := &m.cl.reqs[wk.slot]
 	fi := m.newFrame()
@@ -264,20 +237,17 @@ func (m *model) startCalls(b *pool, now int64, w uint32) bool {
 	if m.prio != nil {
 		f.prio = m.business(r, wk.group)
 	}
-	if b.blocking {
+	if nd.blocking {
 		f.w, f.wgen = w, wk.gen
 		wk.kind, wk.frame = wkWait, fi
 	} else {
-		b.ser.AddUseful(wk.start, now) // the local work; the caller still waits
-		if g := m.bgser(b, wk.group); g != nil {
-			g.AddUseful(wk.start, now)
-		}
+		m.bwork(b, wk.group, wk.start, now, true) // the local work; the caller still waits
 	}
-	if !b.parallel {
+	if !nd.parallel {
 		m.nextCall(now, fi)
 	} else {
 		f.issuing = true
-		for i, e := range b.calls {
+		for i, e := range nd.calls {
 			if m.takeCall(fi, i, e) {
 				m.frames[fi].total++
 				m.frames[fi].open++
@@ -286,17 +256,17 @@ func (m *model) startCalls(b *pool, now int64, w uint32) bool {
 		}
 		f = &m.frames[fi]
 		f.issuing = false
-		switch b.join {
-		case scenario.JoinAny:
+		switch nd.join {
+		case joinAny:
 			f.need = min(1, f.total)
-		case scenario.JoinFirst:
-			f.need = min(uint16(b.joinK), f.total)
+		case joinFirst:
+			f.need = min(uint16(nd.joinK), f.total)
 		default:
 			f.need = f.total
 		}
 		m.checkJoin(now, fi)
 	}
-	return b.blocking
+	return nd.blocking
 }
 
 // takeCall draws whether call i (edge e) of frame fi is made.
@@ -324,11 +294,11 @@ func (m *model) newFrame() uint32 {
 // or finishes the frame when none is left.
 func (m *model) nextCall(now int64, fi uint32) {
 	f := &m.frames[fi]
-	b := &m.svcs[f.svc]
-	for int(f.next) < len(b.calls) {
+	nd := &m.nodes[m.svcs[f.svc].node]
+	for int(f.next) < len(nd.calls) {
 		i := int(f.next)
 		f.next++
-		e := b.calls[i]
+		e := nd.calls[i]
 		if m.takeCall(fi, i, e) {
 			f.open++
 			m.call(now, fi, e)
@@ -387,7 +357,7 @@ func (m *model) childDone(now int64, fi uint32, ok bool) {
 	} else {
 		f.fail++
 	}
-	if !m.svcs[f.svc].parallel {
+	if !m.nodes[m.svcs[f.svc].node].parallel {
 		if !ok {
 			m.finishFrame(now, fi, false)
 			return
@@ -423,22 +393,10 @@ func (m *model) finishFrame(now int64, fi uint32, ok bool) {
 			out = outOK
 		}
 		if f.w != noWorker {
-			waiting := m.waiting(f.slot, f.tok)
-			if waiting && ok {
-				b.ser.AddUseful(f.start, now)
-			} else {
-				b.ser.AddWasted(f.start, now)
-			}
-			if g := m.bgser(b, f.group); g != nil {
-				if waiting && ok {
-					g.AddUseful(f.start, now)
-				} else {
-					g.AddWasted(f.start, now)
-				}
-			}
+			m.bwork(b, f.group, f.start, now, ok && m.waiting(f.slot, f.tok))
 		}
 		if !ok {
-			m.brow(b, now).Errors++
+			b.rows.add(b, now, f.group, errored)
 		}
 		w, wgen, slot, tok := f.w, f.wgen, f.slot, f.tok
 		if f.open == 0 {
@@ -473,10 +431,10 @@ func (m *model) killFrames(b *pool, now int64) {
 
 // forward hands the attempt worker wk of b has served on to the next
 // service its routing draw picks; false when it leaves the system.
-func (m *model) forward(b *pool, now int64, wk *worker) bool {
+func (m *model) forward(nd *node, now int64, wk *worker) bool {
 	r := &m.cl.reqs[wk.slot]
 	u := rng.Float64(m.src.Key(rng.Route, m.entity(r)|1<<39), drawIndex(r.ord, r.rs.Attempt)<<8|uint64(wk.hop))
-	for _, rt := range b.fwd {
+	for _, rt := range nd.fwd {
 		if u < rt.p {
 			hop := wk.hop + 1
 			to := m.pick(rt.to, r, hop)

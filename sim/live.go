@@ -11,20 +11,6 @@ import (
 // code. (The client's policy stack is package stack, which the simulator
 // and live/client both use.)
 
-// ServiceTime draws service times from a backend's distribution with the
-// simulator's own sampler, for a live server (live/server).
-type ServiceTime struct{ s sampler }
-
-// NewServiceTime is the sampler of sv, which must be valid (scenario.Load
-// validates).
-func NewServiceTime(sv scenario.Service) *ServiceTime {
-	return &ServiceTime{s: newSampler(sv)}
-}
-
-// Sample is draw n of the random stream key as a service time, in
-// nanoseconds.
-func (t *ServiceTime) Sample(key, n uint64) int64 { return t.s.sample(key, n) }
-
 // Arrivals gives the arrival times of a scenario's application requests
 // exactly as a simulation with the same seed draws them (startup, arrival
 // process, load profile), for a live run that wants the simulation's

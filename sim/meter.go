@@ -27,7 +27,6 @@ type meter struct {
 	gser     []*metrics.Series // per-group counters (more than one group)
 	cgroup   []uint8           // client → group (more than one group): fleet.cgroup
 	solo     bool              // one group and no calls between services: count's fast path applies
-	sink     metrics.Row       // where group counts go when the fleet is one group
 	lastOK   int64             // when the latest success completed
 	anyOK    bool
 	latSum   float64 // of the successes' latencies, ns
@@ -113,32 +112,12 @@ func (mt *meter) success(now, lat int64) {
 	mt.all.Add(lat)
 }
 
-// growG is group g's metrics row at time t, or nil when the fleet is one
-// group.
-func (mt *meter) growG(t int64, g uint8) *metrics.Row {
-	if mt.gser == nil {
-		return nil
-	}
-	s := mt.gser[g]
-	return &s.Rows[s.Index(t)]
-}
-
 // gseries is group g's series, or nil when the fleet is one group.
 func (mt *meter) gseries(g uint8) *metrics.Series {
 	if mt.gser == nil {
 		return nil
 	}
 	return mt.gser[g]
-}
-
-// rows are the fleet's metrics row at now and group grp's (a scratch row
-// when the fleet is one group).
-func (mt *meter) rows(now int64, grp uint8) (row, g *metrics.Row) {
-	row, g = mt.row(now), mt.growG(now, grp)
-	if g == nil {
-		g = &mt.sink
-	}
-	return row, g
 }
 
 // count adds one to counter f in the fleet's row at now and, when the
@@ -208,9 +187,7 @@ func (m *model) finish(stop int64) {
 		b := &m.svcs[i]
 		b.queueChanged(stop)
 		b.capacityChanged(stop, b.limit)
-		if b.conc != nil {
-			b.ser.AddLimit(b.conc.last, stop, int64(b.conc.cur))
-		}
+		b.adm.Finish(stop)
 	}
 	for i := range m.nodes {
 		if g := m.nodes[i].g; g != nil {

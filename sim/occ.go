@@ -13,23 +13,18 @@ type occRow struct {
 // (and bumps it), else fails as "error". The backend does this whether or
 // not the client still waits for the answer.
 func (m *model) occArrive(now int64, mg msg) {
-	row, g := m.mt.rows(now, mg.group)
-	if m.refusedInOutage(m.be, now, row, g, mg.slot, mg.tok) {
+	if m.refusedInOutage(m.be, now, mg.group, mg.slot, mg.tok) {
 		return
 	}
 	if !mg.write {
 		m.answer(now, mg.slot, mg.tok, outOK, m.occ.version)
 		return
 	}
-	row.Received++
-	g.Received++
-	row.Accepted++
-	g.Accepted++
-	row.Served++
-	g.Served++
+	m.be.rows.add(m.be, now, mg.group, received)
+	m.be.rows.add(m.be, now, mg.group, accepted)
+	m.be.rows.add(m.be, now, mg.group, served)
 	if mg.val != m.occ.version {
-		row.Errors++
-		g.Errors++
+		m.be.rows.add(m.be, now, mg.group, errored)
 		m.answer(now, mg.slot, mg.tok, outError, 0)
 		return
 	}

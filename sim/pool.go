@@ -3,9 +3,8 @@ package sim
 import (
 	"math"
 
-	svcdist "github.com/throttlesim/throttlesim/sim/dist"
+	"github.com/throttlesim/throttlesim/sim/admission"
 	"github.com/throttlesim/throttlesim/sim/metrics"
-	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -26,24 +25,12 @@ type pool struct {
 	capFrac  float64 // a capacity fault in progress: limit is full × capFrac
 	draining bool    // scaled in: stops once it holds no work (autoscale.go)
 	queue    jobRing
-	qlimit   int
-	qtimeout int64
-	overhead int64 // rejection work items waiting for a worker
-	backlog  int64 // the most that may wait (backend.accept_backlog)
-	rejCost  int64
-	rejectRA int64 // retry-after sent with overload rejections (dontRetry: "do not retry")
+	adm      admission.Admission // what to admit, queue, reject, and take next (queue discipline, rate limit, concurrency limit, priority shedding)
+	rejectRA int64               // retry-after sent with overload rejections (dontRetry: "do not retry")
 	cancel   bool
 	errRate  float64 // share of served attempts answered with an error
 	svc      sampler
-	// server-side overload control (backend.queue.discipline, rate_limit)
-	lifo          bool // newest first
-	adaptive      bool // newest first while more than lifoThreshold wait
-	lifoThreshold int
-	codel         *policy.CoDel
-	rateLimit     *policy.TokenBucket
-	conc          *concLimit // backend.concurrency_limit (limiter.go)
-	dagor         *shedder   // backend.priority_shedding (priority.go)
-	perConc       int64      // ns of service time added per request in service (dist concurrency)
+	perConc  int64 // ns of service time added per request in service (dist concurrency)
 
 	// a slowdown fault in progress
 	slowOn     bool
@@ -69,19 +56,14 @@ type pool struct {
 	waitSum float64
 	waitN   int64
 
-	// In a service graph (graph.go): which service this is, and what it
-	// does after its local work.
-	idx      uint16
-	fleet    bool      // ser is the fleet's series (the entry service): rows through the meter
-	cur      rowCursor // else: the row being filled
-	name     string
-	calls    []uint16 // edges of its calls, in order
-	parallel bool
-	join     scenario.Join
-	joinK    int
-	blocking bool
-	fwd      []route
-	node     uint16 // the service it is a replica of
+	// In a service graph (graph.go): which replica this is, of which
+	// service (what it does after its local work is the service's: node).
+	idx   uint16
+	node  uint16    // the service it is a replica of
+	leaf  bool      // its service neither calls, forwards nor tracks peak EWMA: onWorkerDone need not look at the node
+	fleet bool      // ser is the fleet's series (the entry service): rows through the meter
+	rows  *meter    // the fleet's meter when fleet, else noFastPath (meter.add)
+	cur   rowCursor // else: the row being filled
 	// tail[k], when tracked (tests), is the time with exactly k requests
 	// queued or in service (k capped at len−1), up to lastSys.
 	tail     []int64
@@ -89,7 +71,6 @@ type pool struct {
 	tailFrom int64 // the warm-up: time before it is not counted
 	// peak EWMA (Finagle PeakEwma), when its service balances by it: cost
 	// in ns, when it was last updated
-	ewma      bool
 	ewmaCost  float64
 	ewmaStamp int64
 }
@@ -133,18 +114,19 @@ type worker struct {
 // it (the service index takes the top 8).
 const genMask = 1<<24 - 1
 
-func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
+// concLimitEntity names a replica's concurrency-limit draws in the Route
+// stream, apart from every client's and call's entity (its admission
+// value draws them).
+const concLimitEntity = 1 << 40
+
+func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series, limitKey uint64) error {
 	b.workers = make([]worker, be.Workers)
 	b.freeW = make([]uint32, be.Workers)
 	for i := range b.freeW {
 		b.freeW[i] = uint32(be.Workers - 1 - i)
 	}
 	b.limit, b.full = be.Workers, be.Workers
-	b.qlimit = be.Queue.Limit
 	b.queue.init(min(be.Queue.Limit, 1<<16))
-	b.qtimeout = int64(be.Queue.Timeout)
-	b.rejCost = int64(be.RejectCost)
-	b.backlog = int64(be.AcceptBacklog)
 	b.rejectRA = int64(be.RetryAfter)
 	if be.DontRetry {
 		b.rejectRA = dontRetry
@@ -152,17 +134,6 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	b.cancel = be.CancelTimedOut
 	b.errRate = be.ErrorRate
 	b.svc = newSampler(be.Service)
-	switch be.Queue.Discipline {
-	case scenario.QueueLIFO:
-		b.lifo = true
-	case scenario.QueueAdaptiveLIFO:
-		b.adaptive, b.lifoThreshold = true, be.Queue.LIFOThreshold
-	case scenario.QueueCoDel:
-		b.codel = policy.NewCoDel(int64(be.Queue.CoDelTarget), int64(be.Queue.CoDelInterval))
-	}
-	if rl := be.RateLimit; rl != nil {
-		b.rateLimit = policy.NewTokenBucket(float64(rl.Rate), rl.Burst)
-	}
 	if be.Service.Dist == scenario.ServiceConcurrency {
 		b.perConc = int64(be.Service.PerConcurrent) // × the others in service, in serve
 	}
@@ -172,156 +143,24 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series) {
 	}
 	b.lastOutage = -1
 	b.ser = ser
+	var err error
+	b.adm, err = admission.New(be, limitKey, ser)
+	return err
 }
 
-// svcDraw names the service-time draw of one attempt at one service: the
-// stream key of its client (or edge) and the draw index of its request
-// ordinal, attempt number and hop. It is taken while the attempt is its
-// request's current one and travels with the attempt (job, msg), so that a
-// draw made later, a slowdown's replacement at arrival or at the start of
-// service, is still the attempt's own when the client has given up on it
-// and its request slot holds a later attempt or another request.
-type svcDraw struct{ key, n uint64 }
-
-// drawOf names the service-time draw of r's current attempt after hop
-// forwarding hops.
-func (m *model) drawOf(r *request, hop uint8) svcDraw {
-	return svcDraw{m.src.Key(rng.Service, m.entity(r)), drawIndex(r.ord, r.rs.Attempt) | uint64(hop)<<56}
+// load is what b's admission reads of its state.
+func (b *pool) load() admission.Load {
+	return admission.Load{Busy: b.busy, Limit: b.limit, Queued: b.queue.n, WaitSum: b.waitSum, WaitN: b.waitN}
 }
 
-// serviceTime is the service time at b of the attempt id names: named by
-// the attempt, so it is the same draw whenever it is taken.
-func (m *model) serviceTime(b *pool, id svcDraw) int64 {
-	return b.svc.sample(id.key, id.n)
-}
-
-// sampler draws service times from one scenario distribution.
-type sampler struct {
-	d   dist
-	mix *svcdist.Mixture   // dist mixture
-	emp *svcdist.Empirical // dist empirical
-}
-
-func newSampler(sv scenario.Service) sampler {
-	var s sampler
-	s.d.mean = float64(sv.Mean)
-	switch sv.Dist {
-	case scenario.ServiceConstant, scenario.ServiceConcurrency:
-		s.d.kind = distConstant
-	case scenario.ServiceExponential:
-		s.d.kind = distExponential
-	case scenario.ServiceLognormal:
-		s.d.kind = distLognormal
-		s.d.sigma = sv.Sigma
-		s.d.mu = math.Log(s.d.mean) - s.d.sigma*s.d.sigma/2 // so that the mean is d.mean
-	case scenario.ServiceMixture:
-		s.mix, _ = sv.Mixture() // validated
-	case scenario.ServiceEmpirical:
-		s.emp = sv.Empirical // read by scenario.Load; validated
-	}
-	return s
-}
-
-// mixPick marks the draw index of a mixture's component choice: bit 48,
-// above drawIndex's 40 bits and below the hop (bits 56 on).
-const mixPick = 1 << 48
-
-// sample is draw n of stream key as a service time.
-func (s *sampler) sample(key, n uint64) int64 {
-	switch {
-	case s.mix != nil:
-		// The component is picked by a draw of its own, then drawn from
-		// the attempt's usual service draw.
-		c := s.mix.Component(s.mix.Pick(rng.Float64(key, n|mixPick)))
-		switch c.Kind {
-		case svcdist.Exponential:
-			return c.Sample(rng.Exp(key, n), 0)
-		case svcdist.Lognormal:
-			return c.Sample(0, rng.Normal(key, n))
-		}
-		return c.Mean
-	case s.emp != nil:
-		return s.emp.Sample(rng.Float64(key, n))
-	}
-	return s.d.sample(key, n)
-}
-
-// slowed is the service time at b of the attempt id names, whose usual
-// service time is svc, under the slowdown in progress: svc × factor, or
-// the replacement distribution's draw for the attempt (the same draw as
-// its usual one). The attempt is named by id, not by its request slot: at
-// arrival over a network or at the start of service the slot may hold a
-// later attempt or another request.
-func (m *model) slowed(b *pool, id svcDraw, svc int64) int64 {
-	if b.slowFactor > 0 {
-		return int64(math.Min(math.Round(float64(svc)*b.slowFactor), 1<<62))
-	}
-	return b.slow.sample(id.key, id.n)
-}
-
-// brow is b's metrics row at now. Its common case (the entry service of
-// a solo fleet, now in the row of the latest call) is inlined.
-func (m *model) brow(b *pool, now int64) *metrics.Row {
-	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
-		return (*metrics.Row)(m.mt.cur)
-	}
-	return m.browAt(b, now)
-}
-
-// browAt is brow's general case.
-func (m *model) browAt(b *pool, now int64) *metrics.Row {
-	if b.fleet {
-		return m.mt.row(now)
-	}
-	return b.cur.row(b.ser, now)
-}
-
-// brows are b's row at now and group grp's (a scratch row unless b is
-// the entry service and the fleet has groups). Its common case (the entry
-// service of a solo fleet, now in the row of the latest call) returns at
-// once.
-func (m *model) brows(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
-	if b.fleet && uint64(now-m.mt.rowStart) < m.mt.soloLen {
-		return (*metrics.Row)(m.mt.cur), &m.mt.sink
-	}
-	return m.browsAt(b, now, grp)
-}
-
-// browsAt is brows's general case.
-func (m *model) browsAt(b *pool, now int64, grp uint8) (row, g *metrics.Row) {
-	if b.fleet {
-		return m.mt.rows(now, grp)
-	}
-	return b.cur.row(b.ser, now), &m.mt.sink
-}
-
-// bgrow is group grp's row at now when b is the entry service and the
-// fleet has groups, else nil.
-func (m *model) bgrow(b *pool, now int64, grp uint8) *metrics.Row {
-	if !b.fleet {
-		return nil
-	}
-	return m.mt.growG(now, grp)
-}
-
-// bgser is group grp's series when b is the entry service and the fleet
-// has groups, else nil.
-func (m *model) bgser(b *pool, grp uint8) *metrics.Series {
-	if !b.fleet {
-		return nil
-	}
-	return m.mt.gseries(grp)
-}
-
-// refusedInOutage handles an attempt (or occ message) arriving while the
-// backend is down: counted, and refused unless the outage is a
-// blackhole. It reports whether the backend was down.
-func (m *model) refusedInOutage(b *pool, now int64, row, g *metrics.Row, slot, tok uint32) bool {
+// refusedInOutage handles an attempt (or occ message) of a client of group
+// grp arriving while the backend is down: counted, and refused unless the
+// outage is a blackhole. It reports whether the backend was down.
+func (m *model) refusedInOutage(b *pool, now int64, grp uint8, slot, tok uint32) bool {
 	if !b.down {
 		return false
 	}
-	row.FailedOutage++
-	g.FailedOutage++
+	b.rows.add(b, now, grp, failedOutage)
 	if !b.blackhole {
 		m.answer(now, slot, tok, outUnavailable, b.faultRA)
 	}
@@ -335,52 +174,43 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 	if b.tail != nil {
 		b.noteSys(now)
 	}
-	row, g := m.brows(b, now, grp)
-	if m.refusedInOutage(b, now, row, g, slot, tok) {
+	if m.refusedInOutage(b, now, grp, slot, tok) {
 		return
 	}
-	row.Received++
-	g.Received++
-	if b.rateLimit != nil && !b.rateLimit.Allow(now) || b.dagor != nil && !m.dagorAdmit(b, now, slot, grp) ||
-		b.conc != nil && !m.concAdmit(b, now) {
+	b.rows.add(b, now, grp, received)
+	prio := 0
+	if b.adm.Prioritized() {
+		prio = m.priority(b, now, slot, grp)
+	}
+	v, sh := b.adm.Arrive(now, b.load(), prio)
+	if sh {
 		// Refused by the server's rate limit, priority shedding or
 		// concurrency limit, at the price of a rejection.
-		row.Shed++
-		if !m.chargeReject(b, now) {
-			row.Unanswered++
-			g.Unanswered++
-			return
+		b.rows.add(b, now, grp, shed)
+	}
+	switch v {
+	case admission.Serve:
+		if b.slowOn && !b.slowStart {
+			svc = m.slowed(b, id, svc) // applies_to: arrival
 		}
-		row.Rejected++
-		g.Rejected++
-		m.answer(now, slot, tok, outRejected, b.rejectRA)
-		return
-	}
-	if b.slowOn && !b.slowStart {
-		svc = m.slowed(b, id, svc) // applies_to: arrival
-	}
-	if b.busy < b.limit {
-		row.Accepted++
-		g.Accepted++
+		b.rows.add(b, now, grp, accepted)
 		b.waitN++
 		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now, id)
-		return
-	}
-	if b.queue.n < b.qlimit {
-		row.Accepted++
-		g.Accepted++
+	case admission.Queue:
+		if b.slowOn && !b.slowStart {
+			svc = m.slowed(b, id, svc) // applies_to: arrival
+		}
+		b.rows.add(b, now, grp, accepted)
 		b.queueChanged(now)
 		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, id: id})
-		return
+	default:
+		if !m.rejected(b, now, v) {
+			b.rows.add(b, now, grp, unanswered)
+			return
+		}
+		b.rows.add(b, now, grp, rejected)
+		m.answer(now, slot, tok, outRejected, b.rejectRA)
 	}
-	if !m.chargeReject(b, now) {
-		row.Unanswered++
-		g.Unanswered++
-		return
-	}
-	row.Rejected++
-	g.Rejected++
-	m.answer(now, slot, tok, outRejected, b.rejectRA)
 }
 
 func (b *pool) takeWorker() uint32 {
@@ -404,30 +234,24 @@ func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64,
 	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
-// chargeReject puts one rejection's worth of work on the workers: at once
-// if one is free, else into the accept backlog, which workers empty ahead of
-// the queue. When the backlog is full the backend cannot even say no: the
-// arrival is dropped unanswered (as a kernel drops connections beyond its
-// listen backlog) and chargeReject returns false.
-func (m *model) chargeReject(b *pool, now int64) bool {
-	if b.rejCost == 0 {
-		return true
-	}
-	if b.busy < b.limit {
+// rejected carries out the admission's verdict v on a refusal: a
+// rejection's work on a free worker now (RejectWork), in the accept
+// backlog or free (Reject); it reports false when the backlog was full and
+// the arrival goes unanswered.
+func (m *model) rejected(b *pool, now int64, v admission.Verdict) bool {
+	switch v {
+	case admission.RejectWork:
 		m.rejectWork(b, now, b.takeWorker())
-		return true
-	}
-	if b.overhead >= b.backlog {
+	case admission.Unanswered:
 		return false
 	}
-	b.overhead++
 	return true
 }
 
 func (m *model) rejectWork(b *pool, now int64, w uint32) {
 	wk := &b.workers[w]
 	wk.start, wk.kind = now, wkReject
-	m.q.Schedule(m.after(now, b.rejCost), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
+	m.q.Schedule(m.after(now, b.adm.RejectCost()), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
 }
 
 func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
@@ -445,23 +269,18 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 	case wkHandshake:
 		m.handshakeDone(b, now, wk.slot, wk.token, wk.start)
 	default:
-		if b.ewma {
-			b.observe(now, float64(now-wk.arrived), m.nodes[b.node].tau)
-		}
-		if b.conc != nil {
-			m.concSample(b, now, now-wk.arrived, b.outstanding(), false)
-		}
-		row := m.brow(b, now)
-		row.Served++
-		g := m.bgser(b, wk.group)
-		if g != nil {
-			g.Rows[g.Index(now)].Served++
-		}
-		if !m.waiting(wk.slot, wk.token) {
-			b.ser.AddWasted(wk.start, now)
-			if g != nil {
-				g.AddWasted(wk.start, now)
+		var nd *node
+		if !b.leaf {
+			if nd = &m.nodes[b.node]; nd.ewma {
+				b.observe(now, float64(now-wk.arrived), nd.tau)
 			}
+		}
+		if b.adm.Limited() {
+			b.adm.Sample(now, now-wk.arrived, b.outstanding(), false)
+		}
+		b.rows.add(b, now, wk.group, served)
+		if !m.waiting(wk.slot, wk.token) {
+			m.bwork(b, wk.group, wk.start, now, false)
 			break
 		}
 		if b.errRate > 0 {
@@ -470,27 +289,20 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 			if rng.Float64(key, drawIndex(r.ord, r.rs.Attempt)|uint64(wk.hop)<<56|1<<62) < b.errRate {
 				// An independent backend failure: the work produced an
 				// error, not a result.
-				row.Errors++
-				b.ser.AddWasted(wk.start, now)
-				if g != nil {
-					g.Rows[g.Index(now)].Errors++
-					g.AddWasted(wk.start, now)
-				}
+				b.rows.add(b, now, wk.group, errored)
+				m.bwork(b, wk.group, wk.start, now, false)
 				m.answer(now, wk.slot, wk.token, outError, 0)
 				break
 			}
 		}
-		if len(b.calls) > 0 {
-			if m.startCalls(b, now, w) {
+		if !b.leaf && len(nd.calls) > 0 {
+			if m.startCalls(b, nd, now, w) {
 				return // blocking: the worker waits for the calls
 			}
 			break
 		}
-		b.ser.AddUseful(wk.start, now)
-		if g != nil {
-			g.AddUseful(wk.start, now)
-		}
-		if len(b.fwd) > 0 && m.forward(b, now, wk) {
+		m.bwork(b, wk.group, wk.start, now, true)
+		if !b.leaf && len(nd.fwd) > 0 && m.forward(nd, now, wk) {
 			break
 		}
 		m.answer(now, wk.slot, wk.token, outOK, 0)
@@ -501,28 +313,26 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 // dispatch gives free worker w its next work: pending rejection work
 // first, then the head of the queue; or lets it idle.
 func (m *model) dispatch(b *pool, now int64, w uint32) {
-	if b.busy > b.limit { // capacity was cut while it worked
-		b.idle(w)
-		return
-	}
 	for {
-		if b.overhead > 0 {
-			b.overhead--
+		var j job
+		switch b.adm.Next(b.load()) {
+		case admission.TakeReject:
 			m.rejectWork(b, now, w)
 			return
-		}
-		if b.queue.n == 0 {
+		case admission.Cut:
+			b.idle(w)
+			return
+		case admission.Idle:
 			b.idle(w)
 			if b.draining {
 				m.drained(b, now)
 			}
 			return
-		}
-		b.queueChanged(now)
-		var j job
-		if b.lifo || b.adaptive && b.queue.n > b.lifoThreshold {
+		case admission.TakeTail:
+			b.queueChanged(now)
 			j = b.queue.popBack()
-		} else {
+		default:
+			b.queueChanged(now)
 			j = b.queue.pop()
 		}
 		if j.slot&handshakeFlag != 0 {
@@ -531,15 +341,14 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			}
 			continue
 		}
-		// CoDel (the queue has stood above its target delay for an
-		// interval) and the queue timeout reject a request when it
-		// reaches a worker.
-		if codel := b.codel != nil && b.codel.Drop(now, now-j.at, b.queue.n); codel || b.qtimeout > 0 && now-j.at > b.qtimeout {
-			if codel {
-				m.brow(b, now).Shed++
+		// CoDel and the queue timeout reject a request when it reaches
+		// a worker.
+		if ex := b.adm.Expire(now, now-j.at, b.queue.n); ex != admission.Keep {
+			if ex == admission.Shed {
+				b.rows.add(b, now, j.group, shed)
 			}
-			if b.conc != nil {
-				m.concSample(b, now, now-j.at, b.outstanding()+1, true)
+			if b.adm.Limited() {
+				b.adm.Sample(now, now-j.at, b.outstanding()+1, true)
 			}
 			if m.timeOutQueued(b, now, w, j) {
 				return
@@ -550,21 +359,18 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 			if _, ok := m.cancelled[uint64(j.slot)<<32|uint64(j.token)]; ok {
 				// A hedged copy whose twin has already succeeded.
 				delete(m.cancelled, uint64(j.slot)<<32|uint64(j.token))
-				m.brow(b, now).Cancelled++
+				b.rows.add(b, now, j.group, cancelled)
 				continue
 			}
 		}
 		if j.dl > 0 && now >= j.dl {
 			// Its caller's deadline has passed: nobody waits for the
 			// answer, and the service knows it.
-			m.brow(b, now).DeadlineDropped++
+			b.rows.add(b, now, j.group, deadlineDropped)
 			continue
 		}
 		if b.cancel && !m.waiting(j.slot, j.token) {
-			m.brow(b, now).Cancelled++
-			if g := m.bgrow(b, now, j.group); g != nil {
-				g.Cancelled++
-			}
+			b.rows.add(b, now, j.group, cancelled)
 			continue
 		}
 		b.waitSum += float64(now - j.at)
@@ -577,12 +383,9 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 // timeOutQueued rejects queued job j as a queue timeout; it reports
 // whether worker w took the rejection work.
 func (m *model) timeOutQueued(b *pool, now int64, w uint32, j job) bool {
-	m.brow(b, now).QueueTimeouts++
-	if g := m.bgrow(b, now, j.group); g != nil {
-		g.QueueTimeouts++
-	}
+	b.rows.add(b, now, j.group, queueTimeouts)
 	m.answer(now, j.slot, j.token, outRejected, b.rejectRA)
-	if b.rejCost > 0 {
+	if b.adm.RejectCost() > 0 {
 		m.rejectWork(b, now, w)
 		return true
 	}

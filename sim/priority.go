@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -13,7 +12,7 @@ import (
 // Nothing here runs unless some service sheds by priority.
 
 // Entities of the priority draws in the Route stream, apart from every
-// client's, call's and limiter's.
+// client's, call's and concurrency limit's.
 const (
 	userPrioEntity = 1 << 41 // the user priority: a client's hash, per hour
 	bizPrioEntity  = 1 << 42 // a request's business priority, when drawn
@@ -25,22 +24,11 @@ type prioState struct {
 	cum   [][]float64 // or cumulative weights of a drawn one (nil: fixed)
 }
 
-// shedder is one replica's DAGOR admission.
-type shedder struct {
-	d  *policy.DAGOR
-	ul int // user priority levels
-}
-
-// initShedding builds b's DAGOR admission (nd has priority_shedding) and,
-// the first time, the fleet's priorities.
-func (m *model) initShedding(b *pool, ps *scenario.PriorityShedding, sc *scenario.Scenario) error {
-	d, err := policy.NewDAGOR(ps.Settings(), (scenario.MaxBusinessPriority+1)*ps.UserLevels)
-	if err != nil {
-		return err
-	}
-	b.dagor = &shedder{d: d, ul: ps.UserLevels}
+// initPriorities builds the fleet's priorities, once, for the services
+// that shed by priority (their admission holds the DAGOR state).
+func (m *model) initPriorities(sc *scenario.Scenario) {
 	if m.prio != nil {
-		return nil
+		return
 	}
 	m.prio = &prioState{}
 	for _, p := range sc.Clients.GroupPriorities() {
@@ -62,7 +50,6 @@ func (m *model) initShedding(b *pool, ps *scenario.PriorityShedding, sc *scenari
 		m.prio.level = append(m.prio.level, lv)
 		m.prio.cum = append(m.prio.cum, cum)
 	}
-	return nil
 }
 
 // business is request r's business priority (grp its client group).
@@ -83,14 +70,12 @@ func (m *model) business(r *request, grp uint8) uint8 {
 	return uint8(len(cum) - 1)
 }
 
-// dagorAdmit reports whether b's DAGOR admission takes the attempt in
-// slot (of group grp) at now: its compound priority (business, then the
-// user priority, a hash of its client that changes every hour) against
-// the admission level.
-func (m *model) dagorAdmit(b *pool, now int64, slot uint32, grp uint8) bool {
+// priority is the compound priority of the attempt in slot (of group grp)
+// arriving at b at now, for b's priority shedding: its business priority,
+// then the user priority, a hash of its client that changes every hour.
+func (m *model) priority(b *pool, now int64, slot uint32, grp uint8) int {
 	r := &m.cl.reqs[slot]
-	s := b.dagor
-	u := rng.Uint64(m.src.Key(rng.Route, userPrioEntity|uint64(r.client)), uint64(now/3600e9)) % uint64(s.ul)
-	p := int(m.business(r, grp))*s.ul + int(u)
-	return s.d.Admit(now, p, b.waitSum, b.waitN)
+	ul := b.adm.UserLevels()
+	u := rng.Uint64(m.src.Key(rng.Route, userPrioEntity|uint64(r.client)), uint64(now/3600e9)) % uint64(ul)
+	return int(m.business(r, grp))*ul + int(u)
 }

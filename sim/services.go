@@ -104,7 +104,7 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 		s := metrics.Summarise(b.ser, p, hist, waitSum, waitN)
 		t := b.ser.Totals()
 		sum := ServiceSummary{
-			Name: b.name, Workers: be.TotalWorkers(), Replicas: int(nd.n),
+			Name: nd.name, Workers: be.TotalWorkers(), Replicas: int(nd.n),
 			Calls: t.Offered, Attempts: t.Attempts, Succeeded: t.Succeeded, Failed: t.Failed,
 			DropThrottle: t.DropThrottle, DropBreaker: t.DropBreaker, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused,
 			Received: t.Received, Accepted: t.Accepted, Rejected: t.Rejected + t.QueueTimeouts, Unanswered: t.Unanswered,
@@ -137,7 +137,7 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 		if g := nd.g; g != nil && g.od != nil {
 			sum.Ejections = g.od.Ejections()
 		}
-		out = append(out, ServiceResult{Name: b.name, Series: b.ser, Summary: sum, ReplicaAttempts: picks})
+		out = append(out, ServiceResult{Name: nd.name, Series: b.ser, Summary: sum, ReplicaAttempts: picks})
 	}
 	return out
 }

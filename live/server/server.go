@@ -6,21 +6,25 @@
 // metrics. `throttlesim serve` runs it; `throttlesim live` runs it in
 // process against the live client (live/client).
 //
-// Its decisions are the simulator's (sim/pool.go), in the same order: an
-// arrival is admitted when a worker is free or the queue has room;
-// otherwise its rejection is charged to a free worker, or to the accept
-// backlog, or, when the backlog is full, the arrival is held unanswered
-// (as a kernel drops connections beyond its listen backlog). A worker
-// takes pending rejection work before the head of the queue, and rejects a
-// queued request that waited longer than the queue timeout.
+// Its decisions are the simulator's: both call the same admission value
+// (sim/admission), the server under its mutex. An arrival passes the rate
+// limit and the concurrency limit, then is served when a worker is free or
+// queued when the queue has room; otherwise its rejection is charged to a
+// free worker, or to the accept backlog, or, when the backlog is full, the
+// arrival is held unanswered (as a kernel drops connections beyond its
+// listen backlog). A worker that comes free takes pending rejection work
+// before the queue, the queue's head or tail by its discipline (fifo,
+// lifo, adaptive_lifo, codel), and rejects a queued request that CoDel
+// drops or that waited longer than the queue timeout.
 //
 // What HTTP cannot say as the simulator does: an overload rejection is a
 // 503 whose Retry-After is whole seconds (rounded up); "do not retry"
 // (dont_retry) sends no Retry-After; an outage in "refuse" mode aborts the
 // connection (the client sees a reset or EOF: unavailable) and in
 // "blackhole" mode holds the request until the client gives up. Service
-// graphs, replicas, connections, LIFO, CoDel, the rate limit and
-// disconnect faults are not supported and are refused with an error.
+// graphs, replicas, connections, priority shedding (an HTTP request
+// carries no priority) and disconnect faults are not supported and are
+// refused with an error naming the field.
 package server
 
 import (
@@ -45,6 +49,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/live/internal/decide"
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/admission"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
@@ -125,6 +130,14 @@ type job struct {
 	outCh chan struct{}
 }
 
+// task is work handed to a worker goroutine: serving job j, or (j nil) a
+// rejection's work. The admission reserved a worker for it (busy counts
+// it) in epoch, which an outage ends.
+type task struct {
+	j     *job
+	epoch uint64
+}
+
 // Server is a live capacity-limited backend.
 type Server struct {
 	be      scenario.Backend
@@ -142,10 +155,12 @@ type Server struct {
 	started   bool
 	stopped   bool
 	limit     int // workers available now
-	busy      int // workers serving or rejecting
-	serving   int // of busy: serving a request
+	busy      int // workers reserved by the admission: serving, rejecting, or about to
+	serving   int // worker goroutines serving a request
 	queue     []*job
-	overhead  int // rejection work waiting for a worker
+	ready     []task // work handed to the worker goroutines, not yet taken
+	epoch     uint64 // outages so far: work reserved before one is lost
+	adm       admission.Admission
 	draws     uint64
 	down      bool
 	blackhole bool
@@ -189,6 +204,10 @@ func New(sc *scenario.Scenario, opt Options) (*Server, error) {
 		adminToken: opt.AdminToken, faultsAt: map[int64]*fault{},
 		maxFault: cmp.Or(opt.MaxFaultDuration, DefaultMaxFaultDuration), maxFaults: cmp.Or(opt.MaxFaults, DefaultMaxFaults),
 	}
+	var err error
+	if s.adm, err = admission.New(be, s.src.Key(rng.Route, 1<<40), nil); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.cond = sync.NewCond(&s.mu)
 	s.metrics()
 	return s, nil
@@ -204,14 +223,56 @@ var backendFields = decide.Table{
 	"replicas": decide.Live, // 0 or 1; more is refused below
 	// No effect with one replica and no persistent connections (refused).
 	"lb": decide.Inert, "ewma_decay": decide.Inert, "subset": decide.Inert, "connections": decide.Inert,
-	"rate_limit": decide.Refused, "concurrency_limit": decide.Refused, "priority_shedding": decide.Refused,
+	"rate_limit": decide.Live, "concurrency_limit": decide.Live,
+	"priority_shedding": decide.Refused, // an HTTP request carries no business or user priority
 	"outlier_detection": decide.Refused, "health_check": decide.Refused, "autoscale": decide.Refused,
 }
 
 var queueFields = decide.Table{
-	"limit": decide.Live, "timeout": decide.Live, "discipline": decide.Live, // FIFO only, below
-	// Read only by the lifo, adaptive_lifo and codel disciplines (refused).
-	"lifo_threshold": decide.Inert, "codel_target": decide.Inert, "codel_interval": decide.Inert,
+	"limit": decide.Live, "timeout": decide.Live, "discipline": decide.Live,
+	"lifo_threshold": decide.Live, "codel_target": decide.Live, "codel_interval": decide.Live,
+}
+
+// What the live server does with each field of a service of a service
+// graph (services:), its calls and its forwarding routes. It runs one
+// backend, so a graph is refused as a whole; every field is refused, and
+// supported names the ones a scenario sets. Every field of scenario.Node,
+// scenario.Call and scenario.Route must be in these tables
+// (TestEveryServiceFieldIsDecided); a service's backend fields (inline in
+// the node) are backendFields'.
+var (
+	serviceFields = decide.Table{
+		"name": decide.Refused, "blocking": decide.Refused, "calls": decide.Refused, "call_mode": decide.Refused,
+		"join": decide.Refused, "join_k": decide.Refused, "propagate_deadline": decide.Refused,
+		"deadline_margin": decide.Refused, "forward": decide.Refused,
+	}
+	callFields = decide.Table{
+		"to": decide.Refused, "probability": decide.Refused, "timeout": decide.Refused, "deadline": decide.Refused,
+		"throttle": decide.Refused, "retry": decide.Refused, "breaker": decide.Refused, "rate_limiter": decide.Refused,
+		"hedge": decide.Refused,
+	}
+	routeFields = decide.Table{"to": decide.Refused, "probability": decide.Refused}
+)
+
+// graphFields names, by path, the fields a service graph sets: every one
+// of its services', calls' and routes' fields that is not its default, and
+// its services' backend fields that the live server refuses on a backend.
+func graphFields(sc *scenario.Scenario) []string {
+	var out []string
+	dn, dc := scenario.DefaultNode(), scenario.DefaultCall()
+	for i, nd := range sc.Services {
+		at := fmt.Sprintf("services[%d]", i)
+		out = append(out, serviceFields.Changed(at, nd, dn)...)
+		out = append(out, backendFields.Refused(at, nd.Backend)...)
+		out = append(out, queueFields.Refused(at+".queue", nd.Queue)...)
+		for k, c := range nd.Calls {
+			out = append(out, callFields.Changed(fmt.Sprintf("%s.calls[%d]", at, k), c, dc)...)
+		}
+		for k, r := range nd.Forward {
+			out = append(out, routeFields.Refused(fmt.Sprintf("%s.forward[%d]", at, k), r)...)
+		}
+	}
+	return out
 }
 
 // supported refuses what the live server does not implement.
@@ -220,15 +281,12 @@ func supported(sc *scenario.Scenario) error {
 	var why []string
 	switch {
 	case sc.IsGraph():
-		why = append(why, "services: service graphs")
+		why = append(why, fmt.Sprintf("services: service graphs (it sets %s)", strings.Join(graphFields(sc), ", ")))
 	case be.Kind != "" && be.Kind != scenario.BackendPool:
 		why = append(why, fmt.Sprintf("backend.kind: %s", be.Kind))
 	}
 	if be.Replicas > 1 {
 		why = append(why, "backend.replicas > 1")
-	}
-	if be.Queue.Discipline != "" && be.Queue.Discipline != scenario.QueueFIFO {
-		why = append(why, fmt.Sprintf("backend.queue.discipline: %s", be.Queue.Discipline))
 	}
 	why = append(why, backendFields.Refused("backend", be)...)
 	why = append(why, queueFields.Refused("backend.queue", be.Queue)...)
@@ -262,7 +320,7 @@ func (s *Server) metrics() {
 	s.reg = prometheus.NewRegistry()
 	s.count = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "throttlesim_server_requests_total",
-		Help: "Requests by what the backend did: received, accepted, rejected (queue full), queue_timeout, unanswered (backlog full), refused_outage, lost_outage, served, error, cancelled.",
+		Help: "Requests by what the backend did: received, accepted, shed (rate limit, concurrency limit, CoDel), rejected, queue_timeout, unanswered (backlog full), refused_outage, lost_outage, served, error, cancelled.",
 	}, []string{"result"})
 	s.worker = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "throttlesim_server_worker_seconds_total",
@@ -314,9 +372,9 @@ func (s *Server) Start() {
 	}
 	s.started = true
 	s.start = time.Now()
-	for i := range s.workers {
+	for range s.workers {
 		s.wg.Add(1)
-		go s.runWorker(i)
+		go s.runWorker()
 	}
 	if s.sched {
 		for _, f := range s.faults {
@@ -434,13 +492,22 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.note(now, "received", func(r *metrics.Row) *int64 { return &r.Received })
-	if len(s.queue) < max(s.limit-s.busy, 0)+s.be.Queue.Limit {
+	v, shed := s.adm.Arrive(now, s.load(), 0)
+	if shed {
+		s.note(now, "shed", func(r *metrics.Row) *int64 { return &r.Shed })
+	}
+	switch v {
+	case admission.Serve, admission.Queue:
 		s.note(now, "accepted", func(r *metrics.Row) *int64 { return &r.Accepted })
 		s.draws++
 		j := &job{at: now, svc: s.svc.Sample(s.src.Key(rng.Service, 0), s.draws), ctx: r.Context(), done: make(chan int, 1), outCh: s.outCh}
-		s.queueChanged(now)
-		s.queue = append(s.queue, j)
-		s.cond.Signal()
+		if v == admission.Serve {
+			s.waitN++
+			s.hand(j)
+		} else {
+			s.queueChanged(now)
+			s.queue = append(s.queue, j)
+		}
 		s.mu.Unlock()
 		select {
 		case code := <-j.done:
@@ -455,32 +522,37 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		}
 		return
-	}
-	if !s.chargeReject() {
+	case admission.Unanswered:
 		s.note(now, "unanswered", func(r *metrics.Row) *int64 { return &r.Unanswered })
 		s.mu.Unlock()
 		s.fail(r, true)
 		return
+	case admission.RejectWork:
+		s.hand(nil)
 	}
 	s.note(now, "rejected", func(r *metrics.Row) *int64 { return &r.Rejected })
 	s.mu.Unlock()
 	s.answer(w, http.StatusServiceUnavailable)
 }
 
-// chargeReject puts one rejection's work on the workers (a free one, or
-// the accept backlog); false when the backlog is full. Called with mu held.
-func (s *Server) chargeReject() bool {
-	if s.be.RejectCost == 0 {
-		return true
-	}
-	// Rejection work beyond what the free workers take at once waits in
-	// the backlog.
-	if s.overhead-max(s.limit-s.busy, 0) >= s.be.AcceptBacklog {
-		return false
-	}
-	s.overhead++
+// load is what the admission reads of the server's state. Called with mu
+// held.
+func (s *Server) load() admission.Load {
+	return admission.Load{Busy: s.busy, Limit: s.limit, Queued: len(s.queue), WaitSum: s.waitSum, WaitN: s.waitN}
+}
+
+// hand reserves a worker and hands it job j to serve, or (j nil) a
+// rejection's work. Called with mu held.
+func (s *Server) hand(j *job) {
+	s.busy++
+	s.give(j)
+}
+
+// give hands job j (nil: a rejection's work) to a worker already
+// reserved. Called with mu held.
+func (s *Server) give(j *job) {
+	s.ready = append(s.ready, task{j: j, epoch: s.epoch})
 	s.cond.Signal()
-	return true
 }
 
 // answer writes an answer: 200, a 500 error, or a 503 rejection with the
@@ -507,34 +579,66 @@ func (s *Server) fail(r *http.Request, blackhole bool) {
 	panic(http.ErrAbortHandler)
 }
 
-// runWorker is worker i: rejection work first, then the head of the
-// queue, while i is below the workers available.
-func (s *Server) runWorker(i int) {
+// runWorker is a worker goroutine: it runs the work handed to it (give)
+// and, when done, takes the next as the admission decides (dispatch).
+func (s *Server) runWorker() {
 	defer s.wg.Done()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		for !s.stopped && (i >= s.limit || s.overhead == 0 && len(s.queue) == 0) {
+		for !s.stopped && len(s.ready) == 0 {
 			s.cond.Wait()
 		}
 		if s.stopped {
 			return
 		}
-		if s.overhead > 0 {
-			s.overhead--
+		t := s.ready[0]
+		s.ready[0] = task{}
+		s.ready = s.ready[1:]
+		if t.j == nil {
 			s.reject()
-			continue
+		} else {
+			s.serve(t.j)
 		}
-		now := s.now()
-		s.queueChanged(now)
-		j := s.queue[0]
-		s.queue[0] = nil
-		s.queue = s.queue[1:]
-		if qt := int64(s.be.Queue.Timeout); qt > 0 && now-j.at > qt {
+		if t.epoch == s.epoch { // else an outage freed every worker
+			s.dispatch(s.now())
+		}
+	}
+}
+
+// dispatch gives a worker that has come free (busy still counts it) its
+// next work as the admission decides: pending rejection work, then a
+// queued job by the discipline; or lets it idle. Called with mu held.
+func (s *Server) dispatch(now int64) {
+	for {
+		var j *job
+		switch s.adm.Next(s.load()) {
+		case admission.TakeReject:
+			s.give(nil)
+			return
+		case admission.Idle, admission.Cut:
+			s.busy--
+			return
+		case admission.TakeTail:
+			s.queueChanged(now)
+			n := len(s.queue) - 1
+			j, s.queue[n] = s.queue[n], nil
+			s.queue = s.queue[:n]
+		default:
+			s.queueChanged(now)
+			j, s.queue[0] = s.queue[0], nil
+			s.queue = s.queue[1:]
+		}
+		if ex := s.adm.Expire(now, now-j.at, len(s.queue)); ex != admission.Keep {
+			if ex == admission.Shed {
+				s.note(now, "shed", func(r *metrics.Row) *int64 { return &r.Shed })
+			}
+			s.adm.Sample(now, now-j.at, s.busy+len(s.queue)+1, true)
 			s.note(now, "queue_timeout", func(r *metrics.Row) *int64 { return &r.QueueTimeouts })
 			j.done <- http.StatusServiceUnavailable
-			if s.be.RejectCost > 0 {
-				s.reject()
+			if s.adm.RejectCost() > 0 {
+				s.give(nil)
+				return
 			}
 			continue
 		}
@@ -542,60 +646,63 @@ func (s *Server) runWorker(i int) {
 			s.note(now, "cancelled", func(r *metrics.Row) *int64 { return &r.Cancelled })
 			continue
 		}
-		svc := j.svc
-		if s.be.Service.PerConcurrent > 0 && s.be.Service.Dist == scenario.ServiceConcurrency {
-			svc += int64(s.be.Service.PerConcurrent) * int64(s.busy)
-		}
-		if s.slow > 0 {
-			svc = int64(math.Min(math.Round(float64(svc)*s.slow), 1<<62))
-		} else if s.slowTime != nil {
-			s.draws++
-			svc = s.slowTime.Sample(s.src.Key(rng.Service, 0), s.draws)
-		}
 		s.waitSum += float64(now - j.at)
 		s.waitN++
-		s.busy++
-		s.serving++
-		start, out := now, j.outCh
-		s.mu.Unlock()
-		ok := s.spend(svc, out)
-		s.mu.Lock()
-		s.busy--
-		s.serving--
-		now = s.now()
-		if !ok { // an outage destroyed it (counted then), or the server closed
-			s.wasted(start, now)
-			continue
-		}
-		s.learn(svc, now-start)
-		s.note(now, "served", func(r *metrics.Row) *int64 { return &r.Served })
-		if j.ctx.Err() != nil { // nobody waits for the answer any more
-			s.wasted(start, now)
-			continue
-		}
-		s.draws++
-		if er := s.be.ErrorRate; er > 0 && rng.Float64(s.src.Key(rng.Service, 1), s.draws) < er {
-			s.note(now, "error", func(r *metrics.Row) *int64 { return &r.Errors })
-			s.wasted(start, now)
-			j.done <- http.StatusInternalServerError
-			continue
-		}
-		s.useful(start, now)
-		j.done <- http.StatusOK
+		s.give(j)
+		return
 	}
+}
+
+// serve serves job j. Called with mu held; returns with it.
+func (s *Server) serve(j *job) {
+	svc := j.svc
+	if s.be.Service.PerConcurrent > 0 && s.be.Service.Dist == scenario.ServiceConcurrency {
+		svc += int64(s.be.Service.PerConcurrent) * int64(s.busy-1) // the others the admission holds in service
+	}
+	if s.slow > 0 {
+		svc = int64(math.Min(math.Round(float64(svc)*s.slow), 1<<62))
+	} else if s.slowTime != nil {
+		s.draws++
+		svc = s.slowTime.Sample(s.src.Key(rng.Service, 0), s.draws)
+	}
+	s.serving++
+	start, out := s.now(), j.outCh
+	s.mu.Unlock()
+	ok := s.spend(svc, out)
+	s.mu.Lock()
+	s.serving--
+	now := s.now()
+	if !ok { // an outage destroyed it (counted then), or the server closed
+		s.wasted(start, now)
+		return
+	}
+	s.learn(svc, now-start)
+	s.adm.Sample(now, now-j.at, s.busy+len(s.queue), false)
+	s.note(now, "served", func(r *metrics.Row) *int64 { return &r.Served })
+	if j.ctx.Err() != nil { // nobody waits for the answer any more
+		s.wasted(start, now)
+		return
+	}
+	s.draws++
+	if er := s.be.ErrorRate; er > 0 && rng.Float64(s.src.Key(rng.Service, 1), s.draws) < er {
+		s.note(now, "error", func(r *metrics.Row) *int64 { return &r.Errors })
+		s.wasted(start, now)
+		j.done <- http.StatusInternalServerError
+		return
+	}
+	s.useful(start, now)
+	j.done <- http.StatusOK
 }
 
 // reject spends one rejection's work. Called with mu held; returns with it.
 func (s *Server) reject() {
-	s.busy++
 	start, out := s.now(), s.outCh
 	s.mu.Unlock()
-	ok := s.spend(int64(s.be.RejectCost), out)
+	ok := s.spend(s.adm.RejectCost(), out)
 	s.mu.Lock()
-	s.busy--
 	now := s.now()
 	if ok {
-		s.learn(int64(s.be.RejectCost), now-start)
+		s.learn(s.adm.RejectCost(), now-start)
 	}
 	s.wasted(start, now)
 }
@@ -767,13 +874,21 @@ func (s *Server) begin(x *fault) {
 		s.capacityChanged(now, 0)
 		// The server dies: work in service and in the queue is lost.
 		lost := s.serving + len(s.queue)
+		for _, t := range s.ready {
+			if t.j != nil {
+				lost++
+			}
+		}
 		for range lost {
 			s.note(now, "lost_outage", func(r *metrics.Row) *int64 { return &r.LostOutage })
 		}
 		s.queueChanged(now)
 		clear(s.queue)
 		s.queue = s.queue[:0]
-		s.overhead = 0
+		clear(s.ready)
+		s.ready = s.ready[:0]
+		s.adm.Overhead = 0
+		s.busy, s.epoch = 0, s.epoch+1
 		close(s.outCh)
 		s.outCh = make(chan struct{})
 	case scenario.FaultCapacity:
@@ -805,8 +920,13 @@ func (s *Server) endEffects(f scenario.Fault) {
 	case scenario.FaultSlowdown:
 		s.slow, s.slowTime = 0, nil
 	}
-	s.capacityChanged(s.now(), s.workers)
-	s.cond.Broadcast()
+	now := s.now()
+	s.capacityChanged(now, s.workers)
+	// Workers that came back take the work waiting, as the simulator's do.
+	for s.busy < s.limit && (len(s.queue) > 0 || s.adm.Overhead > 0) {
+		s.busy++
+		s.dispatch(now)
+	}
 }
 
 // admin guards the admin endpoint: off (404) without a token; with one,

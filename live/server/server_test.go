@@ -345,10 +345,7 @@ func TestScheduledCapacityFault(t *testing.T) {
 func TestUnsupported(t *testing.T) {
 	for _, tt := range []struct{ yaml, want string }{
 		{"backend:\n  workers: 2\n  replicas: 2\n  service: {dist: constant, mean: 1ms}\n", "replicas"},
-		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  queue: {limit: 10, discipline: lifo}\n", "discipline"},
-		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  rate_limit: {rate: 10/s}\n", "rate_limit"},
-		// Silently ignored before: the live server ran without them.
-		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  concurrency_limit: {kind: aimd}\n", "concurrency_limit"},
+		// Silently ignored before: the live server ran without it.
 		{"backend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n  priority_shedding: {}\n", "priority_shedding"},
 	} {
 		sc, err := scenario.Parse([]byte("name: t\nduration: 10s\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\n"+tt.yaml), "t.yaml", nil)
@@ -720,8 +717,6 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		t.Fatalf("the plain backend: %v", err)
 	}
 	for _, tt := range []struct{ extra, want string }{
-		{"  rate_limit: {rate: 10/s}\n", "backend.rate_limit"},
-		{"  concurrency_limit: {kind: aimd}\n", "backend.concurrency_limit"},
 		{"  priority_shedding: {}\n", "backend.priority_shedding"},
 		{"  outlier_detection: {}\n", "backend.outlier_detection"},
 		{"  health_check: {}\n", "backend.health_check"},
@@ -734,7 +729,11 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 	}
 	// Decided as live or inert: accepted.
 	for _, extra := range []string{"  reject_cost: 1ms\n", "  retry_after: 2s\n", "  dont_retry: true\n", "  error_rate: 0.1\n",
-		"  cancel_timed_out: true\n", "  accept_backlog: 5\n", "  queue: {limit: 3, timeout: 1s}\n", "  lb: p2c\n", "  subset: 1\n"} {
+		"  cancel_timed_out: true\n", "  accept_backlog: 5\n", "  queue: {limit: 3, timeout: 1s}\n", "  lb: p2c\n", "  subset: 1\n",
+		// Run through the simulator's admission value (TestDisciplinesLive).
+		"  queue: {limit: 3, discipline: lifo}\n", "  queue: {limit: 3, discipline: adaptive_lifo, lifo_threshold: 2}\n",
+		"  queue: {limit: 3, discipline: codel, codel_target: 5ms, codel_interval: 100ms}\n",
+		"  rate_limit: {rate: 10/s}\n", "  concurrency_limit: {kind: aimd}\n"} {
 		if _, err := New(parse(t, extra), Options{}); err != nil {
 			t.Errorf("%q: %v, want it run", extra, err)
 		}

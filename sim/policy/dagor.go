@@ -1,6 +1,17 @@
 package policy
 
-import "math"
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrDAGORSettings is wrapped by NewDAGOR's errors.
+var ErrDAGORSettings = errors.New("policy: bad priority shedding (DAGOR) settings")
+
+func dagorErr(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrDAGORSettings}, a...)...)
+}
 
 // DAGORSettings configures DAGOR's priority shedding. Zero fields take the
 // defaults of overload-control.md §3.6: windows of 1 s or 2000 requests,
@@ -60,11 +71,11 @@ func NewDAGOR(s DAGORSettings, levels int) (*DAGOR, error) {
 	}
 	switch {
 	case levels < 1:
-		return nil, limErr("dagor needs at least one priority level, got %d", levels)
+		return nil, dagorErr("dagor needs at least one priority level, got %d", levels)
 	case s.Window < 0 || s.WindowRequests < 1 || s.QueueTime < 0:
-		return nil, limErr("dagor needs window > 0, window_requests >= 1 and queue_time > 0")
+		return nil, dagorErr("dagor needs window > 0, window_requests >= 1 and queue_time > 0")
 	case s.Alpha < 0 || s.Alpha >= 1 || s.Beta < 0:
-		return nil, limErr("dagor needs alpha in (0, 1) and beta > 0, got %g and %g", s.Alpha, s.Beta)
+		return nil, dagorErr("dagor needs alpha in (0, 1) and beta > 0, got %g and %g", s.Alpha, s.Beta)
 	}
 	return &DAGOR{s: s, hist: make([]int64, levels), level: levels - 1}, nil
 }

@@ -5,5 +5,9 @@
 //
 // Besides the client policies it holds the balancer's: Envoy's outlier
 // detection (Outlier) and active health checks (Health), which take
-// replicas out of a service's rotation.
+// replicas out of a service's rotation; and the server's: CoDel and the
+// token bucket (server.go), the concurrency limit's algorithms
+// (LimitAlgorithm: AIMD, Vegas, Gradient2, Envoy; conclimit.go), DAGOR's
+// priority shedding (dagor.go) and the autoscaler. A server combines them
+// through sim/admission.
 package policy

@@ -1,6 +1,14 @@
 package policy
 
-import "math"
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrServerQueueSettings is wrapped by NewCoDel's and NewTokenBucket's
+// errors.
+var ErrServerQueueSettings = errors.New("policy: bad server queue settings")
 
 // CoDel is RFC 8289's controlled-delay queue management (Nichols and
 // Jacobson, "Controlling Queue Delay", ACM Queue 2012), applied to a
@@ -19,8 +27,20 @@ type CoDel struct {
 	dropping             bool
 }
 
-// NewCoDel is a CoDel with the given target and interval (ns).
-func NewCoDel(target, interval int64) *CoDel { return &CoDel{Target: target, Interval: interval} }
+// NewCoDel is a CoDel with the given target and interval (ns); zero takes
+// the RFC's 5 ms and 100 ms.
+func NewCoDel(target, interval int64) (*CoDel, error) {
+	if target == 0 {
+		target = 5e6
+	}
+	if interval == 0 {
+		interval = 100e6
+	}
+	if target < 0 || interval < 0 {
+		return nil, fmt.Errorf("%w: codel needs target and interval > 0, got %d and %d ns", ErrServerQueueSettings, target, interval)
+	}
+	return &CoDel{Target: target, Interval: interval}, nil
+}
 
 // Drop decides for the request just taken from the head of the queue at
 // now, which waited sojourn, with left requests still queued behind it.
@@ -79,9 +99,16 @@ type TokenBucket struct {
 	last   int64
 }
 
-// NewTokenBucket is a full bucket.
-func NewTokenBucket(rate float64, burst int) *TokenBucket {
-	return &TokenBucket{Rate: rate, Burst: float64(burst), tokens: float64(burst)}
+// NewTokenBucket is a full bucket of burst tokens (0: one) refilled at
+// rate per second.
+func NewTokenBucket(rate float64, burst int) (*TokenBucket, error) {
+	if burst == 0 {
+		burst = 1
+	}
+	if !(rate > 0) || burst < 0 {
+		return nil, fmt.Errorf("%w: a token bucket needs rate > 0 and burst >= 1, got %g/s and %d", ErrServerQueueSettings, rate, burst)
+	}
+	return &TokenBucket{Rate: rate, Burst: float64(burst), tokens: float64(burst)}, nil
 }
 
 // Allow takes a token at now if there is one.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -12,7 +13,7 @@ import (
 // stops dropping, and so does a queue of one.
 func TestCoDelSchedule(t *testing.T) {
 	const ms = int64(1e6)
-	c := NewCoDel(5*ms, 100*ms)
+	c, _ := NewCoDel(5*ms, 100*ms)
 	var drops []int64
 	for now := int64(0); now <= 600*ms; now += ms / 10 { // a request taken every 0.1 ms, each having waited 10 ms
 		if c.Drop(now, 10*ms, 50) {
@@ -33,7 +34,7 @@ func TestCoDelSchedule(t *testing.T) {
 	if c.Drop(700*ms, 1*ms, 50) || c.dropping {
 		t.Error("a request below the target was dropped or dropping went on")
 	}
-	d := NewCoDel(5*ms, 100*ms)
+	d, _ := NewCoDel(5*ms, 100*ms)
 	for now := int64(0); now <= 300*ms; now += ms {
 		if d.Drop(now, 10*ms, 1) {
 			t.Fatalf("dropped at %d ms with one request left", now/ms)
@@ -44,7 +45,7 @@ func TestCoDelSchedule(t *testing.T) {
 // The token bucket admits at most burst + rate·t over any window, and in
 // the long run exactly its rate when asked more often.
 func TestTokenBucket(t *testing.T) {
-	b := NewTokenBucket(100, 20)
+	b, _ := NewTokenBucket(100, 20)
 	var admitted []int64
 	for now := int64(0); now < 10e9; now += 1e6 { // asked 1,000 times a second
 		if b.Allow(now) {
@@ -66,5 +67,29 @@ func TestTokenBucket(t *testing.T) {
 	}
 	if math.IsNaN(b.tokens) {
 		t.Fatal("NaN tokens")
+	}
+}
+
+// The server queue policies' constructors apply defaults to zero settings
+// and refuse bad ones with an error, never a panic.
+func TestServerQueueConstructors(t *testing.T) {
+	c, err := NewCoDel(0, 0)
+	if err != nil || c.Target != 5e6 || c.Interval != 100e6 {
+		t.Errorf("NewCoDel(0, 0): got %+v, %v; want the RFC's 5 ms and 100 ms", c, err)
+	}
+	if _, err := NewCoDel(-1, 0); !errors.Is(err, ErrServerQueueSettings) {
+		t.Errorf("NewCoDel(-1, 0): got %v, want ErrServerQueueSettings", err)
+	}
+	b, err := NewTokenBucket(10, 0)
+	if err != nil || b.Burst != 1 {
+		t.Errorf("NewTokenBucket(10, 0): got %+v, %v; want a burst of 1", b, err)
+	}
+	for _, tt := range []struct {
+		rate  float64
+		burst int
+	}{{0, 1}, {-1, 1}, {10, -1}} {
+		if _, err := NewTokenBucket(tt.rate, tt.burst); !errors.Is(err, ErrServerQueueSettings) {
+			t.Errorf("NewTokenBucket(%g, %d): got %v, want ErrServerQueueSettings", tt.rate, tt.burst, err)
+		}
 	}
 }

@@ -95,6 +95,20 @@ func (c *Call) setDefaults() {
 	*c = Call{Probability: 1, Policies: Policies{Timeout: Duration(time.Second)}}
 }
 
+// DefaultNode is a service as a section that sets nothing decodes to.
+func DefaultNode() Node {
+	var n Node
+	n.setDefaults()
+	return n
+}
+
+// DefaultCall is a call as a section that sets nothing decodes to.
+func DefaultCall() Call {
+	var c Call
+	c.setDefaults()
+	return c
+}
+
 // IsGraph reports whether the scenario declares services.
 func (s *Scenario) IsGraph() bool { return len(s.Services) > 0 }
 

@@ -170,7 +170,7 @@ func (c *ConcurrencyLimit) Algorithm() (policy.LimitAlgorithm, error) {
 			RequestCount: c.RequestCount, Jitter: j, MinConcurrency: c.Min, Buffer: b, Percentile: c.Percentile,
 			MaxLimit: c.Max, CountEarly: c.CountEarly})
 	default:
-		return nil, policy.ErrLimiterSettings
+		return nil, policy.ErrLimitAlgorithmSettings
 	}
 	if err != nil || !c.Window {
 		return a, err

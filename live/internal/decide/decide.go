@@ -63,6 +63,24 @@ func (t Table) Refused(section string, v any) []string {
 	return out
 }
 
+// Changed names, as section.name, the fields of the struct v that differ
+// from their value in def (a value of the same type: the section's
+// defaults) and that t refuses or has no decision for.
+func (t Table) Changed(section string, v, def any) []string {
+	rv, rd := reflect.ValueOf(v), reflect.ValueOf(def)
+	var out []string
+	for i := range rv.NumField() {
+		name := fieldName(rv.Type().Field(i))
+		if name == "" {
+			continue
+		}
+		if d, ok := t[name]; (!ok || d == Refused) && !reflect.DeepEqual(rv.Field(i).Interface(), rd.Field(i).Interface()) {
+			out = append(out, section+"."+name)
+		}
+	}
+	return out
+}
+
 // Undecided lists the fields of struct type typ that t has no decision
 // for, and the names in t that are no field of typ, each sorted.
 func (t Table) Undecided(typ reflect.Type) (missing, extra []string) {

@@ -58,3 +58,22 @@ func TestUndecided(t *testing.T) {
 		t.Errorf("missing %v, extra %v; want [c] and [also gone]", missing, extra)
 	}
 }
+
+func TestChanged(t *testing.T) {
+	tab := Table{"a": Live, "b": Refused}
+	x, y := "x", "y"
+	def := section{A: 1, B: &x, C: true}
+	for _, tt := range []struct {
+		v    section
+		want []string
+	}{
+		{def, nil},                           // the defaults: nothing named, c included
+		{section{A: 2, B: &x, C: true}, nil}, // live, changed
+		{section{A: 1, B: &y, C: true}, []string{"s.b"}}, // refused, changed
+		{section{A: 1, B: &x}, []string{"s.c"}},          // no decision, changed from true to false
+	} {
+		if got := tab.Changed("s", tt.v, def); !slices.Equal(got, tt.want) {
+			t.Errorf("%+v: got %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"slices"
 )
 
-// Adaptive concurrency limits (overload-control.md §4). A server admits a
+// A server's concurrency limit and its algorithms (overload-control.md
+// §4): the limit (ConcurrencyLimit in a scenario) is how many requests the
+// server may hold; its algorithm (LimitAlgorithm) moves it. A server admits a
 // request iff the requests it holds are fewer than Limit(now); each
 // request that leaves it feeds one sample to the algorithm: when it ended
 // (now), how long it stayed (rtt), how many requests the server held
@@ -16,8 +18,8 @@ import (
 // ones that draw (Vegas's probe jitter, Envoy's window jitter) take a
 // uniform draw u in [0, 1) with every sample.
 
-// LimitAlgorithm is what a server's admission needs from an adaptive
-// concurrency limit.
+// LimitAlgorithm is the algorithm of a server's concurrency limit: what
+// the server's admission (sim/admission) needs from it.
 type LimitAlgorithm interface {
 	// Limit is the limit in force at now.
 	Limit(now int64) int
@@ -25,11 +27,12 @@ type LimitAlgorithm interface {
 	Sample(now, rtt int64, inflight int, drop bool, u float64)
 }
 
-// ErrLimiterSettings is wrapped by every constructor error of this file.
-var ErrLimiterSettings = errors.New("policy: bad limiter settings")
+// ErrLimitAlgorithmSettings is wrapped by every constructor error of
+// this file.
+var ErrLimitAlgorithmSettings = errors.New("policy: bad concurrency limit algorithm settings")
 
-func limErr(format string, a ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrLimiterSettings}, a...)...)
+func limitErr(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrLimitAlgorithmSettings}, a...)...)
 }
 
 // log10Root is Netflix concurrency-limits' Log10RootIntFunction:
@@ -82,13 +85,13 @@ func NewAIMD(s AIMDSettings) (*AIMD, error) {
 		s.Timeout = 5e9
 	}
 	if s.Min < 1 || s.Max < s.Min || s.Initial < s.Min || s.Initial > s.Max {
-		return nil, limErr("aimd needs 1 <= min <= initial <= max, got min %d, initial %d, max %d", s.Min, s.Initial, s.Max)
+		return nil, limitErr("aimd needs 1 <= min <= initial <= max, got min %d, initial %d, max %d", s.Min, s.Initial, s.Max)
 	}
 	if s.Backoff < 0.5 || s.Backoff >= 1 {
-		return nil, limErr("aimd backoff must be in [0.5, 1), got %g", s.Backoff)
+		return nil, limitErr("aimd backoff must be in [0.5, 1), got %g", s.Backoff)
 	}
 	if s.Timeout < 0 {
-		return nil, limErr("aimd timeout must be > 0, got %d ns", s.Timeout)
+		return nil, limitErr("aimd timeout must be > 0, got %d ns", s.Timeout)
 	}
 	return &AIMD{s: s, l: s.Initial}, nil
 }
@@ -151,13 +154,13 @@ func NewVegas(s VegasSettings) (*Vegas, error) {
 		s.ProbeMultiplier = 30
 	}
 	if s.Initial < 1 || s.Max < s.Initial {
-		return nil, limErr("vegas needs 1 <= initial <= max, got initial %d, max %d", s.Initial, s.Max)
+		return nil, limitErr("vegas needs 1 <= initial <= max, got initial %d, max %d", s.Initial, s.Max)
 	}
 	if s.Smoothing < 0 || s.Smoothing > 1 {
-		return nil, limErr("vegas smoothing must be in (0, 1], got %g", s.Smoothing)
+		return nil, limitErr("vegas smoothing must be in (0, 1], got %g", s.Smoothing)
 	}
 	if s.ProbeMultiplier < 1 {
-		return nil, limErr("vegas probe multiplier must be >= 1, got %d", s.ProbeMultiplier)
+		return nil, limitErr("vegas probe multiplier must be >= 1, got %d", s.ProbeMultiplier)
 	}
 	return &Vegas{s: s, l: float64(s.Initial)}, nil
 }
@@ -261,16 +264,16 @@ func NewGradient2(s Gradient2Settings) (*Gradient2, error) {
 		s.Tolerance = 1.5
 	}
 	if s.Min < 1 || s.Max < s.Min || s.Initial < s.Min || s.Initial > s.Max {
-		return nil, limErr("gradient2 needs 1 <= min <= initial <= max, got min %d, initial %d, max %d", s.Min, s.Initial, s.Max)
+		return nil, limitErr("gradient2 needs 1 <= min <= initial <= max, got min %d, initial %d, max %d", s.Min, s.Initial, s.Max)
 	}
 	if s.Smoothing < 0 || s.Smoothing > 1 {
-		return nil, limErr("gradient2 smoothing must be in (0, 1], got %g", s.Smoothing)
+		return nil, limitErr("gradient2 smoothing must be in (0, 1], got %g", s.Smoothing)
 	}
 	if s.Tolerance < 1 {
-		return nil, limErr("gradient2 rtt tolerance must be >= 1, got %g", s.Tolerance)
+		return nil, limitErr("gradient2 rtt tolerance must be >= 1, got %g", s.Tolerance)
 	}
 	if s.QueueSize < 0 || s.LongWindow < 1 {
-		return nil, limErr("gradient2 needs queue size >= 0 and long window >= 1, got %d and %d", s.QueueSize, s.LongWindow)
+		return nil, limitErr("gradient2 needs queue size >= 0 and long window >= 1, got %d and %d", s.QueueSize, s.LongWindow)
 	}
 	return &Gradient2{s: s, l: float64(s.Initial), factor: 2 / float64(s.LongWindow+1)}, nil
 }
@@ -357,7 +360,7 @@ func NewWindowed(inner LimitAlgorithm, s WindowSettings) (*Windowed, error) {
 		s.MinRTT = 100e3
 	}
 	if s.MinWindow < 0 || s.MaxWindow < s.MinWindow || s.Size < 1 || s.MinRTT < 0 {
-		return nil, limErr("window needs 0 <= min <= max and size >= 1, got min %d ns, max %d ns, size %d", s.MinWindow, s.MaxWindow, s.Size)
+		return nil, limitErr("window needs 0 <= min <= max and size >= 1, got min %d ns, max %d ns, size %d", s.MinWindow, s.MaxWindow, s.Size)
 	}
 	return &Windowed{s: s, inner: inner, minR: math.MaxInt64}, nil
 }
@@ -455,11 +458,11 @@ func NewEnvoy(s EnvoySettings) (*Envoy, error) {
 	}
 	switch {
 	case s.UpdateInterval <= 0 || s.Interval < 1e6:
-		return nil, limErr("envoy needs update_interval > 0 and interval >= 1ms, got %d ns and %d ns", s.UpdateInterval, s.Interval)
+		return nil, limitErr("envoy needs update_interval > 0 and interval >= 1ms, got %d ns and %d ns", s.UpdateInterval, s.Interval)
 	case s.RequestCount < 1 || s.MinConcurrency < 1 || s.MaxLimit < s.MinConcurrency:
-		return nil, limErr("envoy needs request_count >= 1 and 1 <= min_concurrency <= max, got %d, %d, %d", s.RequestCount, s.MinConcurrency, s.MaxLimit)
+		return nil, limitErr("envoy needs request_count >= 1 and 1 <= min_concurrency <= max, got %d, %d, %d", s.RequestCount, s.MinConcurrency, s.MaxLimit)
 	case s.Jitter < 0 || s.Buffer < 0 || s.Percentile <= 0 || s.Percentile > 1:
-		return nil, limErr("envoy needs jitter >= 0, buffer >= 0 and percentile in (0, 1], got %g, %g, %g", s.Jitter, s.Buffer, s.Percentile)
+		return nil, limitErr("envoy needs jitter >= 0, buffer >= 0 and percentile in (0, 1], got %g, %g, %g", s.Jitter, s.Buffer, s.Percentile)
 	}
 	return &Envoy{s: s, limit: s.MinConcurrency, nextWin: -1}, nil
 }

@@ -257,8 +257,8 @@ func TestLimiterSettingsErrors(t *testing.T) {
 		func() error { _, err := NewEnvoy(EnvoySettings{Interval: 60e9}); return err },
 		func() error { _, err := NewWindowed(nil, WindowSettings{MinWindow: 2e9, MaxWindow: 1e9}); return err },
 	} {
-		if err := f(); !errors.Is(err, ErrLimiterSettings) {
-			t.Errorf("got %v, want ErrLimiterSettings", err)
+		if err := f(); !errors.Is(err, ErrLimitAlgorithmSettings) {
+			t.Errorf("got %v, want ErrLimitAlgorithmSettings", err)
 		}
 	}
 }

@@ -141,7 +141,7 @@ func TestEnvoyHighMinConcurrency(t *testing.T) {
 	}
 }
 
-// A limiter refuses at once, at the price of a rejection, with the
+// A concurrency limit refuses at once, at the price of a rejection, with the
 // configured Retry-After; the limit column is the limit's time average
 // (constant AIMD at its cap here: max = initial = min = 15), and no more
 // than the limit is ever held.
@@ -170,16 +170,16 @@ backend:
 		}
 	}
 	// 10 workers × 10/s = 100/s served of 200/s offered: about half is
-	// refused by the limiter (the queue never fills: at most 5 wait).
+	// refused by the concurrency limit (the queue never fills: at most 5 wait).
 	if sh, rj := r.Summary.Shed, r.Summary.Rejected; sh == 0 || sh != rj {
-		t.Errorf("shed %d, rejected %d: want every rejection to be the limiter's", sh, rj)
+		t.Errorf("shed %d, rejected %d: want every rejection to be the concurrency limit's", sh, rj)
 	}
 	if r.Summary.Accepted > 100*60+15 {
 		t.Errorf("accepted %d in 60 s, more than 100/s + the limit", r.Summary.Accepted)
 	}
 }
 
-// With no limiter the column is zero and every pinned fingerprint is
+// With no concurrency limit the column is zero and every pinned fingerprint is
 // unchanged (TestScenarios); with one, a run is deterministic.
 func TestConcurrencyLimitDeterministic(t *testing.T) {
 	a := mustRun(t, parseGraph(t, envoyHighMin, "duration=60s", "backend.concurrency_limit.min=3"))
@@ -190,7 +190,7 @@ func TestConcurrencyLimitDeterministic(t *testing.T) {
 	c := mustRun(t, parseGraph(t, envoyHighMin, "duration=60s", "backend.concurrency_limit=null"))
 	for i, row := range c.Series.Rows {
 		if row.LimitNS != 0 {
-			t.Fatalf("row %d: limit %d without a limiter", i, row.LimitNS)
+			t.Fatalf("row %d: limit %d without a concurrency limit", i, row.LimitNS)
 		}
 	}
 }
