@@ -266,7 +266,10 @@ func graphFields(sc *scenario.Scenario) []string {
 		out = append(out, backendFields.Refused(at, nd.Backend)...)
 		out = append(out, queueFields.Refused(at+".queue", nd.Queue)...)
 		for k, c := range nd.Calls {
-			out = append(out, callFields.Changed(fmt.Sprintf("%s.calls[%d]", at, k), c, dc)...)
+			cp := fmt.Sprintf("%s.calls[%d]", at, k)
+			out = append(out, callFields.Changed(cp, c, dc)...)
+			// The call's policy fields are its inline Policies section.
+			out = append(out, callFields.Changed(cp, c.Policies, dc.Policies)...)
 		}
 		for k, r := range nd.Forward {
 			out = append(out, routeFields.Refused(fmt.Sprintf("%s.forward[%d]", at, k), r)...)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,7 +18,9 @@ func TestEveryServiceFieldIsDecided(t *testing.T) {
 		typ     reflect.Type
 		table   decide.Table
 	}{
-		{"services[]", reflect.TypeFor[scenario.Node](), serviceFields},
+		// A service's backend fields (its inline Backend) are decided by
+		// the backend's table, as graphFields reads them.
+		{"services[]", reflect.TypeFor[scenario.Node](), merged(serviceFields, backendFields)},
 		{"services[].calls[]", reflect.TypeFor[scenario.Call](), callFields},
 		{"services[].forward[]", reflect.TypeFor[scenario.Route](), routeFields},
 	} {
@@ -29,6 +32,15 @@ func TestEveryServiceFieldIsDecided(t *testing.T) {
 			t.Errorf("%s.%s: in the table but not a field of the scenario", c.section, name)
 		}
 	}
+}
+
+// merged is the union of the tables.
+func merged(ts ...decide.Table) decide.Table {
+	out := decide.Table{}
+	for _, t := range ts {
+		maps.Copy(out, t)
+	}
+	return out
 }
 
 // yamlFields lists the YAML names of struct type typ's fields, leaving out
