@@ -26,11 +26,10 @@ const checkEvery = 1 << 16
 func (m *model) loop(ctx context.Context, progress func(now, end int64), trace func(TraceEvent)) (int64, error) {
 	done := ctx.Done()
 	for {
-		e, ok := m.q.Peek()
-		if !ok || e.At >= m.end {
+		e, ok := m.q.Step(m.end)
+		if !ok {
 			return m.end, nil
 		}
-		m.q.Pop()
 		m.now = e.At
 		m.mt.events++
 		m.mt.mixFP(e)
