@@ -75,31 +75,30 @@ func Run(c Config) (Result, error) {
 	for i := 0; i < c.Requests; i++ {
 		s.q.Schedule(int64(i)*c.Gap, evRequest, uint32(i), 0)
 	}
-	for {
-		e, ok := s.q.Pop()
-		if !ok {
-			break
-		}
-		s.r.Events++
-		switch e.Kind() {
-		case evRequest:
-			s.start(e.At, -1, 0, 1, int32(e.ID))
-		case evDBDone:
-			s.inDB--
-			ok := s.c.FailProb < 1 && rng.Float64(s.key, s.draws) >= s.c.FailProb
-			s.draws++
-			s.answer(e.At, int32(e.ID), uint8(e.Aux), ok)
-		case evTimeout:
-			k := &s.calls[e.ID]
-			if !k.done && k.made == uint8(e.Aux) {
-				if s.c.Cancel && k.child >= 0 {
-					s.cancel(k.child)
-				}
-				s.failed(e.At, int32(e.ID))
+	s.r.Events = s.q.Run(s.handle)
+	return s.r, nil
+}
+
+// handle routes event e to its handler (engine.Queue.Run's loop).
+func (s *sim) handle(e engine.Event) bool {
+	switch e.Kind() {
+	case evRequest:
+		s.start(e.At, -1, 0, 1, int32(e.ID))
+	case evDBDone:
+		s.inDB--
+		ok := s.c.FailProb < 1 && rng.Float64(s.key, s.draws) >= s.c.FailProb
+		s.draws++
+		s.answer(e.At, int32(e.ID), uint8(e.Aux), ok)
+	case evTimeout:
+		k := &s.calls[e.ID]
+		if !k.done && k.made == uint8(e.Aux) {
+			if s.c.Cancel && k.child >= 0 {
+				s.cancel(k.child)
 			}
+			s.failed(e.At, int32(e.ID))
 		}
 	}
-	return s.r, nil
+	return true
 }
 
 type sim struct {

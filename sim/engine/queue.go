@@ -260,6 +260,22 @@ func (q *Queue) RunUntil(end Time, handle func(Event) bool) uint64 {
 	}
 }
 
+// Run is RunUntil with no horizon: it runs until the queue is empty or
+// handle returns false.
+func (q *Queue) Run(handle func(Event) bool) uint64 {
+	var n uint64
+	for {
+		e, ok := q.Pop()
+		if !ok {
+			return n
+		}
+		n++
+		if !handle(e) {
+			return n
+		}
+	}
+}
+
 // edge is where the heap's events end: e0 + cur·w.
 func (q *Queue) edge() Time { return q.e0 + Time(q.cur)*q.w }
 

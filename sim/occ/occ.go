@@ -109,12 +109,7 @@ func Run(c Config) (Result, error) {
 
 	var r Result
 	var version uint64
-	for {
-		e, ok := q.Pop()
-		if !ok {
-			break
-		}
-		r.Events++
+	r.Events = q.Run(func(e engine.Event) bool {
 		now, id := e.At, e.ID
 		k := &cl[id]
 		switch e.Kind() {
@@ -136,7 +131,7 @@ func Run(c Config) (Result, error) {
 		case writeAnswer:
 			if e.Aux == 1 {
 				r.Completion = now
-				continue
+				return true
 			}
 			k.retries++
 			var wait int64
@@ -148,7 +143,8 @@ func Run(c Config) (Result, error) {
 			}
 			q.Schedule(now+hop(id)+wait, readArrives, id, 0)
 		}
-	}
+		return true
+	})
 	if version != uint64(c.Clients) {
 		return r, fmt.Errorf("occ: internal error: %d successful writes for %d clients", version, c.Clients)
 	}
