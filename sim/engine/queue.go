@@ -6,8 +6,12 @@ import (
 	"slices"
 )
 
-// Time is virtual time: nanoseconds since the start of the scenario.
-type Time = int64
+// Time is virtual time: nanoseconds since the start of the scenario. It
+// is a type of its own, so that a duration or a count cannot be scheduled
+// as a time by mistake; callers that keep int64 times (package sim)
+// convert at their one call of Schedule and their one of Step, which
+// costs nothing at run time.
+type Time int64
 
 // Common durations in virtual time.
 const (
