@@ -20,11 +20,14 @@ import (
 //	30       10       2   0.3226  (= 10/31)
 //	300      100      2   0.3322  (→ 1/3: demand 3× what is accepted)
 func SREProbability(requests, accepts, k, padding float64) float64 {
-	p := (requests - k*accepts) / (requests + padding)
-	if p < 0 {
+	d, den := requests-k*accepts, requests+padding
+	if d <= 0 && den > 0 { // p ≤ 0, known without dividing (the common case)
 		return 0
 	}
-	return p
+	if p := d / den; p >= 0 || p != p { // p != p: NaN, returned as before
+		return p
+	}
+	return 0
 }
 
 // ThrottleForm generalises the SRE formula to the variants real clients
