@@ -90,12 +90,13 @@ type Queue struct {
 	inFine int
 	inCrs  int
 	pops   uint64 // pops since the last tuning
-	tuneN  uint64 // pops between tunings: calCheck until the calendar starts, then tuneEvery (0: tune at the first pop)
+	tuneN  uint64 // pops before the next tuning: tuneEvery, or calCheck while the heap is too small for the calendar (0 in a zero Queue: the first pop)
 	tuneAt Time   // clock at the last tuning
 }
 
 // Calendar tuning: the calendar starts once the heap holds calMin events
-// (looked at on the first pop and every calCheck pops after it); the
+// (looked at after tuneEvery pops from NewQueue, on the first pop of a
+// zero Queue, and every calCheck pops after that); the
 // bucket width is retuned every tuneEvery pops, when the mean time
 // between pops has changed by more than retuneFactor.
 const (
@@ -116,7 +117,7 @@ const (
 
 // NewQueue returns a queue whose backing array starts with room for n events.
 func NewQueue(n int) *Queue {
-	q := &Queue{h: make([]Event, 0, n+4)}
+	q := &Queue{h: make([]Event, 0, n+4), tuneN: tuneEvery}
 	q.seal()
 	return q
 }
@@ -473,9 +474,11 @@ func (q *Queue) rebuild(w Time) {
 		q.fine, q.coarse = make([][]Event, nFine), make([][]*chunk, nCoarse)
 		q.cal = true
 	}
-	// The width is rounded down to a power of two, so that a bucket's
-	// index is a shift; the order of events does not depend on it.
-	q.ws = uint(bits.Len64(uint64(max(w, 1)))) - 1
+	// The width is rounded to a power of two (up from 4/3 of one), so
+	// that a bucket's index is a shift; the order of events does not
+	// depend on it.
+	u := uint64(max(w, 1))
+	q.ws = uint(bits.Len64(u+u/2)) - 1
 	// Guard the arithmetic: an epoch and an era must fit in a Time.
 	for q.ws > 0 && Time(1)<<(q.ws+nFineLog) > 1<<52/nCoarse {
 		q.ws--
