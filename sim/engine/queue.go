@@ -511,6 +511,10 @@ func (q *Queue) heapify() {
 func (q *Queue) siftDown(i int) {
 	h := q.h
 	n := len(h)
+	if n > bigHeap {
+		q.siftDownBig(i)
+		return
+	}
 	e := h[i]
 	for {
 		c := 4*i + 1
@@ -526,6 +530,39 @@ func (q *Queue) siftDown(i int) {
 		}
 		h[i] = k[a]
 		i = c + a
+	}
+	h[i] = e
+}
+
+// bigHeap is the size above which siftDown branches again: a heap that
+// large is out of the caches (before the calendar starts, at a million
+// clients), and a predicted branch lets the next level's load start
+// before the comparison is known, which beats waiting for it.
+const bigHeap = 1 << 15
+
+// siftDownBig is siftDown for a large heap: the smallest child by
+// comparisons that branch.
+func (q *Queue) siftDownBig(i int) {
+	h := q.h
+	n := len(h)
+	e := h[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		k := h[c : c+4 : c+4] // missing children are sentinels (seal)
+		m := 0
+		for j := 1; j < 4; j++ {
+			if k[j].less(k[m]) {
+				m = j
+			}
+		}
+		if !k[m].less(e) {
+			break
+		}
+		h[i] = k[m]
+		i = c + m
 	}
 	h[i] = e
 }

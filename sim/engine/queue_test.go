@@ -295,3 +295,25 @@ func TestLoops(t *testing.T) {
 		t.Errorf("got Peek (%v, %v), want (30, true)", e.At, ok)
 	}
 }
+
+// TestBigHeapKeepsTheOrder fills a queue past bigHeap before its calendar
+// starts (NewQueue waits tuneEvery pops), so that the branching sift of
+// large heaps runs, and checks every pop against the sorted order.
+func TestBigHeapKeepsTheOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	n := bigHeap + bigHeap/2
+	q := NewQueue(n)
+	want := make([]Event, 0, n)
+	for i := range n {
+		at := Time(r.Int64N(1000)) // many ties: the sequence decides
+		q.Schedule(at, 1, uint32(i), 0)
+		want = append(want, Event{At: at, ID: uint32(i)})
+	}
+	slices.SortStableFunc(want, func(a, b Event) int { return int(a.At - b.At) })
+	for i, w := range want {
+		e, ok := q.Pop()
+		if !ok || e.At != w.At || e.ID != w.ID {
+			t.Fatalf("pop %d: got (%v, %d, %v), want (%v, %d, true)", i, e.At, e.ID, ok, w.At, w.ID)
+		}
+	}
+}
