@@ -808,16 +808,10 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 	// Sliding-window goodput, as the recovery rule sees it.
 	w := int(in.RecoveryWindow / s.Interval)
 	if w >= 1 && len(g) >= w {
-		pts := make(plotter.XYs, 0, len(g))
-		var acc float64
-		for j := range g {
-			acc += g[j]
-			if j >= w {
-				acc -= g[j-w]
-			}
-			if j >= w-1 {
-				pts = append(pts, plotter.XY{X: float64(int64(j+1)*s.Interval) / 1e9, Y: acc / float64(w)})
-			}
+		win := metrics.SlidingMean(g, w)
+		pts := make(plotter.XYs, 0, len(g)-w+1)
+		for j := w - 1; j < len(g); j++ {
+			pts = append(pts, plotter.XY{X: float64(int64(j+1)*s.Interval) / 1e9, Y: win[j]})
 		}
 		wl, err := plotter.NewLine(pts)
 		if err != nil {

@@ -115,7 +115,7 @@ func simDecisions(t *testing.T, sc *scenario.Scenario, gaps []int64, ans []answe
 	// scheduled for slot (kind k), if any: the step's other events (the
 	// next arrival, the worker's completion) are not run.
 	scheduled := func(f func(), slot uint32, k uint8) (int64, bool) {
-		m.q = engine.NewQueue(16)
+		m.q = calendar{engine.NewQueue(16)}
 		f()
 		for {
 			e, ok := m.q.Pop()
@@ -143,7 +143,7 @@ func simDecisions(t *testing.T, sc *scenario.Scenario, gaps []int64, ans []answe
 			if paced { // as the loop's evSend
 				logf(now, "paced %d", w-now)
 				now = w
-				m.q = engine.NewQueue(16)
+				m.q = calendar{engine.NewQueue(16)}
 				m.send(now, slot)
 			}
 			if r.state != stInFlight {

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+
+	"github.com/throttlesim/throttlesim/sim/engine"
 )
 
 // eventNames are the event kinds as TraceEvent names them.
@@ -25,99 +27,99 @@ const checkEvery = 1 << 16
 func (m *model) loop(ctx context.Context, progress func(now, end int64), trace func(TraceEvent)) (int64, error) {
 	done := ctx.Done()
 	for {
-		e, ok := m.q.Peek()
-		if !ok || e.At >= m.end {
+		e, ok := m.q.Step(engine.Time(m.end))
+		if !ok {
 			return m.end, nil
 		}
-		m.q.Pop()
-		m.now = e.At
+		now := int64(e.At) // the model's time from here on
+		m.now = now
 		m.mt.events++
 		m.mt.mixFP(e)
-		if e.At >= m.mt.nextRow {
-			m.closeRows(e.At)
-			if m.hooks != nil && m.atInterval(e.At) {
-				return e.At, nil
+		if now >= m.mt.nextRow {
+			m.closeRows(now)
+			if m.hooks != nil && m.atInterval(now) {
+				return now, nil
 			}
 		}
 		if trace != nil {
-			trace(TraceEvent{At: e.At, Kind: eventNames[e.Kind()], ID: e.ID, Aux: e.Aux})
+			trace(TraceEvent{At: now, Kind: eventNames[e.Kind()], ID: e.ID, Aux: e.Aux})
 		}
 		switch e.Kind() {
 		case evArrival:
-			m.onArrival(e.At, e.ID)
+			m.onArrival(now, e.ID)
 		case evRetry:
 			r := &m.cl.reqs[e.ID]
 			if r.state == stBackoff && r.token() == e.Aux {
-				m.attempt(e.At, e.ID)
+				m.attempt(now, e.ID)
 			}
 		case evSend:
 			r := &m.cl.reqs[e.ID]
 			if r.state == stPacing && r.token() == e.Aux {
-				m.send(e.At, e.ID)
+				m.send(now, e.ID)
 			}
 		case evTimeout:
 			if m.waiting(e.ID, e.Aux) {
-				m.countR(e.At, &m.cl.reqs[e.ID], timedOut)
-				m.outcome(e.At, e.ID, e.Aux, outTimeout, 0)
+				m.countR(now, &m.cl.reqs[e.ID], timedOut)
+				m.outcome(now, e.ID, e.Aux, outTimeout, 0)
 			}
 		case evHedge:
 			if r := &m.cl.reqs[e.ID]; r.rs.H1 == 0 && m.waiting(e.ID, e.Aux) {
-				m.hedge(e.At, e.ID)
+				m.hedge(now, e.ID)
 			}
 		case evWorkerDone:
-			m.onWorkerDone(e.At, e.ID, e.Aux)
+			m.onWorkerDone(now, e.ID, e.Aux)
 		case evArrive:
-			m.arrive(e.At, e.ID)
+			m.arrive(now, e.ID)
 		case evAnswer:
 			if m.waiting(e.ID, e.Aux) {
-				m.delivered(e.At, e.ID)
+				m.delivered(now, e.ID)
 			}
 		case evOutlierSweep:
-			m.onOutlierSweep(e.At, e.ID)
+			m.onOutlierSweep(now, e.ID)
 		case evHealthCheck:
-			m.onHealthCheck(e.At, e.ID)
+			m.onHealthCheck(now, e.ID)
 		case evFaultStart:
-			m.onFaultStart(e.At, m.sc.Faults[e.ID])
+			m.onFaultStart(now, m.sc.Faults[e.ID])
 		case evFaultEnd:
-			m.onFaultEnd(e.At, m.sc.Faults[e.ID])
+			m.onFaultEnd(now, m.sc.Faults[e.ID])
 		case evDeadline:
 			// The generation has 24 bits: the deadline time makes sure the
 			// slot still holds the request whose deadline this is.
-			if r := &m.cl.reqs[e.ID]; r.gen == e.Aux && r.state != stFree && r.dl > 0 && min(r.dl, m.end) == e.At {
-				m.onDeadline(e.At, e.ID)
+			if r := &m.cl.reqs[e.ID]; r.gen == e.Aux && r.state != stFree && r.dl > 0 && min(r.dl, m.end) == now {
+				m.onDeadline(now, e.ID)
 			}
 		case evConnect:
 			if m.cn.state[e.ID] == csWaiting && m.cn.seq[e.ID] == e.Aux {
-				m.connect(e.At, e.ID)
+				m.connect(now, e.ID)
 			}
 		case evConnArrive:
-			m.connectArrive(e.At, e.ID, e.Aux)
+			m.connectArrive(now, e.ID, e.Aux)
 		case evScaleTick:
-			m.onScaleTick(e.At, e.ID)
+			m.onScaleTick(now, e.ID)
 		case evReplicaReady:
-			m.onReplicaReady(e.At, e.ID, e.Aux)
+			m.onReplicaReady(now, e.ID, e.Aux)
 		case evTiltMark:
 			m.tiltMark(e.Aux)
 		case evWatch:
-			if m.atWatch(e.At) {
-				return e.At, nil
+			if m.atWatch(now) {
+				return now, nil
 			}
 		case evConnOK, evConnRefused:
-			m.connAnswered(e.At, e.ID, e.Aux, e.Kind() == evConnOK)
+			m.connAnswered(now, e.ID, e.Aux, e.Kind() == evConnOK)
 		case evConnectTimeout:
 			if m.cn.state[e.ID] == csConnecting && m.cn.seq[e.ID] == e.Aux {
-				m.mt.row(e.At).ConnectTimeouts++
-				m.connectFailed(e.At, e.ID)
+				m.mt.row(now).ConnectTimeouts++
+				m.connectFailed(now, e.ID)
 			}
 		}
 		if m.mt.events%checkEvery == 0 {
 			if progress != nil {
-				progress(e.At, m.end)
+				progress(now, m.end)
 			}
 			if done != nil {
 				select {
 				case <-done:
-					return e.At, &InterruptedError{At: e.At, End: m.end, Err: ctx.Err()}
+					return now, &InterruptedError{At: now, End: m.end, Err: ctx.Err()}
 				default:
 				}
 			}

@@ -73,33 +73,33 @@ func Run(c Config) (Result, error) {
 	s.r.Requests = int64(c.Requests)
 	s.r.PerRequest = make([]int64, c.Requests)
 	for i := 0; i < c.Requests; i++ {
-		s.q.Schedule(int64(i)*c.Gap, evRequest, uint32(i), 0)
+		s.q.Schedule(engine.Time(int64(i)*c.Gap), evRequest, uint32(i), 0)
 	}
-	for {
-		e, ok := s.q.Pop()
-		if !ok {
-			break
-		}
-		s.r.Events++
-		switch e.Kind() {
-		case evRequest:
-			s.start(e.At, -1, 0, 1, int32(e.ID))
-		case evDBDone:
-			s.inDB--
-			ok := s.c.FailProb < 1 && rng.Float64(s.key, s.draws) >= s.c.FailProb
-			s.draws++
-			s.answer(e.At, int32(e.ID), uint8(e.Aux), ok)
-		case evTimeout:
-			k := &s.calls[e.ID]
-			if !k.done && k.made == uint8(e.Aux) {
-				if s.c.Cancel && k.child >= 0 {
-					s.cancel(k.child)
-				}
-				s.failed(e.At, int32(e.ID))
-			}
-		}
-	}
+	s.r.Events = s.q.Run(s.handle)
 	return s.r, nil
+}
+
+// handle routes event e to its handler (engine.Queue.Run's loop).
+func (s *sim) handle(e engine.Event) bool {
+	now := int64(e.At)
+	switch e.Kind() {
+	case evRequest:
+		s.start(now, -1, 0, 1, int32(e.ID))
+	case evDBDone:
+		s.inDB--
+		ok := s.c.FailProb < 1 && rng.Float64(s.key, s.draws) >= s.c.FailProb
+		s.draws++
+		s.answer(now, int32(e.ID), uint8(e.Aux), ok)
+	case evTimeout:
+		k := &s.calls[e.ID]
+		if !k.done && k.made == uint8(e.Aux) {
+			if s.c.Cancel && k.child >= 0 {
+				s.cancel(k.child)
+			}
+			s.failed(now, int32(e.ID))
+		}
+	}
+	return true
 }
 
 type sim struct {
@@ -127,7 +127,7 @@ func (s *sim) attempt(now int64, id int32) {
 	k.made++
 	att := k.made
 	if s.c.Timeout > 0 {
-		s.q.Schedule(now+s.c.Timeout, evTimeout, uint32(id), uint32(att))
+		s.q.Schedule(engine.Time(now+s.c.Timeout), evTimeout, uint32(id), uint32(att))
 	}
 	if int(k.layer) == s.c.Layers { // the bottom layer calls the database
 		k.child = -1
@@ -135,7 +135,7 @@ func (s *sim) attempt(now int64, id int32) {
 		s.r.PerRequest[k.req]++
 		s.inDB++
 		s.r.PeakDB = max(s.r.PeakDB, s.inDB)
-		s.q.Schedule(now+s.c.Service, evDBDone, uint32(id), uint32(att))
+		s.q.Schedule(engine.Time(now+s.c.Service), evDBDone, uint32(id), uint32(att))
 		return
 	}
 	layer, req := k.layer+1, k.req

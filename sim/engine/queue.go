@@ -1,9 +1,17 @@
 package engine
 
-import "math"
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
 
-// Time is virtual time: nanoseconds since the start of the scenario.
-type Time = int64
+// Time is virtual time: nanoseconds since the start of the scenario. It
+// is a type of its own, so that a duration or a count cannot be scheduled
+// as a time by mistake; callers that keep int64 times (package sim)
+// convert at their one call of Schedule and their one of Step, which
+// costs nothing at run time.
+type Time int64
 
 // Common durations in virtual time.
 const (
@@ -69,7 +77,8 @@ type Queue struct {
 	pending bool // h[0] was popped and not yet removed
 
 	cal    bool       // the calendar is in use
-	w      Time       // fine bucket width
+	w      Time       // fine bucket width, a power of two
+	ws     uint       // log2(w): a bucket index is a shift, not a division
 	e0     Time       // start of the current epoch; fine bucket i covers e0 + [i·w, (i+1)·w)
 	cur    int        // the next fine bucket to heapify; the heap holds the events before e0 + cur·w
 	fine   [][]Event  // nFine buckets, made when the calendar starts
@@ -81,17 +90,22 @@ type Queue struct {
 	inFine int
 	inCrs  int
 	pops   uint64 // pops since the last tuning
+	tuneN  uint64 // pops before the next tuning: tuneEvery, or calCheck while the heap is too small for the calendar (0 in a zero Queue: the first pop)
 	tuneAt Time   // clock at the last tuning
 }
 
-// Calendar tuning: the calendar starts once the heap holds calMin events;
-// the bucket width is retuned every tuneEvery pops, when the mean time
+// Calendar tuning: the calendar starts once the heap holds calMin events
+// (looked at after tuneEvery pops from NewQueue, on the first pop of a
+// zero Queue, and every calCheck pops after that); the
+// bucket width is retuned every tuneEvery pops, when the mean time
 // between pops has changed by more than retuneFactor.
 const (
-	nFine        = 1024
+	nFine        = 1 << nFineLog
+	nFineLog     = 10
 	nCoarse      = 1024
 	calMin       = 512
 	tuneEvery    = 1 << 16
+	calCheck     = 1 << 12
 	perBucket    = 8
 	retuneFactor = 2
 	// calLimit: the calendar's epochs and eras must fit below the end of
@@ -102,7 +116,27 @@ const (
 )
 
 // NewQueue returns a queue whose backing array starts with room for n events.
-func NewQueue(n int) *Queue { return &Queue{h: make([]Event, 0, n)} }
+func NewQueue(n int) *Queue {
+	q := &Queue{h: make([]Event, 0, n+4), tuneN: tuneEvery}
+	q.seal()
+	return q
+}
+
+// sentinel comes after every event: At and key are as large as they go
+// (no event's key is: its sequence number would have to reach 2^56).
+var sentinel = Event{At: math.MaxInt64, key: math.MaxUint64}
+
+// seal writes four sentinels after the heap's last event, in its backing
+// array, so that siftDown can read the four children of any node without
+// counting them. It is called whenever the heap's length changes.
+func (q *Queue) seal() {
+	n := len(q.h)
+	if cap(q.h) < n+4 {
+		q.h = slices.Grow(q.h, 4)
+	}
+	s := q.h[n : n+4 : n+4]
+	s[0], s[1], s[2], s[3] = sentinel, sentinel, sentinel, sentinel
+}
 
 // Now is the time of the event most recently popped (0 before the first).
 func (q *Queue) Now() Time { return q.now }
@@ -113,14 +147,20 @@ func (q *Queue) Len() int {
 	return len(q.h) + q.inFine + q.inCrs + len(q.far)
 }
 
-// settle removes a popped root that nothing replaced.
+// settle removes a popped root that nothing replaced. It is small
+// enough to be inlined; remove does the work.
 func (q *Queue) settle() {
-	if !q.pending {
-		return
+	if q.pending {
+		q.remove()
 	}
+}
+
+// remove takes the popped root out of the heap.
+func (q *Queue) remove() {
 	q.pending = false
 	n := len(q.h)
 	last := q.h[n-1]
+	q.h[n-1] = sentinel // h[n:n+3] are already (seal)
 	q.h = q.h[:n-1]
 	if n > 1 {
 		q.down(last)
@@ -148,7 +188,14 @@ func (q *Queue) Schedule(at Time, kind uint8, id, aux uint32) {
 		q.down(e)
 		return
 	}
-	q.h = append(q.h, e)
+	if n := len(q.h); n+5 <= cap(q.h) {
+		s := q.h[:n+5]
+		s[n], s[n+4] = e, sentinel // h[n+1:n+4] are already (seal)
+		q.h = s[:n+1]
+	} else {
+		q.h = append(q.h, e)
+		q.seal()
+	}
 	q.up(len(q.h) - 1)
 }
 
@@ -166,7 +213,7 @@ func (q *Queue) Peek() (e Event, ok bool) {
 // it. ok is false when the queue is empty.
 func (q *Queue) Pop() (e Event, ok bool) {
 	q.settle()
-	if q.pops++; q.pops >= tuneEvery {
+	if q.pops++; q.pops >= q.tuneN {
 		q.tune()
 	}
 	if len(q.h) == 0 && !q.refill() {
@@ -178,21 +225,80 @@ func (q *Queue) Pop() (e Event, ok bool) {
 	return e, true
 }
 
+// Step removes the next event if it comes before end, advances the clock
+// to its time and returns it: Peek and Pop in one, the step of an event
+// loop that runs to a horizon. ok is false when no event is left before
+// end; an event at or after end stays in the queue.
+func (q *Queue) Step(end Time) (e Event, ok bool) {
+	q.settle()
+	if q.pops++; q.pops >= q.tuneN {
+		q.tune()
+	}
+	if len(q.h) == 0 && !q.refill() {
+		return Event{}, false
+	}
+	e = q.h[0]
+	if e.At >= end {
+		return Event{}, false
+	}
+	q.pending = true
+	q.now = e.At
+	return e, true
+}
+
+// RunUntil runs the event loop: it removes the events before end one by
+// one, in order, and hands each to handle, until none is left before end
+// or handle returns false. It returns the number of events handled. The
+// handler is called through a function value, which costs an indirect
+// call per event: sim's hot loop calls Step itself.
+func (q *Queue) RunUntil(end Time, handle func(Event) bool) uint64 {
+	var n uint64
+	for {
+		e, ok := q.Step(end)
+		if !ok {
+			return n
+		}
+		n++
+		if !handle(e) {
+			return n
+		}
+	}
+}
+
+// Run is RunUntil with no horizon: it runs until the queue is empty or
+// handle returns false.
+func (q *Queue) Run(handle func(Event) bool) uint64 {
+	var n uint64
+	for {
+		e, ok := q.Pop()
+		if !ok {
+			return n
+		}
+		n++
+		if !handle(e) {
+			return n
+		}
+	}
+}
+
 // edge is where the heap's events end: e0 + cur·w.
 func (q *Queue) edge() Time { return q.e0 + Time(q.cur)*q.w }
 
 // span is the length of an epoch, F.
 func (q *Queue) span() Time { return nFine * q.w }
 
+// spanShift is log2(span()).
+func (q *Queue) spanShift() uint { return q.ws + nFineLog }
+
 // place puts an event at or after edge into its fine or coarse bucket, or
 // the overflow.
 func (q *Queue) place(e Event) {
-	if d := (e.At - q.e0) / q.w; d < nFine {
+	if d := (e.At - q.e0) >> q.ws; d < nFine {
 		q.fine[d] = append(q.fine[d], e)
 		q.inFine++
 		return
 	}
-	if k := (e.At - q.c0) / q.span(); k < nCoarse {
+	if k := (e.At - q.c0) >> q.spanShift(); k < nCoarse {
 		q.toCoarse(int(k), e)
 		return
 	}
@@ -257,6 +363,7 @@ func (q *Queue) refill() bool {
 			clear(b)
 			q.fine[q.cur] = b[:0]
 			q.cur++
+			q.seal()
 			q.heapify()
 			continue
 		}
@@ -277,6 +384,7 @@ func (q *Queue) refill() bool {
 				clear(q.far)
 				q.far = q.far[:0]
 				q.cal = false
+				q.seal()
 				q.heapify()
 				continue
 			}
@@ -284,7 +392,7 @@ func (q *Queue) refill() bool {
 			far := q.far
 			q.far = q.far[:0]
 			for _, e := range far {
-				if k := (e.At - q.c0) / q.span(); k < nCoarse {
+				if k := (e.At - q.c0) >> q.spanShift(); k < nCoarse {
 					q.toCoarse(int(k), e)
 				} else {
 					q.far = append(q.far, e) // writes only where far was already read
@@ -300,7 +408,7 @@ func (q *Queue) refill() bool {
 		q.e0, q.cur = q.c0+Time(q.ck)*q.span(), 0
 		for _, c := range q.coarse[q.ck] {
 			for _, e := range c.ev[:c.n] {
-				d := (e.At - q.e0) / q.w
+				d := (e.At - q.e0) >> q.ws
 				q.fine[d] = append(q.fine[d], e)
 			}
 			q.inFine += c.n
@@ -318,7 +426,7 @@ func (q *Queue) refill() bool {
 // instant) says nothing about the spacing and changes nothing.
 func (q *Queue) tune() {
 	pops, elapsed := q.pops, q.now-q.tuneAt
-	q.pops, q.tuneAt = 0, q.now
+	q.pops, q.tuneAt, q.tuneN = 0, q.now, tuneEvery
 	if q.now >= calLimit {
 		return
 	}
@@ -329,6 +437,8 @@ func (q *Queue) tune() {
 				sum += float64(e.At - q.now)
 			}
 			q.rebuild(Time(min(2*perBucket*sum/float64(n)/float64(n), 1<<40)))
+		} else {
+			q.tuneN = calCheck
 		}
 		return
 	}
@@ -364,16 +474,22 @@ func (q *Queue) rebuild(w Time) {
 		q.fine, q.coarse = make([][]Event, nFine), make([][]*chunk, nCoarse)
 		q.cal = true
 	}
-	q.w, q.e0, q.cur, q.c0, q.ck, q.inFine, q.inCrs = max(w, 1), q.now, 0, q.now, 0, 0, 0
+	// The width is rounded to a power of two (up from 4/3 of one), so
+	// that a bucket's index is a shift; the order of events does not
+	// depend on it.
+	u := uint64(max(w, 1))
+	q.ws = uint(bits.Len64(u+u/2)) - 1
 	// Guard the arithmetic: an epoch and an era must fit in a Time.
-	for q.span() > 1<<52/nCoarse {
-		q.w /= 2
+	for q.ws > 0 && Time(1)<<(q.ws+nFineLog) > 1<<52/nCoarse {
+		q.ws--
 	}
+	q.w, q.e0, q.cur, q.c0, q.ck, q.inFine, q.inCrs = Time(1)<<q.ws, q.now, 0, q.now, 0, 0, 0
 	for _, e := range all {
 		q.place(e)
 	}
 	clear(all)
 	q.h = all[:0]
+	q.seal()
 }
 
 // heapify orders h as a heap.
@@ -387,8 +503,46 @@ func (q *Queue) heapify() {
 	}
 }
 
-// siftDown moves h[i] down to its place.
+// siftDown moves h[i] down to its place. The smallest of a node's four
+// children (sentinels where it has fewer) is found by a tournament without branches
+// (before gives 0 or 1, which selects an index arithmetically): which
+// child is smallest is as good as random, and a mispredicted branch per
+// comparison was most of the sift's cost.
 func (q *Queue) siftDown(i int) {
+	h := q.h
+	n := len(h)
+	if n > bigHeap {
+		q.siftDownBig(i)
+		return
+	}
+	e := h[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		k := h[c : c+4 : c+4] // missing children are sentinels (seal)
+		a := int(before(&k[1], &k[0]))
+		b := 2 + int(before(&k[3], &k[2]))
+		a += (b - a) & -int(before(&k[b], &k[a]))
+		if !k[a].less(e) {
+			break
+		}
+		h[i] = k[a]
+		i = c + a
+	}
+	h[i] = e
+}
+
+// bigHeap is the size above which siftDown branches again: a heap that
+// large is out of the caches (before the calendar starts, at a million
+// clients), and a predicted branch lets the next level's load start
+// before the comparison is known, which beats waiting for it.
+const bigHeap = 1 << 15
+
+// siftDownBig is siftDown for a large heap: the smallest child by
+// comparisons that branch.
+func (q *Queue) siftDownBig(i int) {
 	h := q.h
 	n := len(h)
 	e := h[i]
@@ -397,20 +551,30 @@ func (q *Queue) siftDown(i int) {
 		if c >= n {
 			break
 		}
-		m := c
-		end := min(c+4, n)
-		for j := c + 1; j < end; j++ {
-			if h[j].less(h[m]) {
+		k := h[c : c+4 : c+4] // missing children are sentinels (seal)
+		m := 0
+		for j := 1; j < 4; j++ {
+			if k[j].less(k[m]) {
 				m = j
 			}
 		}
-		if !h[m].less(e) {
+		if !k[m].less(e) {
 			break
 		}
-		h[i] = h[m]
-		i = m
+		h[i] = k[m]
+		i = c + m
 	}
 	h[i] = e
+}
+
+// before is 1 if a comes before b in (At, Seq) order and 0 otherwise,
+// computed without a branch: the borrow of the 128-bit subtraction
+// (At, key)(a) − (At, key)(b), At's sign bit flipped so that it compares
+// as unsigned.
+func before(a, b *Event) uint64 {
+	_, br := bits.Sub64(a.key, b.key, 0)
+	_, br = bits.Sub64(uint64(a.At)^1<<63, uint64(b.At)^1<<63, br)
+	return br
 }
 
 func (q *Queue) up(i int) {

@@ -229,3 +229,91 @@ func TestCalendarNearTheEndOfTime(t *testing.T) {
 		check(-1)
 	}
 }
+
+// TestLoops checks the event loops: Step stops before the horizon and
+// leaves the event there in the queue, RunUntil and Run hand the events
+// over in order and stop when the handler says so, and a handler may
+// schedule more events.
+func TestLoops(t *testing.T) {
+	fill := func() *Queue {
+		q := NewQueue(4)
+		for i, at := range []Time{30, 10, 20, 40} {
+			q.Schedule(at, 1, uint32(i), 0)
+		}
+		return q
+	}
+	tests := []struct {
+		name      string
+		run       func(q *Queue, h func(Event) bool) uint64
+		stopAt    uint32 // the handler returns false on this ID (99: never)
+		want      []Time
+		wantLeft  int
+		wantCount uint64
+	}{
+		{"RunUntil 35", func(q *Queue, h func(Event) bool) uint64 { return q.RunUntil(35, h) }, 99, []Time{10, 20, 25, 30}, 1, 4},
+		{"RunUntil stops", func(q *Queue, h func(Event) bool) uint64 { return q.RunUntil(35, h) }, 2, []Time{10, 20}, 3, 2},
+		{"Run", func(q *Queue, h func(Event) bool) uint64 { return q.Run(h) }, 99, []Time{10, 20, 25, 30, 40}, 0, 5},
+		{"Run stops", func(q *Queue, h func(Event) bool) uint64 { return q.Run(h) }, 0, []Time{10, 20, 25, 30}, 1, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := fill()
+			var got []Time
+			n := tt.run(q, func(e Event) bool {
+				got = append(got, e.At)
+				if e.At == 20 && e.Kind() == 1 {
+					q.Schedule(25, 2, 7, 0) // scheduled by a handler
+				}
+				return e.ID != tt.stopAt
+			})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got times %v, want %v", got, tt.want)
+			}
+			if n != tt.wantCount {
+				t.Errorf("got %d events handled, want %d", n, tt.wantCount)
+			}
+			if l := q.Len(); l != tt.wantLeft {
+				t.Errorf("got %d events left, want %d", l, tt.wantLeft)
+			}
+		})
+	}
+	// Step: the event at the horizon stays, and the clock does not move to it.
+	q := fill()
+	for _, want := range []Time{10, 20} {
+		e, ok := q.Step(30)
+		if !ok || e.At != want {
+			t.Fatalf("got Step (%v, %v), want (%v, true)", e.At, ok, want)
+		}
+	}
+	if e, ok := q.Step(30); ok {
+		t.Fatalf("got Step (%v, true) at the horizon, want false", e.At)
+	}
+	if q.Now() != 20 || q.Len() != 2 {
+		t.Errorf("got clock %v and %d left, want 20 and 2", q.Now(), q.Len())
+	}
+	if e, ok := q.Peek(); !ok || e.At != 30 {
+		t.Errorf("got Peek (%v, %v), want (30, true)", e.At, ok)
+	}
+}
+
+// TestBigHeapKeepsTheOrder fills a queue past bigHeap before its calendar
+// starts (NewQueue waits tuneEvery pops), so that the branching sift of
+// large heaps runs, and checks every pop against the sorted order.
+func TestBigHeapKeepsTheOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	n := bigHeap + bigHeap/2
+	q := NewQueue(n)
+	want := make([]Event, 0, n)
+	for i := range n {
+		at := Time(r.Int64N(1000)) // many ties: the sequence decides
+		q.Schedule(at, 1, uint32(i), 0)
+		want = append(want, Event{At: at, ID: uint32(i)})
+	}
+	slices.SortStableFunc(want, func(a, b Event) int { return int(a.At - b.At) })
+	for i, w := range want {
+		e, ok := q.Pop()
+		if !ok || e.At != w.At || e.ID != w.ID {
+			t.Fatalf("pop %d: got (%v, %d, %v), want (%v, %d, true)", i, e.At, e.ID, ok, w.At, w.ID)
+		}
+	}
+}

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/throttlesim/throttlesim/sim/stats"
 )
 
 // ClopperPearson is the exact (conservative) two-sided confidence interval
@@ -72,37 +73,11 @@ func (t SPRT) Decide(k, n int) (d Decision, more bool) {
 }
 
 // Stat is the mean of N values with a two-sided 95% Student-t interval
-// (NaN bounds when N < 2).
-type Stat struct {
-	N                int
-	Mean, SD, Lo, Hi float64
-}
+// (package stats, where it is computed).
+type Stat = stats.Stat
 
-// Describe computes a Stat; NaN values are left out.
-func Describe(xs []float64) Stat {
-	var v []float64
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			v = append(v, x)
-		}
-	}
-	s := Stat{N: len(v), Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-	switch s.N {
-	case 0:
-		return s
-	case 1:
-		s.Mean = v[0]
-		return s
-	}
-	s.Mean, s.SD = stat.MeanStdDev(v, nil)
-	h := tQuantile(0.975, s.N-1) * s.SD / math.Sqrt(float64(s.N))
-	s.Lo, s.Hi = s.Mean-h, s.Mean+h
-	return s
-}
-
-func tQuantile(p float64, df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
-}
+// Describe computes a Stat; NaN values are left out (stats.DescribeKnown).
+func Describe(xs []float64) Stat { return stats.DescribeKnown(xs) }
 
 // oneSided is the one-sided 95% bound of the mean on the side of dir
 // (dir > 0: upper, < 0: lower); with fewer than two values, the mean.
@@ -111,7 +86,7 @@ func oneSided(xs []float64, dir float64) float64 {
 	if s.N < 2 {
 		return s.Mean
 	}
-	h := tQuantile(0.95, s.N-1) * s.SD / math.Sqrt(float64(s.N))
+	h := stats.TQuantile(0.95, s.N-1) * s.SD / math.Sqrt(float64(s.N))
 	if s.SD == 0 {
 		h = 0
 	}

@@ -226,3 +226,28 @@ func TestOverloadFigures(t *testing.T) {
 		t.Errorf("success during the fault without one: got %v, want null", *sum.FaultSuccessRatio)
 	}
 }
+
+func TestSlidingMean(t *testing.T) {
+	tests := []struct {
+		g    []float64
+		w    int
+		want []float64
+	}{
+		{[]float64{2, 4, 6, 8}, 2, []float64{1, 3, 5, 7}},
+		{[]float64{3, 3, 3}, 3, []float64{1, 2, 3}},
+		{[]float64{5}, 1, []float64{5}},
+		{nil, 2, []float64{}},
+	}
+	for _, tt := range tests {
+		got := SlidingMean(tt.g, tt.w)
+		if len(got) != len(tt.want) {
+			t.Fatalf("SlidingMean(%v, %d): got %v, want %v", tt.g, tt.w, got, tt.want)
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("SlidingMean(%v, %d): got %v, want %v", tt.g, tt.w, got, tt.want)
+				break
+			}
+		}
+	}
+}

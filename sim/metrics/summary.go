@@ -253,6 +253,24 @@ func (s *Series) Goodput() []float64 {
 	return g
 }
 
+// SlidingMean is the recovery rule's sliding goodput: element j is the
+// sum of g[j−w+1..j] divided by w, the mean over the window of w rows
+// that ends at the end of row j (for j < w−1, where the window would
+// start before the first row, the sum of the rows there is divided by w
+// all the same). The recovery rule and the recovery chart both read it.
+func SlidingMean(g []float64, w int) []float64 {
+	win := make([]float64, len(g))
+	var acc float64
+	for j := range g {
+		acc += g[j]
+		if j >= w {
+			acc -= g[j-w]
+		}
+		win[j] = acc / float64(w)
+	}
+	return win
+}
+
 // Summarise computes the summary. all is the latency histogram of the
 // whole run; waitSum and waitN give the mean queueing delay.
 func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64) Summary {
@@ -448,15 +466,7 @@ func recovery(s *Series, p Params) Recovery {
 		rec.Reason = "the run ends before a whole recovery window after the fault"
 		return rec
 	}
-	win := make([]float64, n)
-	var acc float64
-	for j := 0; j < n; j++ {
-		acc += g[j]
-		if j >= w {
-			acc -= g[j-w]
-		}
-		win[j] = acc / float64(w)
-	}
+	win := SlidingMean(g, w)
 	// suffixMin[j] = min(win[j:]) over candidate windows.
 	suffixMin := make([]float64, n+1)
 	suffixMin[n] = math.Inf(1)

@@ -104,25 +104,20 @@ func Run(c Config) (Result, error) {
 		return int64(math.Abs(d))
 	}
 	for i := range cl {
-		q.Schedule(hop(uint32(i)), readArrives, uint32(i), 0)
+		q.Schedule(engine.Time(hop(uint32(i))), readArrives, uint32(i), 0)
 	}
 
 	var r Result
 	var version uint64
-	for {
-		e, ok := q.Pop()
-		if !ok {
-			break
-		}
-		r.Events++
-		now, id := e.At, e.ID
+	r.Events = q.Run(func(e engine.Event) bool {
+		now, id := int64(e.At), e.ID
 		k := &cl[id]
 		switch e.Kind() {
 		case readArrives:
 			k.version = version
-			q.Schedule(now+hop(id), readAnswer, id, 0)
+			q.Schedule(engine.Time(now+hop(id)), readAnswer, id, 0)
 		case readAnswer:
-			q.Schedule(now+hop(id), writeArrives, id, 0)
+			q.Schedule(engine.Time(now+hop(id)), writeArrives, id, 0)
 		case writeArrives:
 			r.Writes++
 			ok := uint32(0)
@@ -132,11 +127,11 @@ func Run(c Config) (Result, error) {
 			} else {
 				r.Failures++
 			}
-			q.Schedule(now+hop(id), writeAnswer, id, ok)
+			q.Schedule(engine.Time(now+hop(id)), writeAnswer, id, ok)
 		case writeAnswer:
 			if e.Aux == 1 {
 				r.Completion = now
-				continue
+				return true
 			}
 			k.retries++
 			var wait int64
@@ -146,9 +141,10 @@ func Run(c Config) (Result, error) {
 				wait = b.Delay(k.retries+1, k.prev, u)
 				k.prev = wait
 			}
-			q.Schedule(now+hop(id)+wait, readArrives, id, 0)
+			q.Schedule(engine.Time(now+hop(id)+wait), readArrives, id, 0)
 		}
-	}
+		return true
+	})
 	if version != uint64(c.Clients) {
 		return r, fmt.Errorf("occ: internal error: %d successful writes for %d clients", version, c.Clients)
 	}

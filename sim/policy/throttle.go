@@ -20,11 +20,14 @@ import (
 //	30       10       2   0.3226  (= 10/31)
 //	300      100      2   0.3322  (→ 1/3: demand 3× what is accepted)
 func SREProbability(requests, accepts, k, padding float64) float64 {
-	p := (requests - k*accepts) / (requests + padding)
-	if p < 0 {
+	d, den := requests-k*accepts, requests+padding
+	if d <= 0 && den > 0 { // p ≤ 0, known without dividing (the common case)
 		return 0
 	}
-	return p
+	if p := d / den; p >= 0 || p != p { // p != p: NaN, returned as before
+		return p
+	}
+	return 0
 }
 
 // ThrottleForm generalises the SRE formula to the variants real clients
@@ -78,6 +81,7 @@ func (f ThrottleForm) Probability(requests, accepts uint32) float64 {
 type Window struct {
 	width, buckets int64
 	cur            int64 // bucket of the latest Advance
+	next           int64 // where bucket cur+1 starts: Advance divides only past it
 	req, acc       []uint32
 	fifo           ring
 }
@@ -85,7 +89,7 @@ type Window struct {
 // NewWindow makes the counters of n throttles. width is the bucket width in
 // nanoseconds and buckets the number of buckets in the window.
 func NewWindow(n int, width, buckets int64) *Window {
-	return &Window{width: width, buckets: buckets, req: make([]uint32, n), acc: make([]uint32, n)}
+	return &Window{width: width, buckets: buckets, next: width, req: make([]uint32, n), acc: make([]uint32, n)}
 }
 
 const acceptFlag = 1 << 31
@@ -94,14 +98,18 @@ const acceptFlag = 1 << 31
 // must not go backwards. Its common case, now in the bucket of the latest
 // call, is small enough to be inlined.
 func (w *Window) Advance(now int64) {
-	if b := now / w.width; b != w.cur {
-		w.expire(b)
+	if now >= w.next {
+		w.expire(now / w.width)
 	}
 }
 
 // expire moves the window to bucket b and drops the records that left it.
 func (w *Window) expire(b int64) {
 	w.cur = b
+	w.next = math.MaxInt64
+	if b < math.MaxInt64/w.width-1 {
+		w.next = (b + 1) * w.width
+	}
 	limit := b - w.buckets
 	for w.fifo.n > 0 {
 		r := w.fifo.front()

@@ -4,17 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
+	"github.com/throttlesim/throttlesim/sim/stats"
 )
 
 // RunData is one finished run, read back from its folder.
@@ -32,29 +29,11 @@ type PointData struct {
 }
 
 // Stat is the mean of N values with its standard deviation and 95%
-// confidence interval from Student's t with N−1 degrees of freedom (NaN
-// when N < 2).
-type Stat struct {
-	N                int
-	Mean, SD, Lo, Hi float64
-}
+// confidence interval (package stats, where it is computed).
+type Stat = stats.Stat
 
-// Describe computes a Stat.
-func Describe(xs []float64) Stat {
-	s := Stat{N: len(xs), Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-	if s.N == 0 {
-		return s
-	}
-	if s.N == 1 {
-		s.Mean = xs[0]
-		return s
-	}
-	s.Mean, s.SD = stat.MeanStdDev(xs, nil)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(s.N - 1)}.Quantile(0.975)
-	h := t * s.SD / math.Sqrt(float64(s.N))
-	s.Lo, s.Hi = s.Mean-h, s.Mean+h
-	return s
-}
+// Describe computes a Stat of every value of xs (stats.Describe).
+func Describe(xs []float64) Stat { return stats.Describe(xs) }
 
 // LoadRuns reads every run of the plan from dir, checking that each run
 // folder holds the run the plan says it does (see CheckRun). It stops with
