@@ -115,7 +115,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		}
 		var calls []uint16
 		for _, c := range nd.Calls {
-			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.CallPolicies()}, &m.src)
+			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.Policies}, &m.src)
 			if err != nil {
 				return err
 			}

@@ -156,10 +156,6 @@ func (s *Scenario) FaultService(f Fault) int {
 	return s.ServiceIndex(f.Service)
 }
 
-// CallPolicies is the policy stack of a call, as a client group's: its
-// Policies (kept for callers written before Call embedded them).
-func (c Call) CallPolicies() Policies { return c.Policies }
-
 func (v *validator) graph(s *Scenario) {
 	names := map[string]int{}
 	var list []string
