@@ -11,12 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/live"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
 	"github.com/throttlesim/throttlesim/sim/rundir"
+	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
 type liveOptions struct {
@@ -106,7 +108,17 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(e.stderr, "live: running %s for %s of wall time (Ctrl-C or SIGTERM stops it, keeping what ran)\n", sc.Name, sc.Duration)
 	}
-	res, info, runErr := live.Run(ctx, sc, live.Options{Target: o.target, Force: o.force, MaxInFlight: o.maxInFlight})
+	opts := live.Options{Target: o.target, Force: o.force, MaxInFlight: o.maxInFlight}
+	var bar *progressbar.ProgressBar
+	if e.tty && !o.quiet {
+		// The bar measures wall time, in ms, of the scenario's duration:
+		// a live run takes that long.
+		total := int64(sc.Duration / scenario.Duration(time.Millisecond))
+		bar = progressBar(e.stderr, total, "live "+sc.Name, false)
+		opts.Progress = func(now, end int64) { bar.Set64(min(now, end) / int64(time.Millisecond)) }
+	}
+	res, info, runErr := live.Run(ctx, sc, opts)
+	endBar(bar, runErr == nil)
 	if runErr != nil && !errors.Is(runErr, sim.ErrInterrupted) {
 		return runErr
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/throttlesim/throttlesim/sim/rundir"
 )
@@ -226,5 +228,54 @@ func TestServeSafeByDefault(t *testing.T) {
 	err := runServe(ctx, &env{stdout: io.Discard, stderr: io.Discard}, &serveOptions{file: file, listen: "127.0.0.1:0", adminToken: "x"})
 	if !errors.As(err, new(usageError)) {
 		t.Errorf("--admin-token without --admin: got %v, want a usage error", err)
+	}
+}
+
+// A live run takes its duration in wall time: in a terminal it draws a
+// bar of that time on stderr, cleared when it ends, and stdout stays the
+// summary's; -q, or a stderr that is not a terminal, draws none.
+func TestLiveProgress(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", liveScenario)
+	tests := []struct {
+		name  string
+		tty   bool
+		quiet bool
+		bar   bool
+	}{
+		{"terminal", true, false, true},
+		{"terminal, -q", true, true, false},
+		{"not a terminal", false, false, false},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"live", file, "--out", filepath.Join(dir, fmt.Sprint(i)), "--no-charts"}
+			if tc.quiet {
+				args = append(args, "-q")
+			}
+			r := runCLICtx(t, context.Background(), tc.tty, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			// The bar is drawn at once, empty, and its line cleared as the
+			// run ends, however many ticks fell between.
+			i := strings.LastIndex(r.stderr, "live live-tiny ")
+			drawn := strings.Contains(r.stderr, "live live-tiny   0% |")
+			if drawn != tc.bar {
+				t.Fatalf("got a bar drawn %v, want %v; stderr %q", drawn, tc.bar, r.stderr)
+			}
+			if drawn {
+				last := strings.Split(r.stderr[i:], "\r")
+				if len(last) < 2 || strings.TrimLeft(last[1], " ") != "" || len(last[1]) < utf8.RuneCountInString(last[0]) {
+					t.Errorf("got the bar's last line not cleared at the end: %q", r.stderr[i:])
+				}
+			}
+			if !tc.bar && strings.Contains(r.stderr, "%") {
+				t.Errorf("got a bar's trace on stderr, want none: %q", r.stderr)
+			}
+			if strings.Contains(r.stdout, "%|") || strings.Contains(r.stdout, "\r") {
+				t.Errorf("got a bar on stdout: %q", r.stdout)
+			}
+		})
 	}
 }

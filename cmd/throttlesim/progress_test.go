@@ -80,7 +80,7 @@ func clearedBefore(t *testing.T, out, msg string) {
 	}
 }
 
-// Ctrl-C during a run or a sweep in a terminal: the bar's line is
+// Ctrl-C during a run, a sweep or a live run in a terminal: the bar's line is
 // cleared before the interrupt message, which used to run on after the
 // bar ("... [0s:0s]throttlesim: interrupted").
 func TestBarClearedBeforeInterrupt(t *testing.T) {
@@ -89,6 +89,7 @@ func TestBarClearedBeforeInterrupt(t *testing.T) {
 	// About a million events: the run stops at its first check.
 	big := writeFile(t, dir, "big.yaml", "name: big\nduration: 20s\nclients: {count: 100, arrival: {total_rate: 20000/s}}\n"+
 		"backend: {workers: 100, service: {dist: constant, mean: 2ms}}\n")
+	live := writeFile(t, dir, "live.yaml", liveScenario)
 	tests := []struct {
 		name string
 		args []string
@@ -97,6 +98,7 @@ func TestBarClearedBeforeInterrupt(t *testing.T) {
 		{"run", []string{"run", big, "--no-charts", "--out", filepath.Join(dir, "run")}, "throttlesim: interrupted; the partial result"},
 		{"sweep", []string{"sweep", file, "--vary", "clients.throttle.k=1.5,3", "--seeds", "2", "--jobs", "1", "--out", filepath.Join(dir, "sweep")},
 			"throttlesim: interrupted; finished runs are kept in"},
+		{"live", []string{"live", live, "--no-charts", "--out", filepath.Join(dir, "live")}, "throttlesim: interrupted; the partial result"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
