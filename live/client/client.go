@@ -269,13 +269,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return finish(resp, err, cancel)
 		}
 		d, v := t.backoff(&r, out, resp)
-		switch v {
-		case stack.GiveUp:
+		if v != stack.Retry {
 			t.emit(Event{Kind: Failed, Client: c})
-			return finish(resp, err, cancel)
-		case stack.BudgetRefused:
-			t.emit(Event{Kind: Failed, Client: c})
-			t.emit(Event{Kind: BudgetRefused, Client: c})
+			if v == stack.BudgetRefused {
+				t.emit(Event{Kind: BudgetRefused, Client: c})
+			}
 			return finish(resp, err, cancel)
 		}
 		if dl, has := ctx.Deadline(); has && time.Now().Add(d).After(dl) {
