@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"math"
+	"slices"
+
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/rng"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
@@ -15,11 +19,13 @@ const (
 	lbLeastOutstanding
 	lbP2C
 	lbPeakEWMA
+	lbPrequal
 )
 
 var lbKinds = map[scenario.LBPolicy]lbKind{
 	"": lbRoundRobin, scenario.LBRoundRobin: lbRoundRobin, scenario.LBRandom: lbRandom,
 	scenario.LBLeastOutstanding: lbLeastOutstanding, scenario.LBP2C: lbP2C, scenario.LBPeakEWMA: lbPeakEWMA,
+	scenario.LBPrequal: lbPrequal,
 }
 
 // joinKind is when a parallel group of calls is done (scenario.Join),
@@ -51,7 +57,8 @@ const (
 // outstanding), one at random, or the less loaded of two random picks
 // (p2c; peak EWMA compares the replicas' EWMA cost when by is
 // byOutstanding). Draw j is rng.Float64(key, base|j). It returns the
-// chosen replica's index in m.svcs.
+// chosen replica's index in m.svcs. Prequal picks requests in
+// prequalPick; here (connections) it is p2c.
 func (m *model) balance(nd *node, cand []uint16, n int, off int, by loadBy, key, base uint64) int {
 	draw := func(j uint64) int { return at(cand, int(rng.Float64(key, base|j)*float64(n))) + off }
 	switch nd.lb {
@@ -69,7 +76,7 @@ func (m *model) balance(nd *node, cand []uint16, n int, off int, by loadBy, key,
 			}
 		}
 		return best
-	case lbP2C, lbPeakEWMA:
+	case lbP2C, lbPeakEWMA, lbPrequal:
 		a, b := draw(0), draw(1) // with replacement, as Envoy and the supermarket model
 		if nd.lb == lbPeakEWMA && by == byOutstanding {
 			now := m.now
@@ -94,4 +101,118 @@ func (m *model) load(p int, by loadBy) int {
 		return m.svcs[p].held
 	}
 	return m.svcs[p].outstanding()
+}
+
+// prequal is a service's Prequal balancer (lb: prequal, several
+// replicas): one probe pool for all its callers, as a proxy in front of
+// the replicas would hold, and what each replica answers a probe with.
+type prequal struct {
+	pool  *policy.Prequal
+	whole int     // probes sent per pick, and
+	frac  float64 // the probability of one more
+	lat   []rifLat
+	cand  []uint16 // the candidates of the pick in progress (nil: all)
+	elig  func(int) bool
+}
+
+// rifLat is one replica's recent latencies (ns, from arrival at the
+// replica to the end of service) by the requests in flight (RIF) each
+// request found when it arrived: the last latN of each RIF below rifN,
+// RIFs from rifN−1 up sharing the last row.
+type rifLat struct {
+	v [rifN][latN]float64
+	n [rifN]uint8 // samples held (≤ latN); the next goes to n % latN once full
+	k [rifN]uint8 // the next slot
+}
+
+const (
+	rifN = 64
+	latN = 8
+)
+
+// newPrequal builds the balancer of a service with reps replicas.
+func newPrequal(cfg *scenario.Prequal, reps int) (*prequal, error) {
+	c := scenario.DefaultPrequal()
+	if cfg != nil {
+		c = *cfg
+	}
+	pool, err := policy.NewPrequal(policy.PrequalConfig{PoolSize: c.PoolSize, QRIF: c.QRIF, MaxAge: int64(c.MaxAge), MaxReuse: c.MaxReuse})
+	if err != nil {
+		return nil, err
+	}
+	whole, frac := math.Modf(c.ProbeRate)
+	pq := &prequal{pool: pool, whole: int(whole), frac: frac, lat: make([]rifLat, reps)}
+	pq.elig = func(r int) bool { return slices.Contains(pq.cand, uint16(r)) }
+	return pq, nil
+}
+
+// observe records the latency of a request replica j served that found
+// rif requests in flight on arrival.
+func (pq *prequal) observe(j, rif int, lat float64) {
+	l := &pq.lat[j]
+	r := min(rif, rifN-1)
+	l.v[r][l.k[r]] = lat
+	l.k[r] = (l.k[r] + 1) % latN
+	l.n[r] = min(l.n[r]+1, latN)
+}
+
+// estimate is replica j's answer to a probe at rif requests in flight:
+// the median (the upper one of an even count) of its recent latencies at
+// that RIF, or at the nearest RIF it has any for (below first); 0 when it
+// has served nothing yet.
+func (pq *prequal) estimate(j, rif int) float64 {
+	l := &pq.lat[j]
+	r := min(rif, rifN-1)
+	for d := 0; d < rifN; d++ {
+		for _, q := range [2]int{r - d, r + d} {
+			if q >= 0 && q < rifN && l.n[q] > 0 {
+				var s [latN]float64
+				x := s[:l.n[q]]
+				copy(x, l.v[q][:l.n[q]])
+				slices.Sort(x)
+				return x[len(x)/2]
+			}
+		}
+	}
+	return 0
+}
+
+// prequalPick is the replica (index in m.svcs) request r's attempt goes
+// to at service nd: the pool's choice among the n candidates (cand nil:
+// all of nd's replicas; else their indices within nd), or one at random
+// when it has none. Then the pick's probes go out to distinct random
+// candidates; their answers (the replica's requests in flight and its
+// recent median latency at that RIF) join the pool at once, for the picks that follow: a
+// probe costs no server work and no time, and what makes it stale is
+// its age and reuse. Draws come from the Probe stream of r's entity.
+func (m *model) prequalPick(nd *node, cand []uint16, n int, r *request, hop uint8) int {
+	pq, now := nd.pq, m.now
+	key := m.src.Key(rng.Probe, m.entity(r))
+	base := drawIndex(r.ord, r.rs.Attempt)<<16 | uint64(hop)<<8
+	var elig func(int) bool
+	if pq.cand = cand; cand != nil {
+		elig = pq.elig
+	}
+	j, ok := pq.pool.Pick(now, elig)
+	if !ok {
+		j = at(cand, int(rng.Float64(key, base|0xff)*float64(n)))
+	}
+	k := pq.whole
+	if pq.frac > 0 && rng.Float64(key, base|0xfe) < pq.frac {
+		k++
+	}
+	k = min(k, n)
+	var sent [64]int
+	for i, d := 0, uint64(0); i < k; d++ {
+		c := at(cand, int(rng.Float64(key, base|d)*float64(n)))
+		if slices.Contains(sent[:i], c) && d < 0xf0 {
+			continue // without replacement
+		}
+		sent[i] = c
+		i++
+		b := &m.svcs[int(nd.first)+c]
+		rif := b.outstanding()
+		pq.pool.Add(policy.Probe{Replica: c, RIF: rif, Latency: pq.estimate(c, rif), At: now})
+	}
+	return int(nd.first) + j
 }

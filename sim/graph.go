@@ -39,9 +39,10 @@ type node struct {
 	act      []uint16 // the pools callers pick among: all n, or an autoscaler's ready ones
 	as       *scaler  // its autoscaler (autoscale.go), or nil
 	lb       lbKind
-	rr       uint32  // round robin's next pick
-	tau      float64 // peak EWMA decay, ns
-	ewma     bool    // its replicas track peak EWMA (lb peak_ewma, several replicas)
+	rr       uint32   // round robin's next pick
+	tau      float64  // peak EWMA decay, ns
+	ewma     bool     // its replicas track peak EWMA (lb peak_ewma, several replicas)
+	pq       *prequal // lb prequal with several replicas: its probe pool (balance.go), else nil
 	// what the service does after a replica's local work
 	name     string
 	calls    []uint16 // edges of its calls, in order
@@ -133,13 +134,18 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		sn.parallel, sn.joinK, sn.blocking = nd.CallMode == scenario.CallParallel, nd.JoinK, nd.Blocking
 		sn.join = joinKinds[nd.Join]
 		sn.ewma = nd.LB == scenario.LBPeakEWMA && reps > 1
+		if nd.LB == scenario.LBPrequal && reps > 1 {
+			if sn.pq, err = newPrequal(nd.Prequal, reps); err != nil {
+				return err
+			}
+		}
 		for range reps {
 			b := &m.svcs[k]
 			if err := b.init(nd.Backend, i == entry && sc.Clients.Connection != nil, ser, m.src.Key(rng.Route, concLimitEntity|uint64(k))); err != nil {
 				return err
 			}
 			b.idx, b.node, b.fleet = uint16(k), uint16(i), i == entry
-			b.leaf = len(calls) == 0 && len(fwd) == 0 && !sn.ewma
+			b.leaf = len(calls) == 0 && len(fwd) == 0 && !sn.ewma && sn.pq == nil
 			b.rows = &noFastPath
 			if b.fleet {
 				b.rows = &m.mt
@@ -189,6 +195,9 @@ func (m *model) pick(ni uint16, r *request, hop uint8) *pool {
 	if len(nd.act) < int(nd.n) { // an autoscaler holds replicas back (autoscale.go)
 		cand = m.ready(nd, cand)
 		n = len(cand)
+	}
+	if nd.pq != nil {
+		return &m.svcs[m.prequalPick(nd, cand, n, r, hop)]
 	}
 	key := m.src.Key(rng.Route, m.entity(r)|1<<38)
 	return &m.svcs[m.balance(nd, cand, n, int(nd.first), byOutstanding, key, drawIndex(r.ord, r.rs.Attempt)<<16|uint64(hop)<<8)]

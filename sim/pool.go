@@ -79,10 +79,11 @@ type pool struct {
 // handshake of client slot&^handshakeFlag) waiting in the backend queue.
 type job struct {
 	slot, token uint32
-	at, svc     int64 // enqueued at; its service time
-	dl          int64 // the attempt's deadline when its caller sends it (0: none)
-	group       uint8 // the client group of the attempt, for per-group metrics
-	hop         uint8 // forwarding hops before this service
+	at, svc     int64  // enqueued at; its service time
+	dl          int64  // the attempt's deadline when its caller sends it (0: none)
+	group       uint8  // the client group of the attempt, for per-group metrics
+	hop         uint8  // forwarding hops before this service
+	rif         uint32 // requests queued or in service when it arrived (lb prequal's latency by RIF; fits the padding)
 	id          svcDraw
 }
 
@@ -108,6 +109,7 @@ type worker struct {
 	busy        bool
 	group       uint8 // the client group of the attempt being served
 	hop         uint8
+	rif         uint32 // requests queued or in service when the attempt arrived (fits the padding)
 }
 
 // genMask keeps a worker generation in the 24 bits an event's Aux has for
@@ -195,14 +197,16 @@ func (m *model) accept(b *pool, now int64, slot, tok uint32, svc int64, grp uint
 		}
 		b.rows.add(b, now, grp, accepted)
 		b.waitN++
-		m.serve(b, now, b.takeWorker(), slot, tok, svc, grp, dl, hop, now, id)
+		w := b.takeWorker()
+		b.workers[w].rif = uint32(b.outstanding() - 1)
+		m.serve(b, now, w, slot, tok, svc, grp, dl, hop, now, id)
 	case admission.Queue:
 		if b.slowOn && !b.slowStart {
 			svc = m.slowed(b, id, svc) // applies_to: arrival
 		}
 		b.rows.add(b, now, grp, accepted)
 		b.queueChanged(now)
-		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, id: id})
+		b.queue.push(job{slot: slot, token: tok, at: now, svc: svc, group: grp, dl: dl, hop: hop, rif: uint32(b.outstanding()), id: id})
 	default:
 		if !m.rejected(b, now, v) {
 			b.rows.add(b, now, grp, unanswered)
@@ -273,6 +277,8 @@ func (m *model) onWorkerDone(now int64, w uint32, aux uint32) {
 		if !b.leaf {
 			if nd = &m.nodes[b.node]; nd.ewma {
 				b.observe(now, float64(now-wk.arrived), nd.tau)
+			} else if nd.pq != nil {
+				nd.pq.observe(int(b.idx-nd.first), int(wk.rif), float64(now-wk.arrived))
 			}
 		}
 		if b.adm.Limited() {
@@ -375,6 +381,7 @@ func (m *model) dispatch(b *pool, now int64, w uint32) {
 		}
 		b.waitSum += float64(now - j.at)
 		b.waitN++
+		b.workers[w].rif = j.rif
 		m.serve(b, now, w, j.slot, j.token, j.svc, j.group, j.dl, j.hop, j.at, j.id)
 		return
 	}

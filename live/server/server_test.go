@@ -733,7 +733,7 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		// Run through the simulator's admission value (TestDisciplinesLive).
 		"  queue: {limit: 3, discipline: lifo}\n", "  queue: {limit: 3, discipline: adaptive_lifo, lifo_threshold: 2}\n",
 		"  queue: {limit: 3, discipline: codel, codel_target: 5ms, codel_interval: 100ms}\n",
-		"  rate_limit: {rate: 10/s}\n", "  concurrency_limit: {kind: aimd}\n"} {
+		"  rate_limit: {rate: 10/s}\n", "  concurrency_limit: {kind: aimd}\n", "  lb: prequal\n  prequal: {pool_size: 4}\n"} {
 		if _, err := New(parse(t, extra), Options{}); err != nil {
 			t.Errorf("%q: %v, want it run", extra, err)
 		}

@@ -109,6 +109,7 @@ func TestServiceFieldsAreRefused(t *testing.T) {
 		"services[].lb":                {"    replicas: 2\n    lb: p2c\n", ""},
 		"services[].ewma_decay":        {"    replicas: 2\n    lb: peak_ewma\n    ewma_decay: 1s\n", ""},
 		"services[].subset":            {"    replicas: 2\n    subset: 1\n", ""},
+		"services[].prequal":           {"    replicas: 2\n    lb: prequal\n    prequal: {pool_size: 4}\n", ""},
 		"services[].connections":       {"    connections: {limit: 10}\n", ""},
 		"services[].rate_limit":        {"    rate_limit: {rate: 10/s}\n", ""},
 		"services[].concurrency_limit": {"    concurrency_limit: {kind: aimd}\n", ""},

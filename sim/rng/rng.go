@@ -35,6 +35,7 @@ const (
 	Network   Purpose = 10 // network delay per hop (sim/occ)
 	Route     Purpose = 11 // service graphs: which calls are made, where a request is forwarded
 	Subset    Purpose = 12 // load balancing: the order of the replicas a round of callers splits into subsets
+	Probe     Purpose = 13 // load balancing: which replicas lb prequal probes, and its fallback pick
 )
 
 // DerivationVersion names the seed-derivation scheme; it is written into

@@ -393,3 +393,13 @@ func (s *Scenario) resolve() {
 		resolveBudget(s.Clients.Groups[i].Retry)
 	}
 }
+
+func (q *Prequal) setDefaults() {
+	*q = DefaultPrequal()
+}
+
+// DefaultPrequal is lb: prequal's probing when backend.prequal is not
+// set (docs/policies.md says which values are the paper's and which ours).
+func DefaultPrequal() Prequal {
+	return Prequal{ProbeRate: 3, PoolSize: 16, QRIF: 0.8, MaxAge: Duration(time.Second), MaxReuse: 3}
+}

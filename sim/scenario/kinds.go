@@ -259,11 +259,14 @@ const (
 	LBLeastOutstanding LBPolicy = "least_outstanding"
 	LBP2C              LBPolicy = "p2c"
 	LBPeakEWMA         LBPolicy = "peak_ewma"
+	// LBPrequal is Prequal (Wydrowski et al., NSDI '24): asynchronous
+	// probes of requests in flight and latency, the hot-cold rule.
+	LBPrequal LBPolicy = "prequal"
 )
 
 // Names lists the valid load-balancing policies.
 func (LBPolicy) Names() []string {
-	return []string{"random", "round_robin", "least_outstanding", "p2c", "peak_ewma"}
+	return []string{"random", "round_robin", "least_outstanding", "p2c", "peak_ewma", "prequal"}
 }
 
 // OpenExpiry is clients.breaker.open_expiry: when an open breaker may turn

@@ -32,6 +32,11 @@ services:
 			[]string{"g.yaml:6:41", "services.0.health_check.unhealthy_threshold", "must be >= 1, got 0"}},
 		{"a typo in the health check", "    health_check: {intreval: 5s}\n",
 			[]string{"g.yaml:6:20", `unknown field "intreval" (did you mean "interval"?)`}},
+		{"prequal without its lb", "    prequal: {pool_size: 4}\n", []string{"services.0.prequal", "applies to lb: prequal only, got lb: round_robin"}},
+		{"q_rif above 1", "    lb: prequal\n    prequal: {q_rif: 1.5}\n", []string{"services.0.prequal.q_rif", "must be in [0, 1], got 1.5"}},
+		{"zero probe rate", "    lb: prequal\n    prequal: {probe_rate: 0}\n", []string{"services.0.prequal.probe_rate", "must be in (0, 64] probes per pick, got 0"}},
+		{"zero reuse", "    lb: prequal\n    prequal: {max_reuse: 0}\n", []string{"services.0.prequal.max_reuse", "must be >= 1, got 0"}},
+		{"prequal with a subset", "    lb: prequal\n    subset: 2\n", []string{"services.0.subset", "is not modelled with lb: prequal"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(base+tc.section), "g.yaml", nil)

@@ -489,6 +489,9 @@ type Backend struct {
 	// Autoscale, when set, changes the number of replicas over time
 	// (autoscale.go); replicas is then the count at the start.
 	Autoscale *Autoscale `yaml:"autoscale" json:"autoscale,omitempty"`
+	// Prequal, when set, is the probing of lb: prequal (its defaults when
+	// lb is prequal and it is not set).
+	Prequal *Prequal `yaml:"prequal" json:"prequal,omitempty"`
 }
 
 // Connections limits and prices connection set-up.
@@ -651,3 +654,26 @@ type Fault struct {
 
 // End is when the fault is over.
 func (f Fault) End() Duration { return f.Start + f.Duration }
+
+// Prequal is lb: prequal's probing (Wydrowski et al., "Load is not what
+// you should balance: Introducing Prequal", NSDI '24): each pick sends
+// probe_rate probes to random replicas; each answer (the replica's
+// requests in flight and its recent median latency) joins a pool of at
+// most pool_size probes, used at most max_reuse times and for at most
+// max_age; a pick takes the cold probe (RIF not above the pool's q_rif
+// quantile) with the lowest latency, or if every probe is hot the one
+// with the lowest RIF.
+type Prequal struct {
+	// ProbeRate is probes sent per pick (r_probe); a fraction sends one
+	// more with that probability.
+	ProbeRate float64 `yaml:"probe_rate" json:"probe_rate"`
+	// PoolSize is the most probes the pool holds; a new probe evicts
+	// the oldest.
+	PoolSize int `yaml:"pool_size" json:"pool_size"`
+	// QRIF is the quantile of the pool's RIFs above which a probe is hot.
+	QRIF float64 `yaml:"q_rif" json:"q_rif"`
+	// MaxAge is how long a probe stays usable.
+	MaxAge Duration `yaml:"max_age" json:"max_age"`
+	// MaxReuse is how many picks one probe may serve (b_reuse).
+	MaxReuse int `yaml:"max_reuse" json:"max_reuse"`
+}

@@ -512,6 +512,27 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, p+".error_rate", "must be in [0, 1), got %g", b.ErrorRate)
 	v.check(b.AcceptBacklog >= 0, p+".accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)
 	v.check(b.RetryAfter >= 0, p+".retry_after", "must be >= 0 (0: none), got %s", b.RetryAfter)
+	v.prequal(p, b)
+}
+
+// prequal checks lb: prequal's probing section at path p.prequal.
+func (v *validator) prequal(p string, b Backend) {
+	if b.LB == LBPrequal {
+		// One probe pool per service (the balancer's), while a subset
+		// is each caller's own view of the replicas.
+		v.check(b.Subset == 0, p+".subset", "is not modelled with lb: prequal (one probe pool per service, not per caller); remove subset or use another lb")
+	}
+	q := b.Prequal
+	if q == nil {
+		return
+	}
+	p += ".prequal"
+	v.check(b.LB == LBPrequal, p, "applies to lb: prequal only, got lb: %s", b.LB)
+	v.check(q.ProbeRate > 0 && q.ProbeRate <= 64, p+".probe_rate", "must be in (0, 64] probes per pick, got %g", q.ProbeRate)
+	v.check(q.PoolSize >= 1 && q.PoolSize <= 1024, p+".pool_size", "must be in 1..1024, got %d", q.PoolSize)
+	v.check(q.QRIF >= 0 && q.QRIF <= 1, p+".q_rif", "must be in [0, 1], got %g", q.QRIF)
+	v.check(q.MaxAge > 0, p+".max_age", "must be > 0, got %s", q.MaxAge)
+	v.check(q.MaxReuse >= 1, p+".max_reuse", "must be >= 1, got %d", q.MaxReuse)
 }
 
 // TotalWorkers is the workers of every replica together.
