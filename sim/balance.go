@@ -120,9 +120,11 @@ type prequal struct {
 // request found when it arrived: the last latN of each RIF below rifN,
 // RIFs from rifN−1 up sharing the last row.
 type rifLat struct {
-	v [rifN][latN]float64
-	n [rifN]uint8 // samples held (≤ latN); the next goes to n % latN once full
-	k [rifN]uint8 // the next slot
+	v     [rifN][latN]float64
+	med   [rifN]float64 // v's median, when fresh
+	n     [rifN]uint8   // samples held (≤ latN)
+	k     [rifN]uint8   // the next slot
+	fresh [rifN]bool
 }
 
 const (
@@ -154,6 +156,7 @@ func (pq *prequal) observe(j, rif int, lat float64) {
 	l.v[r][l.k[r]] = lat
 	l.k[r] = (l.k[r] + 1) % latN
 	l.n[r] = min(l.n[r]+1, latN)
+	l.fresh[r] = false
 }
 
 // estimate is replica j's answer to a probe at rif requests in flight:
@@ -166,11 +169,14 @@ func (pq *prequal) estimate(j, rif int) float64 {
 	for d := 0; d < rifN; d++ {
 		for _, q := range [2]int{r - d, r + d} {
 			if q >= 0 && q < rifN && l.n[q] > 0 {
-				var s [latN]float64
-				x := s[:l.n[q]]
-				copy(x, l.v[q][:l.n[q]])
-				slices.Sort(x)
-				return x[len(x)/2]
+				if !l.fresh[q] {
+					var s [latN]float64
+					x := s[:l.n[q]]
+					copy(x, l.v[q][:l.n[q]])
+					slices.Sort(x)
+					l.med[q], l.fresh[q] = x[len(x)/2], true
+				}
+				return l.med[q]
 			}
 		}
 	}

@@ -68,6 +68,12 @@ func TestFastFailureAttractsTraffic(t *testing.T) {
 		// Round robin is blind to load and gives it exactly 1/10 of the
 		// picks.
 		{"round_robin", 0.1},
+		// Prequal's probes answer with the replica's RIF (0: it holds
+		// nothing) and its latency at that RIF, measured on the requests
+		// it served (none: the estimate is 0). The failing replica is
+		// always cold and the fastest: it wins every pick whose pool holds
+		// a probe of it (measured 71%, seed 1), as least outstanding.
+		{"prequal", 0.3},
 	} {
 		t.Run(tc.lb, func(t *testing.T) {
 			off := mustRun(t, parseGraph(t, fastFailScenario(tc.lb, "")))
