@@ -464,7 +464,9 @@ experiment-slow-replica: build ## one of ten replicas 10x slower for 2 minutes: 
 	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set 'services.0.outlier_detection={}' --out $(SR_OUT)-runs/round-robin-ejection
 	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=least_outstanding --out $(SR_OUT)-runs/least-outstanding
 	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=p2c --out $(SR_OUT)-runs/p2c
-	./$(BIN) compare $(addprefix $(SR_OUT)-runs/,round-robin round-robin-ejection least-outstanding p2c) \
+	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=peak_ewma --out $(SR_OUT)-runs/peak-ewma
+	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=prequal --out $(SR_OUT)-runs/prequal
+	./$(BIN) compare $(addprefix $(SR_OUT)-runs/,round-robin round-robin-ejection least-outstanding p2c peak-ewma prequal) \
 		--title "one replica of ten 10x slower from 60 s to 180 s" --out $(SR_OUT)-compare
 	@cp $(SR_OUT)-compare/compare_goodput.png $(SR_DOC)/compare_goodput.png
 	@cp $(SR_OUT)-compare/compare_server_load.png $(SR_DOC)/compare_server_load.png
@@ -478,6 +480,10 @@ experiment-slow-replica: build ## one of ten replicas 10x slower for 2 minutes: 
 		/usr/bin/python3 -c '$(SR_EJ)' $$(ls $(SR_OUT)-mild/runs/p0*-r000/summary.json | sort)) > $(SR_OUT)-mild-ejections.md
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-p99.md,mild-p99)
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-ejections.md,mild-ejections)
+	./$(BIN) sweep -q scenarios/slow-replica.yaml --set metrics.interval=60s --set metrics.recovery_window=60s \
+		--vary services.0.lb=p2c,peak_ewma,prequal --out $(SR_OUT)-windows
+	/usr/bin/python3 docs/experiments/slow-replica/windows.py $(SR_OUT)-windows > $(SR_OUT)-windows.md
+	$(call splice,$(SR_DOC).md,$(SR_OUT)-windows.md,windows)
 	@echo "updated $(SR_DOC).md"
 
 SERVER_DOC := docs/experiments/server-side
