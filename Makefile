@@ -484,6 +484,10 @@ experiment-slow-replica: build ## one of ten replicas 10x slower for 2 minutes: 
 		--vary services.0.lb=p2c,peak_ewma,prequal --out $(SR_OUT)-windows
 	/usr/bin/python3 docs/experiments/slow-replica/windows.py $(SR_OUT)-windows > $(SR_OUT)-windows.md
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-windows.md,windows)
+	./$(BIN) sweep -q scenarios/slow-replica.yaml --set metrics.interval=60s --set metrics.recovery_window=60s \
+		--set services.0.lb=prequal --vary services.0.prequal.q_rif=0.5,0.8,0.95 --out $(SR_OUT)-qrif
+	/usr/bin/python3 docs/experiments/slow-replica/windows.py $(SR_OUT)-qrif > $(SR_OUT)-qrif.md
+	$(call splice,$(SR_DOC).md,$(SR_OUT)-qrif.md,qrif)
 	@echo "updated $(SR_DOC).md"
 
 SERVER_DOC := docs/experiments/server-side

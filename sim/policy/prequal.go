@@ -8,8 +8,8 @@ import (
 )
 
 // Prequal is the probe pool and the selection rule of Prequal ("Probing
-// to Reduce Queuing and Latency"; Wydrowski, Kleinberg, Rumble and
-// Archer, "Load is not what you should balance: Introducing Prequal",
+// to Reduce Queuing and Latency"; Wydrowski, Kleinberg, Rumble et al.,
+// "Load is not what you should balance: Introducing Prequal",
 // NSDI '24). A client sends probes to random replicas, asynchronously to
 // its queries; each answer (the replica's requests in flight, RIF, and
 // its estimated latency) joins a pool of at most PoolSize probes, the

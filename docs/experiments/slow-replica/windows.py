@@ -40,7 +40,7 @@ def main(root):
     for f in sorted(os.listdir(os.path.join(root, "runs"))):
         p = int(f[1:4])
         labels.setdefault(p, []).append(os.path.join(root, "runs", f, "timeseries.csv"))
-    print("| lb | p99 0–60 s (ms) | p99 60–120 s (ms) | p99 120–180 s (ms) | p99 180–240 s (ms) | success 60–180 s | success 180–300 s | retries 60–180 s |")
+    print("| point | p99 0–60 s (ms) | p99 60–120 s (ms) | p99 120–180 s (ms) | p99 180–240 s (ms) | success 60–180 s | success 180–300 s | retries 60–180 s |")
     print("|---|---|---|---|---|---|---|---|")
     for p, files in sorted(labels.items()):
         cols = {k: [] for k in ("p0", "p1", "p2", "p3", "sd", "sa", "re")}
