@@ -108,6 +108,7 @@ type concLimit struct {
 	cur  int    // the limit in force since last
 	last int64
 	ser  *metrics.Series
+	q    *limitQueue // nil: a full limit rejects (failsafe's queueing otherwise)
 }
 
 // New is the admission of backend be. limitKey names the random stream of
@@ -144,7 +145,7 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		if err != nil {
 			return Admission{}, fmt.Errorf("admission: backend.concurrency_limit: %w", err)
 		}
-		a.conc = &concLimit{alg: alg, key: limitKey, cur: alg.Limit(0), ser: ser}
+		a.conc = &concLimit{alg: alg, key: limitKey, cur: alg.Limit(0), ser: ser, q: newLimitQueue(cl, alg)}
 	}
 	if ps := be.PriorityShedding; ps != nil {
 		d, err := policy.NewDAGOR(ps.Settings(), (scenario.MaxBusinessPriority+1)*ps.UserLevels)
@@ -278,7 +279,7 @@ func (a *Admission) Finish(stop int64) {
 func (c *concLimit) admit(now int64, held int) bool {
 	l := c.alg.Limit(now)
 	c.note(now, l)
-	return held < l
+	return held < l || c.q != nil && c.q.admit(held-l, l, c.key)
 }
 
 // note accounts the limit into the series up to now and takes l from now.
