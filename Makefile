@@ -596,7 +596,9 @@ experiments: experiment-long-incident
 experiment-long-incident: build ## adaptive concurrency limits through a 45-minute 2x slowdown, 5 seeds (docs/experiments/long-incident.md; ~25 s)
 	@mkdir -p $(LI_OUT)
 	./$(BIN) sweep -q $(LI_DOC)/long-incident.yaml --jobs 1 --out $(LI_OUT)/sweep
-	@for t in limit protect; do sh $(LI_DOC)/tables.sh $(LI_OUT)/sweep $$t > $(LI_OUT)/$$t.md || exit 1; \
+	./$(BIN) sweep -q $(LI_DOC)/priority.yaml --jobs 1 --out $(LI_OUT)/priority
+	@for t in limit protect priority; do d=sweep; [ $$t = priority ] && d=priority; \
+		sh $(LI_DOC)/tables.sh $(LI_OUT)/$$d $$t > $(LI_OUT)/$$t.md || exit 1; \
 		awk -v table=$(LI_OUT)/$$t.md -v tag=$$t '$$0 == "<!-- " tag ":begin -->" { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 			$$0 == "<!-- " tag ":end -->" { skip = 0 } !skip { print }' $(LI_DOC).md > $(LI_DOC).md.tmp && mv $(LI_DOC).md.tmp $(LI_DOC).md; done
 	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: aimd}' --out $(LI_OUT)/aimd

@@ -23,20 +23,56 @@ type limitQueue struct {
 	thr, maxExec int64   // ns, the latency rule
 	fs           *policy.Failsafe
 	n            uint64 // draws taken: names the next
+
+	pz *policy.FailsafePrioritizer // nil: not prioritised
+	ul int                         // user levels of the arrivals' priorities
 }
 
+// levelsPerClass is failsafe-go's levels per priority class.
+const levelsPerClass = 100
+
 // newLimitQueue is cl's queueing rule, nil without one.
-func newLimitQueue(cl *scenario.ConcurrencyLimit, alg policy.LimitAlgorithm) *limitQueue {
+func newLimitQueue(cl *scenario.ConcurrencyLimit, alg policy.LimitAlgorithm) (*limitQueue, error) {
 	fs, ok := alg.(*policy.Failsafe)
+	var q *limitQueue
 	switch {
 	case !ok:
-		return nil
+		return nil, nil
 	case cl.InitialRejectionFactor > 0:
-		return &limitQueue{initial: cl.InitialRejectionFactor, max: cl.MaxRejectionFactor}
+		q = &limitQueue{initial: cl.InitialRejectionFactor, max: cl.MaxRejectionFactor}
 	case cl.MaxExecutionTime > 0:
-		return &limitQueue{thr: int64(cl.RejectionThreshold), maxExec: int64(cl.MaxExecutionTime), fs: fs}
+		q = &limitQueue{thr: int64(cl.RejectionThreshold), maxExec: int64(cl.MaxExecutionTime), fs: fs}
 	}
-	return nil
+	if q != nil && cl.Prioritized {
+		var err error
+		q.pz, err = policy.NewFailsafePrioritizer(int64(cl.CalibrationInterval), cl.LevelWindow,
+			(scenario.MaxBusinessPriority+1)*levelsPerClass)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// prioritized is failsafe-go's prioritised limiter on an arrival of
+// priority prio (business·ul + user, 0 the most important) at now, with
+// held requests held and a limit of l: its level is its business class
+// (the least important class 0..99, the most important the top 100) and a
+// level drawn at random within the class, as priority.RandomLevel does.
+// The prioritizer calibrates at its interval; a full limit refuses when
+// the queue beyond it reaches ⌊l·max⌋, else below the threshold. Every
+// admitted level is recorded.
+func (q *limitQueue) prioritized(now int64, held, l, prio int, key uint64) bool {
+	q.n++
+	class := scenario.MaxBusinessPriority - prio/q.ul
+	level := class*levelsPerClass + int(rng.Float64(key, queueDraws|q.n)*levelsPerClass)
+	queued := max(held-l, 0)
+	q.pz.Calibrate(now, queued, l, q.initial, q.max)
+	ok := held < l || queued < int(float64(l)*q.max) && level >= q.pz.Threshold()
+	if ok {
+		q.pz.Record(level)
+	}
+	return ok
 }
 
 // rate is the rejection rate of a request that finds queued requests

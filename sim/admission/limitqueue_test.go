@@ -81,3 +81,37 @@ func TestLimitQueueLatencyRate(t *testing.T) {
 		}
 	}
 }
+
+// The prioritised limiter: with 200 admissions recorded half in business
+// priority 0 (levels 700–799) and half in 7 (levels 0–99), a calibration
+// with 29 beyond a limit of 10 (rate 0.9) puts the threshold in the top
+// class: every priority-7 arrival is refused while the limit is full;
+// some priority-0 ones pass; from 30 beyond the limit all are refused.
+func TestLimitQueuePrioritized(t *testing.T) {
+	a := failsafeBackend(t, func(c *scenario.ConcurrencyLimit) {
+		c.Prioritized, c.InitialRejectionFactor, c.MaxRejectionFactor, c.CalibrationInterval, c.LevelWindow = true, 2, 3, 1e9, 1000
+	})
+	if !a.Prioritized() || a.UserLevels() != 1 {
+		t.Fatalf("got Prioritized %v, UserLevels %d, want true, 1", a.Prioritized(), a.UserLevels())
+	}
+	for i := range 200 {
+		if _, shed := a.Arrive(0, Load{Busy: 1, Limit: 4}, 7*(i%2)); shed {
+			t.Fatalf("arrival %d below the limit: got shed", i)
+		}
+	}
+	full := Load{Busy: 4, Limit: 4, Queued: 35}
+	admitted := [2]int{}
+	for i := range 100 {
+		for k, prio := range []int{0, 7} {
+			if _, shed := a.Arrive(1e9+int64(i), full, prio); !shed {
+				admitted[k]++
+			}
+		}
+	}
+	if admitted[1] != 0 || admitted[0] == 0 {
+		t.Errorf("29 beyond a limit of 10: got %d of 100 priority-0 and %d of 100 priority-7 admitted, want some and none", admitted[0], admitted[1])
+	}
+	if _, shed := a.Arrive(1e9+500, Load{Busy: 4, Limit: 4, Queued: 36}, 0); !shed {
+		t.Errorf("30 beyond a limit of 10 (max factor 3): got admitted, want shed")
+	}
+}

@@ -359,3 +359,83 @@ func FailsafeEstimateRTT(queued, limit int, avg float64) int64 {
 	batches := (queued + 1 + limit - 1) / limit
 	return int64(float64(batches) * avg)
 }
+
+// FailsafePrioritizer is failsafe-go's Prioritizer for one prioritised
+// adaptive limiter (priority.BasePrioritizer with adaptivelimiter's
+// queue strategy; prioritylimiter.go): every Interval it calibrates a
+// rejection rate from the limiter's queue (FailsafeQueueRejection) and a
+// threshold, the level at that quantile of the levels of the last Window
+// admitted requests (windowedLevelTracker.GetLevel; 0 when the rate is
+// 0). A request that finds the limit full is refused when the queue
+// beyond the limit has reached ⌊L·max⌋, else admitted iff its level is
+// at least the threshold. Levels are 0..Levels−1, higher more important.
+type FailsafePrioritizer struct {
+	interval int64
+	next     int64
+	win      []int // the levels of the last admitted requests, a ring
+	head     int
+	filled   bool
+	counts   []int
+	thresh   int
+	rate     float64
+}
+
+// NewFailsafePrioritizer calibrates every interval ns over the levels
+// of the last window admissions, levels in 0..levels−1.
+func NewFailsafePrioritizer(interval int64, window, levels int) (*FailsafePrioritizer, error) {
+	if interval <= 0 || window < 1 || levels < 1 {
+		return nil, limitErr("failsafe prioritizer needs interval > 0, window >= 1 and levels >= 1, got %d ns, %d, %d", interval, window, levels)
+	}
+	return &FailsafePrioritizer{interval: interval, win: make([]int, window), counts: make([]int, levels)}, nil
+}
+
+// Record adds the level of an admitted request.
+func (p *FailsafePrioritizer) Record(level int) {
+	if p.filled {
+		p.counts[p.win[p.head]]--
+	}
+	p.win[p.head] = level
+	p.counts[level]++
+	if p.head++; p.head == len(p.win) {
+		p.head, p.filled = 0, true
+	}
+}
+
+// Level is windowedLevelTracker.GetLevel: the least level whose
+// cumulative count reaches max(1, ⌈n·q⌉) of the n recorded (0 with none).
+func (p *FailsafePrioritizer) Level(q float64) int {
+	n := p.head
+	if p.filled {
+		n = len(p.win)
+	}
+	if n == 0 {
+		return 0
+	}
+	target := max(1, int(math.Ceil(float64(n)*q)))
+	c := 0
+	for lv, k := range p.counts {
+		if c += k; c >= target {
+			return lv
+		}
+	}
+	return 0
+}
+
+// Calibrate runs the calibrations due by now with the limiter's queue
+// beyond its limit (queued) and its limit l: the queue as it is at the
+// first decision after each calibration time stands for the queue then.
+func (p *FailsafePrioritizer) Calibrate(now int64, queued, l int, initial, max float64) {
+	if now < p.next {
+		return
+	}
+	p.next = now - (now-p.next)%p.interval + p.interval
+	p.rate = FailsafeQueueRejection(queued, l, initial, max)
+	p.thresh = 0
+	if p.rate > 0 {
+		p.thresh = p.Level(p.rate)
+	}
+}
+
+// Threshold is the rejection threshold: levels below it are refused
+// while the limit is full.
+func (p *FailsafePrioritizer) Threshold() int { return p.thresh }

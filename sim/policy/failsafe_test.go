@@ -181,3 +181,44 @@ func TestFailsafeSettingsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFailsafePrioritizer: windowedLevelTracker.GetLevel's quantile and
+// the calibration of the threshold from the queue (limit 10, factors 2
+// and 3: rate 0.5 at 25 queued).
+func TestFailsafePrioritizer(t *testing.T) {
+	p, err := NewFailsafePrioritizer(1e9, 4, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Level(0.5); got != 0 {
+		t.Errorf("no levels: got %d, want 0", got)
+	}
+	for _, lv := range []int{100, 300, 200, 400, 450} { // 100 falls out of the window of 4
+		p.Record(lv)
+	}
+	for _, tc := range []struct {
+		q    float64
+		want int
+	}{{0.01, 200}, {0.25, 200}, {0.5, 300}, {0.75, 400}, {1, 450}} {
+		if got := p.Level(tc.q); got != tc.want {
+			t.Errorf("level at quantile %g of 300, 200, 400, 450: got %d, want %d", tc.q, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		now    int64
+		queued int
+		want   int
+	}{
+		{0, 25, 300},       // calibrates at 0: rate 0.5
+		{5e8, 0, 300},      // not due until 1 s
+		{1e9, 15, 0},       // rate 0: no threshold
+		{2.5e9, 29, 450},   // rate 0.9: the level at ⌈4·0.9⌉ = 4th
+		{2.9e9, 25, 450},   // next due at 3 s
+		{3e9 + 1, 30, 450}, // rate 1
+	} {
+		p.Calibrate(tc.now, tc.queued, 10, 2, 3)
+		if got := p.Threshold(); got != tc.want {
+			t.Errorf("calibrate at %d ns with %d queued: got threshold %d, want %d", tc.now, tc.queued, got, tc.want)
+		}
+	}
+}

@@ -97,6 +97,16 @@ type ConcurrencyLimit struct {
 	// max_execution_time.
 	RejectionThreshold Duration `yaml:"rejection_threshold" json:"rejection_threshold,omitempty"`
 	MaxExecutionTime   Duration `yaml:"max_execution_time" json:"max_execution_time,omitempty"`
+	// failsafe prioritised limiter (BuildPrioritized; queueing defaults
+	// to factors 2 and 3): when the limit is full, a request whose level
+	// (its business priority's class of 100 levels, drawn at random within
+	// it; clients.priority) is below the prioritizer's threshold is
+	// refused. The threshold is calibrated every calibration_interval: the
+	// level at the quantile of the queue's rejection rate among the
+	// levels of the last level_window admitted requests.
+	Prioritized         bool     `yaml:"prioritized" json:"prioritized,omitempty"`
+	CalibrationInterval Duration `yaml:"calibration_interval" json:"calibration_interval,omitempty"`
+	LevelWindow         int      `yaml:"level_window" json:"level_window,omitempty"`
 }
 
 func (c *ConcurrencyLimit) setDefaults() { *c = ConcurrencyLimit{} }
@@ -174,6 +184,15 @@ func (c *ConcurrencyLimit) resolve() {
 		}
 		if c.MaxWindow == 0 {
 			c.MaxWindow = Duration(30 * time.Second)
+		}
+		if c.Prioritized {
+			if c.InitialRejectionFactor == 0 && c.MaxRejectionFactor == 0 && c.MaxExecutionTime == 0 {
+				c.InitialRejectionFactor, c.MaxRejectionFactor = 2, 3
+			}
+			if c.CalibrationInterval == 0 {
+				c.CalibrationInterval = Duration(time.Second)
+			}
+			def(&c.LevelWindow, 1000)
 		}
 	}
 	if c.Window {
@@ -291,6 +310,7 @@ func (c *ConcurrencyLimit) failsafeQueue(v *validator, p string) {
 	factors := c.InitialRejectionFactor != 0 || c.MaxRejectionFactor != 0
 	latency := c.RejectionThreshold != 0 || c.MaxExecutionTime != 0
 	if c.Kind != LimiterFailsafe {
+		v.check(!c.Prioritized, p+".prioritized", "applies to kind failsafe only, not %s", c.Kind)
 		v.check(!factors, p+".initial_rejection_factor", "applies to kind failsafe only, not %s", c.Kind)
 		v.check(!latency, p+".max_execution_time", "applies to kind failsafe only, not %s", c.Kind)
 		return
@@ -298,6 +318,12 @@ func (c *ConcurrencyLimit) failsafeQueue(v *validator, p string) {
 	if factors {
 		v.check(c.InitialRejectionFactor >= 1, p+".initial_rejection_factor", "must be >= 1, got %g", c.InitialRejectionFactor)
 		v.check(c.MaxRejectionFactor >= c.InitialRejectionFactor, p+".max_rejection_factor", "must be >= initial_rejection_factor (%g), got %g", c.InitialRejectionFactor, c.MaxRejectionFactor)
+	}
+	if c.Prioritized {
+		v.check(c.Kind == LimiterFailsafe, p+".prioritized", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(!latency, p+".prioritized", "needs the queueing factors, not the latency rule (max_execution_time)")
+		v.check(c.CalibrationInterval > 0, p+".calibration_interval", "must be > 0, got %s", c.CalibrationInterval)
+		v.check(c.LevelWindow >= 1, p+".level_window", "must be >= 1, got %d", c.LevelWindow)
 	}
 	if latency {
 		v.check(!factors, p+".max_execution_time", "excludes initial_rejection_factor and max_rejection_factor (one queueing rule)")

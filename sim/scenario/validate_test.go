@@ -164,6 +164,14 @@ func TestValidationRules(t *testing.T) {
 			path: "backend.concurrency_limit.initial_rejection_factor", msg: []string{"applies to kind failsafe only, not aimd"},
 		},
 		{
+			name: "prioritized on another kind", sets: []string{"backend.concurrency_limit={kind: vegas, prioritized: true}"},
+			path: "backend.concurrency_limit.prioritized", msg: []string{"applies to kind failsafe only, not vegas"},
+		},
+		{
+			name: "prioritized with the latency rule", sets: []string{"backend.concurrency_limit={kind: failsafe, prioritized: true, max_execution_time: 1s}"},
+			path: "backend.concurrency_limit.prioritized", msg: []string{"needs the queueing factors"},
+		},
+		{
 			name: "failsafe max limit factor", sets: []string{"backend.concurrency_limit={kind: failsafe, max_limit_factor: 0.5}"},
 			path: "backend.concurrency_limit.max_limit_factor", msg: []string{"must be >= 1, got 0.5"},
 		},

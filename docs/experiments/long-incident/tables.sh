@@ -33,6 +33,12 @@ ts() {
 	done | ci "$6"
 }
 
+# grp POINT GROUP: the share of GROUP's requests that succeeded over the
+# run (summary.json's groups), per run, in percent.
+grp() {
+	for r in $(runs "$1"); do jq -r --arg g "$2" '.groups[] | select(.name == $g) | .success_ratio * 100' "$r/summary.json"; done | ci %.1f%%
+}
+
 sum() { for r in $(runs "$1"); do jq -r ".summary | $2" "$r/summary.json"; done | ci "$3"; }
 
 label() { awk -F, -v p="$1" 'NR > 1 && $1 == p { print $2; exit }' "$D/runs.csv"; }
@@ -60,8 +66,16 @@ protect)
 			"| $(ts "$p" latency_p99_ms "$P99" 600 3000 %.0f) | $(ts "$p" latency_p99_ms "$P99" 3000 3600 %.0f) | $(sum "$p" '.success_ratio * 100' %.1f%%) |"
 	done
 	;;
+priority)
+	echo "| point | critical success | sheddable success | goodput 10–50 min (/s) | p50 10–50 min (ms) |"
+	echo "|---|---|---|---|---|"
+	for p in $(points); do
+		echo "| $(label "$p") | $(grp "$p" critical) | $(grp "$p" sheddable) | $(ts "$p" succeeded "$G" 600 3000 %.1f)" \
+			"| $(ts "$p" latency_p50_ms "$P50" 600 3000 %.0f) |"
+	done
+	;;
 *)
-	echo "tables.sh: unknown table $2 (limit, protect)" >&2
+	echo "tables.sh: unknown table $2 (limit, protect, priority)" >&2
 	exit 2
 	;;
 esac
