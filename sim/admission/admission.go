@@ -96,7 +96,8 @@ type Admission struct {
 	bucket *policy.TokenBucket
 	conc   *concLimit // nil: no concurrency limit
 	dagor  *policy.DAGOR
-	ul     int // DAGOR's user priority levels
+	ul     int  // DAGOR's user priority levels
+	prio   bool // DAGOR or a prioritised limit: Arrive reads prio
 }
 
 // concLimit is the server's concurrency limit: its algorithm, the stream
@@ -162,6 +163,7 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		a.conc.q.ul = max(a.ul, 1)
 		a.ul = a.conc.q.ul
 	}
+	a.prio = a.dagor != nil || a.ul > 0
 	return a, nil
 }
 
@@ -170,9 +172,7 @@ func (a *Admission) Discipline() Discipline { return a.disc }
 
 // Prioritized reports whether the server sheds by priority: only then
 // does Arrive read its prio argument.
-func (a *Admission) Prioritized() bool {
-	return a.dagor != nil || a.conc != nil && a.conc.q != nil && a.conc.q.pz != nil
-}
+func (a *Admission) Prioritized() bool { return a.prio }
 
 // UserLevels is the number of user priority levels of priority shedding
 // (0 without it). An arrival's priority is business·UserLevels + user.
