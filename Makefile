@@ -595,3 +595,33 @@ experiment-live-corrected: build ## sim-vs-live's second round: K = 3 and no thr
 		./$(BIN) live -q scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT2)/live-$$n-$$s || exit 1; done; done
 	$(GO) run ./live/internal/simvslive -dir $(LIVE_OUT2) -points k3,none > $(LIVE_OUT2)/table.md
 	$(call splice,$(LIVE_DOC).md,$(LIVE_OUT2)/table.md,table-corrected)
+
+# ---- limiters during a long incident (issue 26) ----
+LI_DOC := docs/experiments/long-incident
+LI_OUT := results/experiments/long-incident
+LI_CHARTS := aimd vegas gradient2 envoy failsafe failsafe-queueing
+
+.PHONY: experiment-long-incident
+experiments: experiment-long-incident
+experiment-long-incident: build ## adaptive concurrency limits through a 45-minute 2x slowdown and an hour of 1.3x overload, 5 seeds (docs/experiments/long-incident.md; ~80 s)
+	@mkdir -p $(LI_OUT)
+	./$(BIN) sweep -q $(LI_DOC)/long-incident.yaml --jobs 1 --out $(LI_OUT)/sweep
+	./$(BIN) sweep -q $(LI_DOC)/priority.yaml --jobs 1 --out $(LI_OUT)/priority
+	./$(BIN) sweep -q $(LI_DOC)/long-incident.yaml --set clients.arrival.total_rate=65/s --set backend.service.mean=200ms \
+		--set 'faults=[]' --jobs 1 --out $(LI_OUT)/overload
+	@for spec in limit:sweep:limit protect:sweep:protect priority:priority:priority \
+		limit-overload:overload:limit protect-overload:overload:protect; do \
+		tag=$${spec%%:*}; rest=$${spec#*:}; d=$${rest%%:*}; t=$${rest#*:}; \
+		sh $(LI_DOC)/tables.sh $(LI_OUT)/$$d $$t > $(LI_OUT)/$$tag.md || exit 1; \
+		awk -v table=$(LI_OUT)/$$tag.md -v tag=$$tag '$$0 == "<!-- " tag ":begin -->" { print; while ((getline l < table) > 0) print l; skip = 1; next } \
+			$$0 == "<!-- " tag ":end -->" { skip = 0 } !skip { print }' $(LI_DOC).md > $(LI_DOC).md.tmp && mv $(LI_DOC).md.tmp $(LI_DOC).md; done
+	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: aimd}' --out $(LI_OUT)/aimd
+	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: vegas}' --out $(LI_OUT)/vegas
+	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: gradient2, window: true}' --out $(LI_OUT)/gradient2
+	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: envoy}' --out $(LI_OUT)/envoy
+	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: failsafe}' --out $(LI_OUT)/failsafe
+	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 3}' --out $(LI_OUT)/failsafe-queueing
+	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set clients.arrival.total_rate=65/s --set backend.service.mean=200ms \
+		--set 'faults=[]' --set 'backend.concurrency_limit={kind: failsafe}' --out $(LI_OUT)/failsafe-overload
+	@for c in $(LI_CHARTS) failsafe-overload; do cp $(LI_OUT)/$$c/server_load.png $(LI_DOC)/$$c-server-load.png || exit 1; done
+	@echo "updated $(LI_DOC).md and its figures"

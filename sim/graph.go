@@ -150,7 +150,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			if b.fleet {
 				b.rows = &m.mt
 			}
-			if nd.PriorityShedding != nil {
+			if b.adm.Prioritized() {
 				m.initPriorities(sc)
 			}
 			k++

@@ -81,6 +81,11 @@ func TestDisciplinesLive(t *testing.T) {
 		// and fourth.
 		{"concurrency_limit", "  queue: {limit: 5}\n  concurrency_limit: {kind: aimd, initial: 2, min: 1, max: 2}\n", four,
 			[]result{{200, 100 * ms}, {200, 200 * ms}, {503, 2 * ms}, {503, 3 * ms}}},
+		// failsafe-go's queueing at a limit of one, factors 1 and 2: B
+		// finds none beyond the limit (below 1: admitted), C one (rate
+		// (1 − 1)/(2 − 1) = 0: admitted), D two (at 2: refused).
+		{"concurrency_limit_failsafe_queue", "  queue: {limit: 5}\n  concurrency_limit: {kind: failsafe, initial: 1, min: 1, max: 1, initial_rejection_factor: 1, max_rejection_factor: 2}\n", four,
+			[]result{{200, 100 * ms}, {200, 200 * ms}, {200, 300 * ms}, {503, 3 * ms}}},
 		// The queue timeout rejects B and C when they reach the worker.
 		{"queue_timeout", "  queue: {limit: 5, timeout: 50ms}\n", []time.Duration{0, ms, 2 * ms},
 			[]result{{200, 100 * ms}, {503, 100 * ms}, {503, 100 * ms}}},

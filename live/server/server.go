@@ -297,6 +297,10 @@ func supported(sc *scenario.Scenario) error {
 	if sc.Clients.Connection != nil {
 		why = append(why, "clients.connection")
 	}
+	if cl := be.ConcurrencyLimit; cl != nil && cl.Prioritized {
+		// As priority_shedding: an HTTP request carries no priority.
+		why = append(why, "backend.concurrency_limit.prioritized")
+	}
 	if len(why) == 0 {
 		for i, f := range sc.Faults {
 			if err := supportedFault(f); err != nil {

@@ -721,6 +721,7 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		{"  outlier_detection: {}\n", "backend.outlier_detection"},
 		{"  health_check: {}\n", "backend.health_check"},
 		{"  autoscale: {max_replicas: 4, target: 0.7}\n", "backend.autoscale"},
+		{"  concurrency_limit: {kind: failsafe, prioritized: true}\n", "backend.concurrency_limit.prioritized"},
 	} {
 		_, err := New(parse(t, tt.extra), Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want+": not supported") && !strings.Contains(err.Error(), tt.want+",") {
@@ -733,7 +734,8 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		// Run through the simulator's admission value (TestDisciplinesLive).
 		"  queue: {limit: 3, discipline: lifo}\n", "  queue: {limit: 3, discipline: adaptive_lifo, lifo_threshold: 2}\n",
 		"  queue: {limit: 3, discipline: codel, codel_target: 5ms, codel_interval: 100ms}\n",
-		"  rate_limit: {rate: 10/s}\n", "  concurrency_limit: {kind: aimd}\n", "  lb: prequal\n  prequal: {pool_size: 4}\n"} {
+		"  rate_limit: {rate: 10/s}\n", "  concurrency_limit: {kind: aimd}\n", "  lb: prequal\n  prequal: {pool_size: 4}\n",
+		"  concurrency_limit: {kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 3}\n"} {
 		if _, err := New(parse(t, extra), Options{}); err != nil {
 			t.Errorf("%q: %v, want it run", extra, err)
 		}

@@ -96,7 +96,8 @@ type Admission struct {
 	bucket *policy.TokenBucket
 	conc   *concLimit // nil: no concurrency limit
 	dagor  *policy.DAGOR
-	ul     int // DAGOR's user priority levels
+	ul     int  // DAGOR's user priority levels
+	prio   bool // DAGOR or a prioritised limit: Arrive reads prio
 }
 
 // concLimit is the server's concurrency limit: its algorithm, the stream
@@ -108,6 +109,7 @@ type concLimit struct {
 	cur  int    // the limit in force since last
 	last int64
 	ser  *metrics.Series
+	q    *limitQueue // nil: a full limit rejects (failsafe's queueing otherwise)
 }
 
 // New is the admission of backend be. limitKey names the random stream of
@@ -144,7 +146,11 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		if err != nil {
 			return Admission{}, fmt.Errorf("admission: backend.concurrency_limit: %w", err)
 		}
-		a.conc = &concLimit{alg: alg, key: limitKey, cur: alg.Limit(0), ser: ser}
+		q, err := newLimitQueue(cl, alg)
+		if err != nil {
+			return Admission{}, fmt.Errorf("admission: backend.concurrency_limit: %w", err)
+		}
+		a.conc = &concLimit{alg: alg, key: limitKey, cur: alg.Limit(0), ser: ser, q: q}
 	}
 	if ps := be.PriorityShedding; ps != nil {
 		d, err := policy.NewDAGOR(ps.Settings(), (scenario.MaxBusinessPriority+1)*ps.UserLevels)
@@ -153,6 +159,11 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		}
 		a.dagor, a.ul = d, ps.UserLevels
 	}
+	if a.conc != nil && a.conc.q != nil && a.conc.q.pz != nil {
+		a.conc.q.ul = max(a.ul, 1)
+		a.ul = a.conc.q.ul
+	}
+	a.prio = a.dagor != nil || a.ul > 0
 	return a, nil
 }
 
@@ -161,7 +172,7 @@ func (a *Admission) Discipline() Discipline { return a.disc }
 
 // Prioritized reports whether the server sheds by priority: only then
 // does Arrive read its prio argument.
-func (a *Admission) Prioritized() bool { return a.dagor != nil }
+func (a *Admission) Prioritized() bool { return a.prio }
 
 // UserLevels is the number of user priority levels of priority shedding
 // (0 without it). An arrival's priority is business·UserLevels + user.
@@ -181,7 +192,7 @@ func (a *Admission) QueueLimit() int { return a.qlimit }
 func (a *Admission) Arrive(now int64, l Load, prio int) (v Verdict, shed bool) {
 	if a.bucket != nil && !a.bucket.Allow(now) ||
 		a.dagor != nil && !a.dagor.Admit(now, prio, l.WaitSum, l.WaitN) ||
-		a.conc != nil && !a.conc.admit(now, l.Busy+l.Queued) {
+		a.conc != nil && !a.conc.admit(now, l.Busy+l.Queued, prio) {
 		return a.Refuse(l), true
 	}
 	if l.Busy < l.Limit {
@@ -273,12 +284,15 @@ func (a *Admission) Finish(stop int64) {
 	}
 }
 
-// admit reports whether the limit admits one more request at now, with
-// held requests held (queued or in service).
-func (c *concLimit) admit(now int64, held int) bool {
+// admit reports whether the limit admits one more request of priority
+// prio at now, with held requests held (queued or in service).
+func (c *concLimit) admit(now int64, held, prio int) bool {
 	l := c.alg.Limit(now)
 	c.note(now, l)
-	return held < l
+	if c.q != nil && c.q.pz != nil {
+		return c.q.prioritized(now, held, l, prio, c.key)
+	}
+	return held < l || c.q != nil && c.q.admit(held-l, l, c.key)
 }
 
 // note accounts the limit into the series up to now and takes l from now.

@@ -37,6 +37,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(validBase), "backend.replicas=4\nbackend.outlier_detection={consecutive_errors: 2}\nbackend.health_check={interval: 1s}\nbackend.subset=2")
 	f.Add([]byte(validBase), "backend.concurrency_limit={kind: envoy, jitter: -1, window: true}")
 	f.Add([]byte(validBase), "backend.concurrency_limit={kind: gradient2, min: 0, initial: 500}\nclients.priority={levels: [1, 2]}")
+	f.Add([]byte(validBase), "backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 1, rejection_threshold: -1s}")
 	f.Add([]byte(validBase), "backend.priority_shedding={user_levels: 0}\nclients.groups=[{name: a, share: 1, priority: {level: 8}}]")
 	f.Add([]byte(validBase), "clients.groups=[{name: a, share: 1, timeout: null, deadline: 0s}, {name: b, share: 2, timeout:, retry: {max_attempts: 0}}]")
 	f.Add([]byte(graphBase), "services.0.calls.0.timeout=~\nservices.0.calls.0.hedge={delay: -1s}")

@@ -15,10 +15,13 @@ const (
 	LimiterVegas     LimiterKind = "vegas"     // Netflix concurrency-limits VegasLimit
 	LimiterGradient2 LimiterKind = "gradient2" // Netflix concurrency-limits Gradient2Limit
 	LimiterEnvoy     LimiterKind = "envoy"     // Envoy adaptive concurrency, gradient controller
+	LimiterFailsafe  LimiterKind = "failsafe"  // failsafe-go adaptivelimiter (with optional queueing)
 )
 
 // Names lists the valid limiter kinds.
-func (LimiterKind) Names() []string { return []string{"aimd", "vegas", "gradient2", "envoy"} }
+func (LimiterKind) Names() []string {
+	return []string{"aimd", "vegas", "gradient2", "envoy", "failsafe"}
+}
 
 // ConcurrencyLimit is an adaptive concurrency limit in front of a
 // backend's (or a service replica's) queue and workers: a request that
@@ -71,6 +74,39 @@ type ConcurrencyLimit struct {
 	Buffer         *float64 `yaml:"buffer" json:"buffer,omitempty"`
 	Percentile     float64  `yaml:"percentile" json:"percentile,omitempty"`
 	CountEarly     bool     `yaml:"count_early" json:"count_early,omitempty"`
+	// failsafe (failsafe-go's adaptive limiter; its recent window is
+	// min_window..max_window with window_size samples, its quantile
+	// percentile): the cap on the limit as a multiple of the window's
+	// largest inflight, the baseline average's age and the correlation
+	// windows' length in windows.
+	MaxLimitFactor    float64 `yaml:"max_limit_factor" json:"max_limit_factor,omitempty"`
+	BaselineWindow    int     `yaml:"baseline_window" json:"baseline_window,omitempty"`
+	CorrelationWindow int     `yaml:"correlation_window" json:"correlation_window,omitempty"`
+	// failsafe queueing (WithQueueing; off when both are 0): a request
+	// that finds the limit full is still admitted while the requests held
+	// beyond the limit are fewer than initial_rejection_factor × the limit,
+	// rejected with a probability rising linearly to 1 at
+	// max_rejection_factor × the limit.
+	InitialRejectionFactor float64 `yaml:"initial_rejection_factor" json:"initial_rejection_factor,omitempty"`
+	MaxRejectionFactor     float64 `yaml:"max_rejection_factor" json:"max_rejection_factor,omitempty"`
+	// failsafe latency queueing (the latency limiter; off when
+	// max_execution_time is 0, exclusive with the factors): a request that
+	// finds the limit full has an estimated RTT of ⌈(held beyond the
+	// limit + 1)/limit⌉ × the baseline RTT, and is rejected with a
+	// probability rising linearly from 0 at rejection_threshold to 1 at
+	// max_execution_time.
+	RejectionThreshold Duration `yaml:"rejection_threshold" json:"rejection_threshold,omitempty"`
+	MaxExecutionTime   Duration `yaml:"max_execution_time" json:"max_execution_time,omitempty"`
+	// failsafe prioritised limiter (BuildPrioritized; queueing defaults
+	// to factors 2 and 3): when the limit is full, a request whose level
+	// (its business priority's class of 100 levels, drawn at random within
+	// it; clients.priority) is below the prioritizer's threshold is
+	// refused. The threshold is calibrated every calibration_interval: the
+	// level at the quantile of the queue's rejection rate among the
+	// levels of the last level_window admitted requests.
+	Prioritized         bool     `yaml:"prioritized" json:"prioritized,omitempty"`
+	CalibrationInterval Duration `yaml:"calibration_interval" json:"calibration_interval,omitempty"`
+	LevelWindow         int      `yaml:"level_window" json:"level_window,omitempty"`
 }
 
 func (c *ConcurrencyLimit) setDefaults() { *c = ConcurrencyLimit{} }
@@ -134,6 +170,30 @@ func (c *ConcurrencyLimit) resolve() {
 		if c.Buffer == nil {
 			c.Buffer = &d.Buffer
 		}
+	case LimiterFailsafe:
+		def(&c.Initial, 20)
+		def(&c.Min, 1)
+		def(&c.Max, 200)
+		deff(&c.MaxLimitFactor, 5)
+		def(&c.WindowSize, 50)
+		deff(&c.Percentile, 0.9)
+		def(&c.BaselineWindow, 10)
+		def(&c.CorrelationWindow, 50)
+		if c.MinWindow == 0 {
+			c.MinWindow = Duration(time.Second)
+		}
+		if c.MaxWindow == 0 {
+			c.MaxWindow = Duration(30 * time.Second)
+		}
+		if c.Prioritized {
+			if c.InitialRejectionFactor == 0 && c.MaxRejectionFactor == 0 && c.MaxExecutionTime == 0 {
+				c.InitialRejectionFactor, c.MaxRejectionFactor = 2, 3
+			}
+			if c.CalibrationInterval == 0 {
+				c.CalibrationInterval = Duration(time.Second)
+			}
+			def(&c.LevelWindow, 1000)
+		}
 	}
 	if c.Window {
 		def(&c.WindowSize, 10)
@@ -169,6 +229,10 @@ func (c *ConcurrencyLimit) Algorithm() (policy.LimitAlgorithm, error) {
 		return policy.NewEnvoy(policy.EnvoySettings{UpdateInterval: int64(c.UpdateInterval), Interval: int64(c.Interval),
 			RequestCount: c.RequestCount, Jitter: j, MinConcurrency: c.Min, Buffer: b, Percentile: c.Percentile,
 			MaxLimit: c.Max, CountEarly: c.CountEarly})
+	case LimiterFailsafe:
+		return policy.NewFailsafe(policy.FailsafeSettings{Initial: c.Initial, Min: c.Min, Max: c.Max,
+			MaxLimitFactor: c.MaxLimitFactor, MinWindow: int64(c.MinWindow), MaxWindow: int64(c.MaxWindow),
+			MinSamples: c.WindowSize, Quantile: c.Percentile, BaselineAge: c.BaselineWindow, CorrelationWindow: c.CorrelationWindow})
 	default:
 		return nil, policy.ErrLimitAlgorithmSettings
 	}
@@ -185,7 +249,7 @@ func (v *validator) concurrencyLimit(p string, c *ConcurrencyLimit) {
 	}
 	p += ".concurrency_limit"
 	if c.Kind == "" {
-		v.check(false, p+".kind", "is required: one of aimd, vegas, gradient2, envoy")
+		v.check(false, p+".kind", "is required: one of aimd, vegas, gradient2, envoy, failsafe")
 		return
 	}
 	// Resolved already when the file decoded; not when decoding failed
@@ -217,7 +281,16 @@ func (v *validator) concurrencyLimit(p string, c *ConcurrencyLimit) {
 		v.check(c.Buffer == nil || *c.Buffer >= 0, p+".buffer", "must be >= 0 (a fraction of minRTT)")
 		v.check(c.Percentile > 0 && c.Percentile <= 1, p+".percentile", "must be in (0, 1], got %g", c.Percentile)
 		v.check(!c.Window, p+".window", "does not apply to kind envoy (it has its own update interval)")
+	case LimiterFailsafe:
+		v.check(!c.Window, p+".window", "does not apply to kind failsafe (its recent window is min_window..max_window with window_size samples)")
+		v.check(c.MaxLimitFactor >= 1, p+".max_limit_factor", "must be >= 1, got %g", c.MaxLimitFactor)
+		v.check(c.WindowSize >= 1, p+".window_size", "must be >= 1, got %d", c.WindowSize)
+		v.check(c.MinWindow >= 0 && c.MaxWindow >= c.MinWindow, p+".max_window", "must be >= min_window >= 0, got %s and %s", c.MinWindow, c.MaxWindow)
+		v.check(c.Percentile > 0 && c.Percentile <= 1, p+".percentile", "must be in (0, 1], got %g", c.Percentile)
+		v.check(c.BaselineWindow >= 1, p+".baseline_window", "must be >= 1, got %d", c.BaselineWindow)
+		v.check(c.CorrelationWindow >= 2, p+".correlation_window", "must be >= 2, got %d", c.CorrelationWindow)
 	}
+	c.failsafeQueue(v, p)
 	if c.Window {
 		v.check(c.WindowSize >= 1, p+".window_size", "must be >= 1, got %d", c.WindowSize)
 		v.check(c.MinWindow > 0 && c.MaxWindow >= c.MinWindow, p+".max_window", "must be >= min_window > 0, got %s and %s", c.MinWindow, c.MaxWindow)
@@ -226,5 +299,35 @@ func (v *validator) concurrencyLimit(p string, c *ConcurrencyLimit) {
 		if _, err := c.Algorithm(); err != nil {
 			v.check(false, p, "%v", err)
 		}
+	}
+}
+
+// failsafeQueue checks the queueing fields of concurrency_limit p (c
+// resolved): only kind failsafe has them; the factors come as a pair
+// with 1 <= initial <= max (WithQueueing); the latency rule needs
+// max_execution_time > 0 and excludes the factors.
+func (c *ConcurrencyLimit) failsafeQueue(v *validator, p string) {
+	factors := c.InitialRejectionFactor != 0 || c.MaxRejectionFactor != 0
+	latency := c.RejectionThreshold != 0 || c.MaxExecutionTime != 0
+	if c.Kind != LimiterFailsafe {
+		v.check(!c.Prioritized, p+".prioritized", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(!factors, p+".initial_rejection_factor", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(!latency, p+".max_execution_time", "applies to kind failsafe only, not %s", c.Kind)
+		return
+	}
+	if factors {
+		v.check(c.InitialRejectionFactor >= 1, p+".initial_rejection_factor", "must be >= 1, got %g", c.InitialRejectionFactor)
+		v.check(c.MaxRejectionFactor >= c.InitialRejectionFactor, p+".max_rejection_factor", "must be >= initial_rejection_factor (%g), got %g", c.InitialRejectionFactor, c.MaxRejectionFactor)
+	}
+	if c.Prioritized {
+		v.check(c.Kind == LimiterFailsafe, p+".prioritized", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(!latency, p+".prioritized", "needs the queueing factors, not the latency rule (max_execution_time)")
+		v.check(c.CalibrationInterval > 0, p+".calibration_interval", "must be > 0, got %s", c.CalibrationInterval)
+		v.check(c.LevelWindow >= 1, p+".level_window", "must be >= 1, got %d", c.LevelWindow)
+	}
+	if latency {
+		v.check(!factors, p+".max_execution_time", "excludes initial_rejection_factor and max_rejection_factor (one queueing rule)")
+		v.check(c.MaxExecutionTime > 0, p+".max_execution_time", "must be > 0 with rejection_threshold, got %s", c.MaxExecutionTime)
+		v.check(c.RejectionThreshold >= 0, p+".rejection_threshold", "must be >= 0, got %s", c.RejectionThreshold)
 	}
 }

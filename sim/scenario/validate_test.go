@@ -151,6 +151,30 @@ func TestValidationRules(t *testing.T) {
 			name: "limiter in a service", content: "name: g\nduration: 1m\nclients: {count: 1, arrival: {total_rate: 1/s}}\nservices:\n  - name: api\n    concurrency_limit: {kind: vegas, smoothing: 3}\n",
 			path: "services.0.concurrency_limit.smoothing", line: 6, msg: []string{"must be in (0, 1], got 3"},
 		},
+		{
+			name: "failsafe rejection factors reversed", sets: []string{"backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 3, max_rejection_factor: 2}"},
+			path: "backend.concurrency_limit.max_rejection_factor", msg: []string{"must be >= initial_rejection_factor (3), got 2"},
+		},
+		{
+			name: "failsafe factors and latency rule", sets: []string{"backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 3, max_execution_time: 1s}"},
+			path: "backend.concurrency_limit.max_execution_time", msg: []string{"excludes initial_rejection_factor"},
+		},
+		{
+			name: "rejection factor on another kind", sets: []string{"backend.concurrency_limit={kind: aimd, initial_rejection_factor: 2, max_rejection_factor: 3}"},
+			path: "backend.concurrency_limit.initial_rejection_factor", msg: []string{"applies to kind failsafe only, not aimd"},
+		},
+		{
+			name: "prioritized on another kind", sets: []string{"backend.concurrency_limit={kind: vegas, prioritized: true}"},
+			path: "backend.concurrency_limit.prioritized", msg: []string{"applies to kind failsafe only, not vegas"},
+		},
+		{
+			name: "prioritized with the latency rule", sets: []string{"backend.concurrency_limit={kind: failsafe, prioritized: true, max_execution_time: 1s}"},
+			path: "backend.concurrency_limit.prioritized", msg: []string{"needs the queueing factors"},
+		},
+		{
+			name: "failsafe max limit factor", sets: []string{"backend.concurrency_limit={kind: failsafe, max_limit_factor: 0.5}"},
+			path: "backend.concurrency_limit.max_limit_factor", msg: []string{"must be >= 1, got 0.5"},
+		},
 		// Priority shedding (DAGOR) and request priorities.
 		{
 			name: "priority level out of range", sets: []string{"clients.priority={level: 9}"},
