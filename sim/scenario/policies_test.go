@@ -66,6 +66,13 @@ func TestPolicySectionValidatesTheSameEverywhere(t *testing.T) {
 			"delay: must be >= 0, got -1s",
 			"quantile: must be in [0, 1) (0: use delay; e.g. 0.95), got 1",
 			"min_samples: must be >= 1, got 0"}},
+		{"adaptive_breaker", "{defensiveness: 0, window: 1500ms, cap: 0, initial_error_rate: 2, group_size: 0, failure_outcomes: []}", []string{
+			"defensiveness: must be a finite number > 0 (Semian: 5), got 0",
+			"window: must be a multiple of interval (1s), at most 65536 of them, got 1500ms",
+			"initial_error_rate: must be in [0, 1], got 2",
+			"cap: must be in (0, 1], got 0",
+			"failure_outcomes: must name at least one outcome",
+			"group_size: must be >= 1, got 0"}},
 	}
 	// Every section of a policy stack has a case, so a section added to
 	// Policies is checked in all three places.

@@ -34,6 +34,7 @@ type Stack struct {
 	raMode            RetryAfterMode
 	staleDrop         bool // record breaker results by generation (gobreaker)
 	more              bool // a limiter, budget or breaker: Result has more to do than the throttle
+	gated             bool // a throttle or a breaker: Admit may drop
 	accepts           OutcomeSet
 	retryOn           OutcomeSet
 	failures          OutcomeSet
@@ -48,6 +49,9 @@ type Stack struct {
 	limiter       *policy.ClientRateLimiter
 	backoff       policy.Backoff
 	hedge         *Hedger
+	adaptive      *policy.AdaptiveBreakerSet
+	adaptiveGroup uint32
+	adFailures    OutcomeSet
 }
 
 // Draw names the random draws of one attempt: draw N of the stream of
@@ -158,7 +162,25 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 		}
 		s.limiter, s.throttles = lim, l.Throttles
 	}
-	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil
+	if a := c.AdaptiveBreaker; a != nil {
+		g, err := groupSize(a.GroupSize)
+		if err != nil {
+			return nil, fmt.Errorf("stack: adaptive breaker: %w", err)
+		}
+		// Each breaker's updates start at its own phase in (0, interval],
+		// as each process starts its update thread at its own time.
+		iv := a.Breaker.Interval
+		phase := func(b int) int64 {
+			return iv - int64(rng.Float64(src.Key(rng.AdaptiveBreaker, uint64(b)), rng.AdaptivePhaseDraw)*float64(iv))
+		}
+		ab, err := policy.NewAdaptiveBreakerSet(groups(n, g), a.Breaker, phase)
+		if err != nil {
+			return nil, fmt.Errorf("stack: adaptive breaker: %w", err)
+		}
+		s.adaptive, s.adaptiveGroup, s.adFailures = ab, g, a.Failures
+	}
+	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil || s.adaptive != nil
+	s.gated = s.throttle != nil || s.breaker != nil || s.adaptive != nil
 	if h := c.Hedge; h != nil {
 		s.hedge = &Hedger{delay: h.Delay, quantile: h.Quantile, minSamples: h.MinSamples, cancel: h.CancelLoser}
 	}
@@ -182,6 +204,13 @@ func (s *Stack) Budget() *policy.BudgetSet { return s.budget }
 
 // Breaker is the stack's breakers (nil: none), for inspection.
 func (s *Stack) Breaker() *policy.BreakerSet { return s.breaker }
+
+// AdaptiveBreaker is the stack's adaptive breakers (nil: none), for
+// inspection.
+func (s *Stack) AdaptiveBreaker() *policy.AdaptiveBreakerSet { return s.adaptive }
+
+// AdaptiveBreakerOf is the index of client i's adaptive breaker.
+func (s *Stack) AdaptiveBreakerOf(i int) int { return of(i, s.adaptiveGroup) }
 
 // Limiter is the stack's client rate limiters (nil: none), for inspection.
 func (s *Stack) Limiter() *policy.ClientRateLimiter { return s.limiter }
@@ -236,12 +265,13 @@ func (s *Stack) OnRequest(now int64, i int) {
 }
 
 // Admit decides whether client i sends an attempt at now: the throttle,
-// then the breaker, which comes last among the gates that may drop the
-// attempt (a call it admits, possibly a half-open probe, is always sent
-// and so always gets a result). An admitted attempt's breaker generation
-// is kept in r.
+// then the adaptive breaker (its coin, drawn only when its rejection rate
+// is above 0), then the breaker, which comes last among the gates that
+// may drop the attempt (a call it admits, possibly a half-open probe, is
+// always sent and so always gets a result). An admitted attempt's breaker
+// generation is kept in r. Both breakers' refusals are DropBreaker.
 func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
-	if s.throttle == nil && s.breaker == nil { // inlined: no gate is no call
+	if !s.gated { // inlined: no gate is no call
 		return Admitted
 	}
 	return s.admit(now, i, d, r)
@@ -250,6 +280,12 @@ func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
 func (s *Stack) admit(now int64, i int, d Draw, r *Request) Drop {
 	if s.throttle != nil && !s.throttle.Allow(now, of(i, s.throttleGroup), d.Stream, d.N) {
 		return DropThrottle
+	}
+	if s.adaptive != nil {
+		a := of(i, s.adaptiveGroup)
+		if s.adaptive.NeedsDraw(now, a) && !s.adaptive.Allow(now, a, rng.Float64(s.src.Key(rng.AdaptiveBreaker, d.Stream), d.N)) {
+			return DropBreaker
+		}
 	}
 	if s.breaker == nil {
 		return Admitted
@@ -293,7 +329,7 @@ func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 	if s.budget != nil && (out == OK || s.retryOn.Has(out)) {
 		s.budget.OnResult(now, of(i, s.budgetGroup), out == OK, r.Charge)
 	}
-	if s.breaker != nil {
+	if s.breaker != nil || s.adaptive != nil {
 		s.breakerResult(now, i, out, r, d)
 	}
 }
@@ -302,12 +338,18 @@ func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 // attempt alone: for an attempt the client gave up (its deadline passed)
 // or that never left (its connection went away while it was paced).
 func (s *Stack) BreakerResult(now int64, i int, out Outcome, r *Request, d Draw) {
-	if s.breaker != nil {
+	if s.breaker != nil || s.adaptive != nil {
 		s.breakerResult(now, i, out, r, d)
 	}
 }
 
 func (s *Stack) breakerResult(now int64, i int, out Outcome, r *Request, d Draw) {
+	if s.adaptive != nil {
+		s.adaptive.Record(now, of(i, s.adaptiveGroup), s.adFailures.Has(out))
+		if s.breaker == nil {
+			return
+		}
+	}
 	u := rng.Float64(s.src.Key(rng.Breaker, d.Stream), d.N)
 	b, failure := of(i, s.breakerGroup), s.failures.Has(out)
 	if s.staleDrop {

@@ -95,6 +95,43 @@ func TestAdmitBreakerGroups(t *testing.T) {
 	}
 }
 
+// The adaptive breaker: no coin while its rejection rate is 0; after a
+// second of all failures its rate is 1 − 0.01 (clamped from 0.99) and
+// every attempt of the group is refused, whatever its draw; the other
+// group's breaker is untouched.
+func TestAdmitAdaptiveBreaker(t *testing.T) {
+	cfg := policy.SemianAdaptiveDefaults()
+	s := newStack(t, Config{AdaptiveBreaker: &AdaptiveBreakerConfig{Breaker: cfg, GroupSize: 2, Failures: Outcomes(Error)}}, 4)
+	var r Request
+	for k := range 20 {
+		at := int64(k) * 1e7 // 0–0.2 s, before any update
+		if got := s.Admit(at, 0, Draw{Stream: 0, N: uint64(k)}, &r); got != Admitted {
+			t.Fatalf("attempt %d before any update: got %d, want Admitted", k, got)
+		}
+		s.Result(at, 0, Error, &r, Draw{})
+	}
+	// Every breaker has updated by 2 s (phases are in (0, 1 s]): the
+	// group of clients 0 and 1 saw 100% errors, r = 1 − 0.01 then 1.
+	a := s.AdaptiveBreaker()
+	if got := a.RejectionRate(2e9, s.AdaptiveBreakerOf(1)); got < 0.98 {
+		t.Fatalf("rejection rate after 100%% errors: got %v, want >= 0.98", got)
+	}
+	for _, tt := range []struct {
+		client int
+		want   Drop
+	}{{0, DropBreaker}, {1, DropBreaker}, {2, Admitted}, {3, Admitted}} {
+		dropped := 0
+		for k := range 100 {
+			if s.Admit(25e8, tt.client, Draw{Stream: uint64(tt.client), N: uint64(k)}, &r) == DropBreaker {
+				dropped++
+			}
+		}
+		if want := map[Drop]int{DropBreaker: 99, Admitted: 0}[tt.want]; (tt.want == Admitted && dropped != 0) || (tt.want == DropBreaker && dropped < want) {
+			t.Errorf("client %d: got %d of 100 dropped, want %s", tt.client, dropped, map[Drop]string{DropBreaker: ">= 99", Admitted: "0"}[tt.want])
+		}
+	}
+}
+
 // Bad settings are errors, never panics.
 func TestNewErrors(t *testing.T) {
 	for _, tt := range []struct {
@@ -108,6 +145,7 @@ func TestNewErrors(t *testing.T) {
 		{"breaker", Config{Breaker: &BreakerConfig{Breaker: policy.BreakerConfig{Trip: policy.TripRate}}}, 1},
 		{"limiter beta", Config{RateLimiter: &RateLimiterConfig{Limiter: policy.ClientRateLimiterConfig{Beta: 2}}}, 1},
 		{"max attempts", Config{Retry: &RetryConfig{MaxAttempts: 300}}, 1},
+		{"adaptive breaker", Config{AdaptiveBreaker: &AdaptiveBreakerConfig{Breaker: policy.AdaptiveBreakerConfig{}}}, 1},
 	} {
 		src := rng.New(1)
 		if _, err := New(tt.c, tt.n, &src); err == nil {
