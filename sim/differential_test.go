@@ -348,9 +348,10 @@ func TestDifferentialSimAndLiveClient(t *testing.T) {
     max_attempts: 3
     backoff: {base: 50ms, cap: 1s, jitter: full}
     retry_on: [rejected, timeout, unavailable]
+    budget: {kind: sre, ratio: 0.2, window: 10s, charge: send}
   breaker: {style: gobreaker, consecutive_failures: 5, open_duration: 2s}
   adaptive_breaker: {defensiveness: 2, window: 5s, failure_outcomes: [timeout, unavailable, error]}
-`, []string{"drop breaker", "adaptive=0.", "adaptive=1.0000"}},
+`, []string{"drop breaker", "adaptive=0.", "adaptive=1.0000", "budget refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := scenario.Parse([]byte("name: diff\n"+head+tc.clients), "diff.yaml", nil)

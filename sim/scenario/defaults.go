@@ -274,6 +274,7 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 		}
 	}
 	setF(&c.Ratio, b.Ratio)
+	c.ChargeAtSend = b.Charge == ChargeSend
 	if b.Window != nil {
 		c.Window = int64(*b.Window)
 		c.Buckets = max(1, min(120, int64(*b.Window)/int64(time.Second)))

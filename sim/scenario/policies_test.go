@@ -53,6 +53,8 @@ func TestPolicySectionValidatesTheSameEverywhere(t *testing.T) {
 			"budget.bucket_initial: must not exceed bucket_capacity (1), got 2"}},
 		{"retry", "{budget: {kind: retry-breaker, window: 1us}}", []string{"budget.window: must be 0 or at least 1ms, got 1us"}},
 		{"retry", "{budget: {kind: sre, ratio: 2}}", []string{"budget: policy: SRE budget Ratio must be in (0, 1]"}},
+		{"retry", "{budget: {kind: grpc, charge: send}}", []string{
+			"budget.charge: send does not apply to kind grpc: it charges nothing when it grants a retry (it counts the retry's result)"}},
 		{"breaker", "{group_size: 0, failure_outcomes: []}", []string{
 			"group_size: must be >= 1, got 0",
 			"failure_outcomes: must name at least one outcome"}},

@@ -82,6 +82,8 @@ func (r *Retry) validate(v *validator, p string) {
 			v.check(bc.Window >= 0, bp+"window", "must be >= 0 (0: count since the client started), got %s", Duration(bc.Window))
 			v.check(bc.Window == 0 || bc.Window >= int64(time.Millisecond), bp+"window", "must be 0 or at least 1ms, got %s", Duration(bc.Window))
 		}
+		v.check(bg.Charge != ChargeSend || (bg.Kind != BudgetGRPC && bg.Kind != BudgetRetryBreaker), bp+"charge",
+			"send does not apply to kind %s: it charges nothing when it grants a retry (it counts the retry's result)", bg.Kind)
 		if err := bg.BudgetConfig().Validate(); err != nil && len(v.errs) == before { // the field checks above said it better
 			v.check(false, p+".budget", "%v", err)
 		}

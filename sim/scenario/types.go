@@ -442,6 +442,12 @@ type Budget struct {
 	// retry-breaker: the failure ratio above which retries stop (window,
 	// when set, is its sliding window; 0 or absent: since the start).
 	MaxFailureRate *float64 `yaml:"max_failure_rate" json:"max_failure_rate"`
+	// Charge: when a granted retry is charged, at the "decision" (the
+	// default; empty means it) or when it is "send"t after its backoff,
+	// so that retries in backoff are not counted (Envoy). Only for the
+	// kinds whose grant charges something: sre, finagle, aws, aws-2026,
+	// token-bucket.
+	Charge BudgetCharge `yaml:"charge" json:"charge,omitempty"`
 }
 
 // Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)

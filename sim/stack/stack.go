@@ -34,7 +34,8 @@ type Stack struct {
 	raMode            RetryAfterMode
 	staleDrop         bool // record breaker results by generation (gobreaker)
 	more              bool // a limiter, budget or breaker: Result has more to do than the throttle
-	gated             bool // a throttle or a breaker: Admit may drop
+	gated             bool // a throttle or a breaker: Admit may drop (or a retry's charge is due at its send)
+	sendCharge        bool // the budget charges a retry when it is sent (BudgetConfig.ChargeAtSend)
 	accepts           OutcomeSet
 	retryOn           OutcomeSet
 	failures          OutcomeSet
@@ -76,6 +77,9 @@ type Request struct {
 	// is also in flight, 0 otherwise; HLive says which of the two are
 	// still awaited (1: the first, 2: the hedge).
 	H1, HLive uint8
+	// Uncharged: the current retry was granted but its budget charge
+	// (Charge) is due when it is sent (BudgetConfig.ChargeAtSend).
+	Uncharged bool
 }
 
 // Drop is why Admit dropped an attempt (Admitted: it did not).
@@ -180,7 +184,8 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 		s.adaptive, s.adaptiveGroup, s.adFailures = ab, g, a.Failures
 	}
 	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil || s.adaptive != nil
-	s.gated = s.throttle != nil || s.breaker != nil || s.adaptive != nil
+	s.sendCharge = s.budget != nil && c.Retry.Budget.Budget.ChargeAtSend
+	s.gated = s.throttle != nil || s.breaker != nil || s.adaptive != nil || s.sendCharge
 	if h := c.Hedge; h != nil {
 		s.hedge = &Hedger{delay: h.Delay, quantile: h.Quantile, minSamples: h.MinSamples, cancel: h.CancelLoser}
 	}
@@ -278,6 +283,12 @@ func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
 }
 
 func (s *Stack) admit(now int64, i int, d Draw, r *Request) Drop {
+	if s.sendCharge && r.Uncharged {
+		// The retry leaves its backoff: its budget charge is due now,
+		// whatever the gates below decide.
+		s.budget.ChargeRetry(now, of(i, s.budgetGroup), r.Charge)
+		r.Uncharged = false
+	}
 	if s.throttle != nil && !s.throttle.Allow(now, of(i, s.throttleGroup), d.Stream, d.N) {
 		return DropThrottle
 	}
@@ -368,7 +379,8 @@ func (s *Stack) Retries(out Outcome) bool { return s.retryOn.Has(out) }
 // retryAfter (0: none; DontRetry: do not retry): retry after delay, or
 // give up (not a retryable outcome, no attempts left, the server said
 // not to) or the budget refused the retry. A retry is charged to the
-// budget; the caller still gives up if the retry would start after the
+// budget here, or, with BudgetConfig.ChargeAtSend, when Admit lets it go
+// after its backoff (r.Uncharged until then); the caller still gives up if the retry would start after the
 // request's deadline.
 func (s *Stack) NextRetry(now int64, i int, out Outcome, retryAfter int64, r *Request, d Draw) (delay int64, v Verdict) {
 	if !s.retryOn.Has(out) || r.Attempt >= s.maxAtt || retryAfter == DontRetry {
@@ -382,11 +394,17 @@ func (s *Stack) NextRetry(now int64, i int, out Outcome, retryAfter int64, r *Re
 		case Rejected:
 			cause = policy.CauseThrottle // an overload rejection is throttling
 		}
-		charge, ok := s.budget.AllowRetry(now, of(i, s.budgetGroup), cause)
+		var charge int32
+		var ok bool
+		if s.sendCharge {
+			charge, ok = s.budget.CanRetry(now, of(i, s.budgetGroup), cause)
+		} else {
+			charge, ok = s.budget.AllowRetry(now, of(i, s.budgetGroup), cause)
+		}
 		if !ok {
 			return 0, BudgetRefused
 		}
-		r.Charge = charge
+		r.Charge, r.Uncharged = charge, s.sendCharge
 	}
 	if s.raMode == ExactlyRetryAfter && retryAfter > 0 {
 		// gRPC pushback: retry after exactly the server's delay and start

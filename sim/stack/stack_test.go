@@ -168,3 +168,68 @@ func TestParseOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// The overshoot of charging retries when they are sent (Envoy users'
+// finding): 100 requests of one client, then a synchronised burst in
+// which all 100 fail at the same instant and ask for a retry with a
+// 100 ms backoff, against a 20% budget. Charged at the decision, the
+// budget sees each granted retry before the next decision: SRE (ratio
+// 0.2, a retry counts as a request too) grants k while k/(100 + k) < 0.2,
+// 25 retries, 20% of the 125 attempts; Finagle (percent_can_retry 0.2, no
+// reserve) has 100 × 1000 tokens for retries of 5000 each, 20. Charged at
+// the send, every decision sees the budget before any of them: all 100
+// are granted and go together after the backoff, 50% of the attempts
+// for SRE, five times what Finagle allows.
+func TestBudgetChargeAtSendOvershoots(t *testing.T) {
+	sre := policy.SREDefaults()
+	sre.Ratio = 0.2
+	fin := policy.FinagleDefaults()
+	fin.PercentCanRetry, fin.MinRetriesPerSec = 0.2, 0
+	for _, tt := range []struct {
+		name   string
+		budget policy.BudgetConfig
+		send   bool
+		want   int
+		level  float64 // Level after the sends: SRE retries/requests, Finagle tokens
+	}{
+		{"sre decision", sre, false, 25, 0.2},
+		{"sre send", sre, true, 100, 0.5},
+		{"finagle decision", fin, false, 20, 0},
+		{"finagle send", fin, true, 100, 100*1000 - 100*5000},
+	} {
+		b := tt.budget
+		b.ChargeAtSend = tt.send
+		s := newStack(t, Config{Retry: &RetryConfig{MaxAttempts: 2, On: Outcomes(Error),
+			Backoff: policy.Backoff{Base: 100e6, Cap: 100e6, Multiplier: 1}, Budget: &BudgetConfig{Budget: b}}}, 1)
+		reqs := make([]Request, 100)
+		for k := range reqs {
+			s.OnRequest(int64(k)*1e6, 0) // 100 requests over 0.1 s
+			reqs[k].Attempt = 1
+			if got := s.Admit(int64(k)*1e6, 0, Draw{}, &reqs[k]); got != Admitted {
+				t.Fatalf("%s: first attempt %d: got %d, want Admitted", tt.name, k, got)
+			}
+		}
+		const burst = int64(5e8) // all fail at 0.5 s
+		granted := 0
+		for k := range reqs {
+			s.Result(burst, 0, Error, &reqs[k], Draw{})
+			if _, v := s.NextRetry(burst, 0, Error, 0, &reqs[k], Draw{}); v == Retry {
+				granted++
+				reqs[k].Attempt = 2
+			}
+		}
+		if granted != tt.want {
+			t.Errorf("%s: got %d retries granted in the burst, want %d", tt.name, granted, tt.want)
+		}
+		// After the backoff the granted retries are sent (and, with send,
+		// charged only now): the budget then holds every one of them.
+		for k := range reqs {
+			if reqs[k].Attempt == 2 {
+				s.Admit(burst+100e6, 0, Draw{}, &reqs[k])
+			}
+		}
+		if got := s.Budget().Level(burst+100e6, 0); got != tt.level {
+			t.Errorf("%s: budget level after the sends: got %v, want %v", tt.name, got, tt.level)
+		}
+	}
+}
