@@ -625,3 +625,54 @@ experiment-long-incident: build ## adaptive concurrency limits through a 45-minu
 		--set 'faults=[]' --set 'backend.concurrency_limit={kind: failsafe}' --out $(LI_OUT)/failsafe-overload
 	@for c in $(LI_CHARTS) failsafe-overload; do cp $(LI_OUT)/$$c/server_load.png $(LI_DOC)/$$c-server-load.png || exit 1; done
 	@echo "updated $(LI_DOC).md and its figures"
+
+LOCK_DOC := docs/experiments/breaker-lockstep
+LOCK_OUT := results/experiments/breaker-lockstep
+LOCK_COLUMNS := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
+
+.PHONY: experiment-breaker-lockstep
+experiments: experiment-breaker-lockstep
+experiment-breaker-lockstep: build ## 100,000 clients with a breaker each re-probing after an outage, 7 settings x 5 seeds (docs/experiments/breaker-lockstep.md; ~10 min)
+	@mkdir -p $(LOCK_DOC)
+	./$(BIN) sweep -q scenarios/breaker-lockstep.yaml --jobs 1 --out $(LOCK_OUT)
+	./$(BIN) summarize $(LOCK_OUT) --columns "$(LOCK_COLUMNS)" > $(LOCK_OUT)/table.md
+	@for f in compare_goodput compare_server_load compare_local_drops compare_recovery; do \
+		cp $(LOCK_OUT)/$$f.png $(LOCK_DOC)/$$f.png; done
+	python3 $(LOCK_DOC)/waves.py $(LOCK_OUT) > $(LOCK_OUT)/waves.txt
+	{ echo '```text'; cat $(LOCK_OUT)/waves.txt; echo '```'; } > $(LOCK_OUT)/waves.md
+	$(call splice,$(LOCK_DOC).md,$(LOCK_OUT)/table.md,table)
+	$(call splice,$(LOCK_DOC).md,$(LOCK_OUT)/waves.md,waves)
+	@echo "updated $(LOCK_DOC).md and its figures"
+
+RECIPE_DOC := docs/experiments/retry-budget-recipe
+RECIPE_OUT := results/experiments/retry-budget-recipe
+RECIPE_TUNE := --minimize amplification --subject-to 'success_ratio>=0.797' --jobs 1
+
+.PHONY: experiment-retry-budget-recipe
+experiments: experiment-retry-budget-recipe
+experiment-retry-budget-recipe: build ## tune each retry budget kind's parameters for one stated service (docs/experiments/retry-budget-recipe.md; ~3 min)
+	@mkdir -p $(RECIPE_DOC)
+	@rm -rf $(RECIPE_OUT) && mkdir -p $(RECIPE_OUT)
+	./$(BIN) tune scenarios/retry-budget-recipe.yaml --param clients.retry.budget.ratio=0.01..0.5 \
+		$(RECIPE_TUNE) --out $(RECIPE_OUT)/sre > $(RECIPE_OUT)/sre.txt
+	./$(BIN) tune scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=finagle \
+		--param clients.retry.budget.percent_can_retry=0.01..0.5 --param clients.retry.budget.min_retries_per_sec=0..50 \
+		$(RECIPE_TUNE) --out $(RECIPE_OUT)/finagle > $(RECIPE_OUT)/finagle.txt
+	./$(BIN) tune scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=finagle --set clients.retry.budget.min_retries_per_sec=0 \
+		--param clients.retry.budget.percent_can_retry=0.01..0.5 \
+		$(RECIPE_TUNE) --out $(RECIPE_OUT)/finagle-no-reserve > $(RECIPE_OUT)/finagle-no-reserve.txt
+	./$(BIN) tune scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=grpc \
+		--param clients.retry.budget.max_tokens=1..100 --param clients.retry.budget.token_ratio=0.01..1 \
+		$(RECIPE_TUNE) --out $(RECIPE_OUT)/grpc > $(RECIPE_OUT)/grpc.txt
+	@for m in sre finagle finagle-no-reserve grpc; do \
+		cp $(RECIPE_OUT)/$$m/pareto.png $(RECIPE_DOC)/$$m-pareto.png; \
+		cp $(RECIPE_OUT)/$$m/sensitivity.png $(RECIPE_DOC)/$$m-sensitivity.png; \
+		./$(BIN) run -q $(RECIPE_OUT)/$$m/best.yaml --set 'faults=[]' --no-charts --out $(RECIPE_OUT)/$$m-normal || exit 1; \
+		{ echo '```text'; cat $(RECIPE_OUT)/$$m.txt; \
+		  echo "no outage (best.yaml --set 'faults=[]'): success_ratio,amplification = $$(./$(BIN) summarize $(RECIPE_OUT)/$$m-normal --format csv --columns success_ratio,amplification | tail -1)"; \
+		  echo '```'; } > $(RECIPE_OUT)/$$m.md; done
+	$(call splice,$(RECIPE_DOC).md,$(RECIPE_OUT)/sre.md,sre)
+	$(call splice,$(RECIPE_DOC).md,$(RECIPE_OUT)/finagle.md,finagle)
+	$(call splice,$(RECIPE_DOC).md,$(RECIPE_OUT)/finagle-no-reserve.md,finagle-no-reserve)
+	$(call splice,$(RECIPE_DOC).md,$(RECIPE_OUT)/grpc.md,grpc)
+	@echo "updated $(RECIPE_DOC).md"

@@ -153,7 +153,7 @@ func ScheduleKept(p99MS, maxMS float64) bool { return p99MS <= 50 && maxMS < 100
 var clientFields = decide.Table{
 	"count": decide.Live, "arrival": decide.Live, "timeout": decide.Live, "deadline": decide.Live,
 	"throttle": decide.Live, "retry": decide.Live, "breaker": decide.Live, "rate_limiter": decide.Live,
-	"startup": decide.Live, "groups": decide.Live,
+	"startup": decide.Live, "groups": decide.Live, "adaptive_breaker": decide.Live,
 	"hedge":      decide.Refused, // the live client does not hedge
 	"connection": decide.Refused, // persistent connections are the simulator's only
 	// No effect without a service graph or priority shedding, both refused.
@@ -163,7 +163,7 @@ var clientFields = decide.Table{
 var groupFields = decide.Table{
 	"name": decide.Live, "share": decide.Live, "timeout": decide.Live, "deadline": decide.Live,
 	"throttle": decide.Live, "retry": decide.Live, "breaker": decide.Live, "rate_limiter": decide.Live,
-	"priority": decide.Inert, "hedge": decide.Refused,
+	"priority": decide.Inert, "hedge": decide.Refused, "adaptive_breaker": decide.Live,
 }
 
 // refusedClientFields names the set fields of the clients section and of

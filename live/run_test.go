@@ -191,4 +191,10 @@ func TestCheckRefusesHedging(t *testing.T) {
 	if err := Check(parse(t, small, "clients.groups=[{name: a, share: 1, throttle: {}}]"), true); err != nil {
 		t.Errorf("a group with a throttle: %v", err)
 	}
+	// Semian's adaptive breaker is the stack's own: live runs it.
+	for _, set := range []string{"clients.adaptive_breaker={}", "clients.groups=[{name: a, share: 1, adaptive_breaker: {defensiveness: 2}}]"} {
+		if err := Check(parse(t, small, set), true); err != nil {
+			t.Errorf("%s: got %v, want it supported live", set, err)
+		}
+	}
 }

@@ -77,6 +77,9 @@ func snapshot(st *stack.Stack, now int64) string {
 	if br := st.Breaker(); br != nil {
 		fmt.Fprintf(&b, " breaker=%v", br.State(now, 0))
 	}
+	if ab := st.AdaptiveBreaker(); ab != nil {
+		fmt.Fprintf(&b, " adaptive=%.4f", ab.RejectionRate(now, 0))
+	}
 	if bu := st.Budget(); bu != nil {
 		fmt.Fprintf(&b, " budget=%g", bu.Level(now, 0))
 	}
@@ -341,6 +344,14 @@ func TestDifferentialSimAndLiveClient(t *testing.T) {
   breaker: {style: gobreaker, consecutive_failures: 2, open_duration: 1s, open_backoff: 2, max_open_duration: 8s, failure_outcomes: [timeout, unavailable]}
   rate_limiter: {throttle_outcomes: [rejected, unavailable]}
 `, []string{"drop throttle", "drop breaker", "paced"}},
+		{"semian-dual", `  retry:
+    max_attempts: 3
+    backoff: {base: 50ms, cap: 1s, jitter: full}
+    retry_on: [rejected, timeout, unavailable]
+    budget: {kind: sre, ratio: 0.2, window: 10s, charge: send}
+  breaker: {style: gobreaker, consecutive_failures: 5, open_duration: 2s}
+  adaptive_breaker: {defensiveness: 2, window: 5s, failure_outcomes: [timeout, unavailable, error]}
+`, []string{"drop breaker", "adaptive=0.", "adaptive=1.0000", "budget refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := scenario.Parse([]byte("name: diff\n"+head+tc.clients), "diff.yaml", nil)

@@ -250,7 +250,7 @@ var (
 	callFields = decide.Table{
 		"to": decide.Refused, "probability": decide.Refused, "timeout": decide.Refused, "deadline": decide.Refused,
 		"throttle": decide.Refused, "retry": decide.Refused, "breaker": decide.Refused, "rate_limiter": decide.Refused,
-		"hedge": decide.Refused,
+		"hedge": decide.Refused, "adaptive_breaker": decide.Refused,
 	}
 	routeFields = decide.Table{"to": decide.Refused, "probability": decide.Refused}
 )

@@ -125,6 +125,15 @@ type BudgetConfig struct {
 	// time 0 (Brooker's simulator); Window > 0 counts over a sliding window
 	// of Buckets buckets (see Buckets).
 	MaxFailureRate float64
+
+	// ChargeAtSend: a granted retry is charged when it is sent, after its
+	// backoff (ChargeRetry), not when it is granted (AllowRetry does both
+	// at once). The decision still reads the budget at the failure, so
+	// retries waiting out their backoff are invisible to each other's
+	// decisions (Envoy's retry budget counts only retries in flight).
+	// Only the kinds whose grant charges something: SRE, Finagle, AWS and
+	// the token bucket (CanRetry).
+	ChargeAtSend bool
 }
 
 // SREDefaults is the SRE book's per-client retry budget: retries while
@@ -188,6 +197,9 @@ func RetryBreakerDefaults() BudgetConfig {
 
 // Validate reports a configuration a BudgetSet cannot run with.
 func (c BudgetConfig) Validate() error {
+	if c.ChargeAtSend && (c.Kind == BudgetGRPC || c.Kind == BudgetRetryBreaker) {
+		return errors.New("policy: ChargeAtSend: this budget kind charges nothing when it grants a retry (gRPC and the retry breaker count the retry's result instead)")
+	}
 	switch c.Kind {
 	case BudgetSRE:
 		switch {

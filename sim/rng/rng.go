@@ -36,7 +36,15 @@ const (
 	Route     Purpose = 11 // service graphs: which calls are made, where a request is forwarded
 	Subset    Purpose = 12 // load balancing: the order of the replicas a round of callers splits into subsets
 	Probe     Purpose = 13 // load balancing: which replicas lb prequal probes, and its fallback pick
+	// AdaptiveBreaker: the adaptive breaker's rejection coin (per attempt,
+	// keyed by the attempt's stream) and each breaker's update phase (keyed
+	// by the breaker's index, at draw AdaptivePhaseDraw).
+	AdaptiveBreaker Purpose = 14
 )
+
+// AdaptivePhaseDraw is the draw index of an adaptive breaker's update
+// phase: above every attempt's index (stack.Index is below 2^40).
+const AdaptivePhaseDraw = 1 << 62
 
 // DerivationVersion names the seed-derivation scheme; it is written into
 // every manifest so that results state how their random numbers were made.

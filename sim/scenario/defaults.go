@@ -146,6 +146,18 @@ func (r *RateLimiter) ClientRateLimiterConfig() policy.ClientRateLimiterConfig {
 	return policy.ClientRateLimiterConfig{Beta: r.Beta, C: r.C, Smoothing: r.Smoothing, MinRate: float64(r.MinRate), BucketInterval: int64(r.BucketInterval)}
 }
 
+func (a *AdaptiveBreaker) setDefaults() {
+	d := policy.SemianAdaptiveDefaults()
+	*a = AdaptiveBreaker{Defensiveness: d.Defensiveness, Window: Duration(d.Window), Interval: Duration(d.Interval),
+		InitialErrorRate: d.InitialErrorRate, Cap: d.Cap, FailureOutcomes: []string{"rejected", "timeout", "unavailable", "error"}, GroupSize: 1}
+}
+
+// AdaptiveBreakerConfig is the policy configuration of a.
+func (a *AdaptiveBreaker) AdaptiveBreakerConfig() policy.AdaptiveBreakerConfig {
+	return policy.AdaptiveBreakerConfig{Defensiveness: a.Defensiveness, Window: int64(a.Window), Interval: int64(a.Interval),
+		InitialErrorRate: a.InitialErrorRate, Cap: a.Cap}
+}
+
 func (b *Breaker) setDefaults() {
 	*b = Breaker{Style: StyleGobreaker, FailureOutcomes: []string{"rejected", "timeout", "unavailable", "error"}, GroupSize: 1}
 }
@@ -262,6 +274,7 @@ func (b *Budget) BudgetConfig() policy.BudgetConfig {
 		}
 	}
 	setF(&c.Ratio, b.Ratio)
+	c.ChargeAtSend = b.Charge == ChargeSend
 	if b.Window != nil {
 		c.Window = int64(*b.Window)
 		c.Buckets = max(1, min(120, int64(*b.Window)/int64(time.Second)))

@@ -19,7 +19,7 @@ clients:
 	// Output:
 	// demo.yaml:3:10: clients.count: must be >= 1, got -5
 	// demo.yaml:4:25: clients.arrival.total_rate: rate "100" has no unit of time: write e.g. 100/s or 100/m
-	// demo.yaml:5:3: clients.throtle: unknown field "throtle" (did you mean "throttle"?); valid fields here: count, arrival, timeout, deadline, throttle, retry, breaker, rate_limiter, hedge, startup, connection, groups, target, propagate_deadline, priority
+	// demo.yaml:5:3: clients.throtle: unknown field "throtle" (did you mean "throttle"?); valid fields here: count, arrival, timeout, deadline, throttle, retry, breaker, rate_limiter, hedge, adaptive_breaker, startup, connection, groups, target, propagate_deadline, priority
 }
 
 // --set overrides any field by its YAML path before validation.

@@ -333,3 +333,20 @@ const (
 
 // Names lists the valid queue disciplines.
 func (QueueDiscipline) Names() []string { return []string{"fifo", "lifo", "adaptive_lifo", "codel"} }
+
+// BudgetCharge is clients.retry.budget.charge: when a granted retry is
+// charged to its budget.
+type BudgetCharge string
+
+// Budget charge times.
+const (
+	// ChargeDecision: when the retry is granted, at the failure (the
+	// default, and every library's rule but Envoy's).
+	ChargeDecision BudgetCharge = "decision"
+	// ChargeSend: when the retry is sent, after its backoff; retries
+	// waiting out their backoff are not counted (Envoy's retry budget).
+	ChargeSend BudgetCharge = "send"
+)
+
+// Names lists the valid budget charge times.
+func (BudgetCharge) Names() []string { return []string{"decision", "send"} }

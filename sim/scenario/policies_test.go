@@ -53,6 +53,8 @@ func TestPolicySectionValidatesTheSameEverywhere(t *testing.T) {
 			"budget.bucket_initial: must not exceed bucket_capacity (1), got 2"}},
 		{"retry", "{budget: {kind: retry-breaker, window: 1us}}", []string{"budget.window: must be 0 or at least 1ms, got 1us"}},
 		{"retry", "{budget: {kind: sre, ratio: 2}}", []string{"budget: policy: SRE budget Ratio must be in (0, 1]"}},
+		{"retry", "{budget: {kind: grpc, charge: send}}", []string{
+			"budget.charge: send does not apply to kind grpc: it charges nothing when it grants a retry (it counts the retry's result)"}},
 		{"breaker", "{group_size: 0, failure_outcomes: []}", []string{
 			"group_size: must be >= 1, got 0",
 			"failure_outcomes: must name at least one outcome"}},
@@ -66,6 +68,13 @@ func TestPolicySectionValidatesTheSameEverywhere(t *testing.T) {
 			"delay: must be >= 0, got -1s",
 			"quantile: must be in [0, 1) (0: use delay; e.g. 0.95), got 1",
 			"min_samples: must be >= 1, got 0"}},
+		{"adaptive_breaker", "{defensiveness: 0, window: 1500ms, cap: 0, initial_error_rate: 2, group_size: 0, failure_outcomes: []}", []string{
+			"defensiveness: must be a finite number > 0 (Semian: 5), got 0",
+			"window: must be a multiple of interval (1s), at most 65536 of them, got 1500ms",
+			"initial_error_rate: must be in [0, 1], got 2",
+			"cap: must be in (0, 1], got 0",
+			"failure_outcomes: must name at least one outcome",
+			"group_size: must be >= 1, got 0"}},
 	}
 	// Every section of a policy stack has a case, so a section added to
 	// Policies is checked in all three places.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"math"
 	"strings"
 	"time"
 )
@@ -23,6 +24,7 @@ func (pp *Policies) validate(v *validator, path string) {
 	pp.Breaker.validate(v, path+".breaker")
 	pp.Hedge.validate(v, path+".hedge")
 	pp.RateLimiter.validate(v, path+".rate_limiter")
+	pp.AdaptiveBreaker.validate(v, path+".adaptive_breaker")
 }
 
 // validate checks a throttle section at path p.
@@ -80,6 +82,8 @@ func (r *Retry) validate(v *validator, p string) {
 			v.check(bc.Window >= 0, bp+"window", "must be >= 0 (0: count since the client started), got %s", Duration(bc.Window))
 			v.check(bc.Window == 0 || bc.Window >= int64(time.Millisecond), bp+"window", "must be 0 or at least 1ms, got %s", Duration(bc.Window))
 		}
+		v.check(bg.Charge != ChargeSend || (bg.Kind != BudgetGRPC && bg.Kind != BudgetRetryBreaker), bp+"charge",
+			"send does not apply to kind %s: it charges nothing when it grants a retry (it counts the retry's result)", bg.Kind)
 		if err := bg.BudgetConfig().Validate(); err != nil && len(v.errs) == before { // the field checks above said it better
 			v.check(false, p+".budget", "%v", err)
 		}
@@ -124,4 +128,22 @@ func (rl *RateLimiter) validate(v *validator, p string) {
 	v.check(rl.MinRate > 0, p+".min_rate", "must be > 0, got %s", rl.MinRate)
 	v.check(rl.BucketInterval > 0, p+".bucket_interval", "must be > 0, got %s", rl.BucketInterval)
 	v.check(len(rl.ThrottleOutcomes) > 0, p+".throttle_outcomes", "must name at least one outcome (usually [rejected])")
+}
+
+// validate checks an adaptive breaker section at path p.
+func (a *AdaptiveBreaker) validate(v *validator, p string) {
+	if a == nil {
+		return
+	}
+	v.check(a.Defensiveness > 0 && !math.IsInf(a.Defensiveness, 1), p+".defensiveness", "must be a finite number > 0 (Semian: 5), got %g", a.Defensiveness)
+	v.check(a.Interval > 0, p+".interval", "must be > 0, got %s", a.Interval)
+	v.check(a.Window > 0, p+".window", "must be > 0, got %s", a.Window)
+	if a.Window > 0 && a.Interval > 0 {
+		n := int64(a.Window) / int64(a.Interval)
+		v.check(int64(a.Window)%int64(a.Interval) == 0 && n <= 1<<16, p+".window", "must be a multiple of interval (%s), at most 65536 of them, got %s", a.Interval, a.Window)
+	}
+	v.check(a.InitialErrorRate >= 0 && a.InitialErrorRate <= 1, p+".initial_error_rate", "must be in [0, 1], got %g", a.InitialErrorRate)
+	v.check(a.Cap > 0 && a.Cap <= 1, p+".cap", "must be in (0, 1], got %g", a.Cap)
+	v.check(len(a.FailureOutcomes) > 0, p+".failure_outcomes", "must name at least one outcome")
+	v.check(a.GroupSize >= 1, p+".group_size", "must be >= 1, got %d", a.GroupSize)
 }

@@ -94,6 +94,17 @@ func (p Policies) StackConfig() (stack.Config, error) {
 	if h := p.Hedge; h != nil {
 		c.Hedge = &stack.HedgeConfig{Delay: int64(h.Delay), Quantile: h.Quantile, MinSamples: uint64(h.MinSamples), CancelLoser: h.CancelLoser}
 	}
+	if a := p.AdaptiveBreaker; a != nil {
+		f, err := stack.ParseOutcomes(a.FailureOutcomes)
+		if err != nil {
+			return fail("adaptive_breaker.failure_outcomes", err)
+		}
+		cfg := a.AdaptiveBreakerConfig()
+		if err := cfg.Validate(); err != nil {
+			return fail("adaptive_breaker", err)
+		}
+		c.AdaptiveBreaker = &stack.AdaptiveBreakerConfig{Breaker: cfg, GroupSize: a.GroupSize, Failures: f}
+	}
 	return c, nil
 }
 

@@ -160,6 +160,31 @@ type Policies struct {
 	// Hedge, when set, sends a hedged copy of each request's first attempt
 	// after a delay.
 	Hedge *Hedge `yaml:"hedge" json:"hedge,omitempty"`
+	// AdaptiveBreaker, when set, is Shopify Semian's adaptive circuit
+	// breaker per client (or per group): it rejects a fraction of attempts,
+	// set every interval by a controller on the error rate above a learned
+	// ideal. It may be set beside breaker (Semian's dual breaker runs both).
+	AdaptiveBreaker *AdaptiveBreaker `yaml:"adaptive_breaker" json:"adaptive_breaker,omitempty"`
+}
+
+// AdaptiveBreaker is Semian's adaptive circuit breaker
+// (policy.AdaptiveBreakerSet): every Interval its rejection rate r becomes
+// clamp(r + (e − ideal) − r/Defensiveness, 0, 1), with e the error rate of
+// the last Window and ideal a smoothed error rate learned from the error
+// rates at or below Cap, starting at InitialErrorRate. Defaults are
+// Semian's: defensiveness 5, window 10s, interval 1s, initial error rate
+// 0.01, cap 0.1.
+type AdaptiveBreaker struct {
+	Defensiveness    float64  `yaml:"defensiveness" json:"defensiveness"`
+	Window           Duration `yaml:"window" json:"window"`
+	Interval         Duration `yaml:"interval" json:"interval"`
+	InitialErrorRate float64  `yaml:"initial_error_rate" json:"initial_error_rate"`
+	// Cap: an error rate above it does not teach the ideal error rate.
+	Cap float64 `yaml:"cap" json:"cap"`
+	// FailureOutcomes are the answers that count as errors; any other
+	// answer counts as a success.
+	FailureOutcomes []string `yaml:"failure_outcomes" json:"failure_outcomes" enum:"rejected,timeout,unavailable,error"`
+	GroupSize       int      `yaml:"group_size" json:"group_size"`
 }
 
 // Hedge sends a second copy of a request's first attempt when no answer
@@ -417,6 +442,12 @@ type Budget struct {
 	// retry-breaker: the failure ratio above which retries stop (window,
 	// when set, is its sliding window; 0 or absent: since the start).
 	MaxFailureRate *float64 `yaml:"max_failure_rate" json:"max_failure_rate"`
+	// Charge: when a granted retry is charged, at the "decision" (the
+	// default; empty means it) or when it is "send"t after its backoff,
+	// so that retries in backoff are not counted (Envoy). Only for the
+	// kinds whose grant charges something: sre, finagle, aws, aws-2026,
+	// token-bucket.
+	Charge BudgetCharge `yaml:"charge" json:"charge,omitempty"`
 }
 
 // Backoff is exponential backoff with jitter: the n-th retry (n = 1, 2, ...)

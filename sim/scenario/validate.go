@@ -237,6 +237,7 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	c.Breaker.validate(v, "clients.breaker")
 	c.Hedge.validate(v, "clients.hedge")
 	c.RateLimiter.validate(v, "clients.rate_limiter")
+	c.AdaptiveBreaker.validate(v, "clients.adaptive_breaker")
 	bk := s.Backend
 	st := c.Startup
 	v.check(st.Window >= 0, "clients.startup.window", "must be >= 0, got %s", st.Window)

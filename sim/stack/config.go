@@ -17,6 +17,7 @@ type Config struct {
 	Breaker           *BreakerConfig
 	RateLimiter       *RateLimiterConfig
 	Hedge             *HedgeConfig
+	AdaptiveBreaker   *AdaptiveBreakerConfig
 }
 
 // ThrottleConfig is the adaptive throttle (SRE "Handling Overload").
@@ -98,4 +99,16 @@ type HedgeConfig struct {
 	// CancelLoser: when one copy succeeds, the other is cancelled if it
 	// is still queued.
 	CancelLoser bool
+}
+
+// AdaptiveBreakerConfig is Semian's adaptive circuit breaker: it rejects a
+// fraction of attempts, set by a controller on the error rate.
+type AdaptiveBreakerConfig struct {
+	Breaker policy.AdaptiveBreakerConfig
+	// GroupSize consecutive clients share one breaker (0 or 1: one each):
+	// Semian keeps one per process and resource.
+	GroupSize int
+	// Failures are the outcomes that count as errors; any other counts as
+	// a success.
+	Failures OutcomeSet
 }

@@ -34,6 +34,8 @@ type Stack struct {
 	raMode            RetryAfterMode
 	staleDrop         bool // record breaker results by generation (gobreaker)
 	more              bool // a limiter, budget or breaker: Result has more to do than the throttle
+	gated             bool // a throttle or a breaker: Admit may drop (or a retry's charge is due at its send)
+	sendCharge        bool // the budget charges a retry when it is sent (BudgetConfig.ChargeAtSend)
 	accepts           OutcomeSet
 	retryOn           OutcomeSet
 	failures          OutcomeSet
@@ -48,6 +50,9 @@ type Stack struct {
 	limiter       *policy.ClientRateLimiter
 	backoff       policy.Backoff
 	hedge         *Hedger
+	adaptive      *policy.AdaptiveBreakerSet
+	adaptiveGroup uint32
+	adFailures    OutcomeSet
 }
 
 // Draw names the random draws of one attempt: draw N of the stream of
@@ -72,6 +77,9 @@ type Request struct {
 	// is also in flight, 0 otherwise; HLive says which of the two are
 	// still awaited (1: the first, 2: the hedge).
 	H1, HLive uint8
+	// Uncharged: the current retry was granted but its budget charge
+	// (Charge) is due when it is sent (BudgetConfig.ChargeAtSend).
+	Uncharged bool
 }
 
 // Drop is why Admit dropped an attempt (Admitted: it did not).
@@ -158,7 +166,26 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 		}
 		s.limiter, s.throttles = lim, l.Throttles
 	}
-	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil
+	if a := c.AdaptiveBreaker; a != nil {
+		g, err := groupSize(a.GroupSize)
+		if err != nil {
+			return nil, fmt.Errorf("stack: adaptive breaker: %w", err)
+		}
+		// Each breaker's updates start at its own phase in (0, interval],
+		// as each process starts its update thread at its own time.
+		iv := a.Breaker.Interval
+		phase := func(b int) int64 {
+			return iv - int64(rng.Float64(src.Key(rng.AdaptiveBreaker, uint64(b)), rng.AdaptivePhaseDraw)*float64(iv))
+		}
+		ab, err := policy.NewAdaptiveBreakerSet(groups(n, g), a.Breaker, phase)
+		if err != nil {
+			return nil, fmt.Errorf("stack: adaptive breaker: %w", err)
+		}
+		s.adaptive, s.adaptiveGroup, s.adFailures = ab, g, a.Failures
+	}
+	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil || s.adaptive != nil
+	s.sendCharge = s.budget != nil && c.Retry.Budget.Budget.ChargeAtSend
+	s.gated = s.throttle != nil || s.breaker != nil || s.adaptive != nil || s.sendCharge
 	if h := c.Hedge; h != nil {
 		s.hedge = &Hedger{delay: h.Delay, quantile: h.Quantile, minSamples: h.MinSamples, cancel: h.CancelLoser}
 	}
@@ -182,6 +209,13 @@ func (s *Stack) Budget() *policy.BudgetSet { return s.budget }
 
 // Breaker is the stack's breakers (nil: none), for inspection.
 func (s *Stack) Breaker() *policy.BreakerSet { return s.breaker }
+
+// AdaptiveBreaker is the stack's adaptive breakers (nil: none), for
+// inspection.
+func (s *Stack) AdaptiveBreaker() *policy.AdaptiveBreakerSet { return s.adaptive }
+
+// AdaptiveBreakerOf is the index of client i's adaptive breaker.
+func (s *Stack) AdaptiveBreakerOf(i int) int { return of(i, s.adaptiveGroup) }
 
 // Limiter is the stack's client rate limiters (nil: none), for inspection.
 func (s *Stack) Limiter() *policy.ClientRateLimiter { return s.limiter }
@@ -236,20 +270,33 @@ func (s *Stack) OnRequest(now int64, i int) {
 }
 
 // Admit decides whether client i sends an attempt at now: the throttle,
-// then the breaker, which comes last among the gates that may drop the
-// attempt (a call it admits, possibly a half-open probe, is always sent
-// and so always gets a result). An admitted attempt's breaker generation
-// is kept in r.
+// then the adaptive breaker (its coin, drawn only when its rejection rate
+// is above 0), then the breaker, which comes last among the gates that
+// may drop the attempt (a call it admits, possibly a half-open probe, is
+// always sent and so always gets a result). An admitted attempt's breaker
+// generation is kept in r. Both breakers' refusals are DropBreaker.
 func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
-	if s.throttle == nil && s.breaker == nil { // inlined: no gate is no call
+	if !s.gated { // inlined: no gate is no call
 		return Admitted
 	}
 	return s.admit(now, i, d, r)
 }
 
 func (s *Stack) admit(now int64, i int, d Draw, r *Request) Drop {
+	if s.sendCharge && r.Uncharged {
+		// The retry leaves its backoff: its budget charge is due now,
+		// whatever the gates below decide.
+		s.budget.ChargeRetry(now, of(i, s.budgetGroup), r.Charge)
+		r.Uncharged = false
+	}
 	if s.throttle != nil && !s.throttle.Allow(now, of(i, s.throttleGroup), d.Stream, d.N) {
 		return DropThrottle
+	}
+	if s.adaptive != nil {
+		a := of(i, s.adaptiveGroup)
+		if s.adaptive.NeedsDraw(now, a) && !s.adaptive.Allow(now, a, rng.Float64(s.src.Key(rng.AdaptiveBreaker, d.Stream), d.N)) {
+			return DropBreaker
+		}
 	}
 	if s.breaker == nil {
 		return Admitted
@@ -293,7 +340,7 @@ func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 	if s.budget != nil && (out == OK || s.retryOn.Has(out)) {
 		s.budget.OnResult(now, of(i, s.budgetGroup), out == OK, r.Charge)
 	}
-	if s.breaker != nil {
+	if s.breaker != nil || s.adaptive != nil {
 		s.breakerResult(now, i, out, r, d)
 	}
 }
@@ -302,12 +349,18 @@ func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 // attempt alone: for an attempt the client gave up (its deadline passed)
 // or that never left (its connection went away while it was paced).
 func (s *Stack) BreakerResult(now int64, i int, out Outcome, r *Request, d Draw) {
-	if s.breaker != nil {
+	if s.breaker != nil || s.adaptive != nil {
 		s.breakerResult(now, i, out, r, d)
 	}
 }
 
 func (s *Stack) breakerResult(now int64, i int, out Outcome, r *Request, d Draw) {
+	if s.adaptive != nil {
+		s.adaptive.Record(now, of(i, s.adaptiveGroup), s.adFailures.Has(out))
+		if s.breaker == nil {
+			return
+		}
+	}
 	u := rng.Float64(s.src.Key(rng.Breaker, d.Stream), d.N)
 	b, failure := of(i, s.breakerGroup), s.failures.Has(out)
 	if s.staleDrop {
@@ -326,7 +379,8 @@ func (s *Stack) Retries(out Outcome) bool { return s.retryOn.Has(out) }
 // retryAfter (0: none; DontRetry: do not retry): retry after delay, or
 // give up (not a retryable outcome, no attempts left, the server said
 // not to) or the budget refused the retry. A retry is charged to the
-// budget; the caller still gives up if the retry would start after the
+// budget here, or, with BudgetConfig.ChargeAtSend, when Admit lets it go
+// after its backoff (r.Uncharged until then); the caller still gives up if the retry would start after the
 // request's deadline.
 func (s *Stack) NextRetry(now int64, i int, out Outcome, retryAfter int64, r *Request, d Draw) (delay int64, v Verdict) {
 	if !s.retryOn.Has(out) || r.Attempt >= s.maxAtt || retryAfter == DontRetry {
@@ -340,11 +394,17 @@ func (s *Stack) NextRetry(now int64, i int, out Outcome, retryAfter int64, r *Re
 		case Rejected:
 			cause = policy.CauseThrottle // an overload rejection is throttling
 		}
-		charge, ok := s.budget.AllowRetry(now, of(i, s.budgetGroup), cause)
+		var charge int32
+		var ok bool
+		if s.sendCharge {
+			charge, ok = s.budget.CanRetry(now, of(i, s.budgetGroup), cause)
+		} else {
+			charge, ok = s.budget.AllowRetry(now, of(i, s.budgetGroup), cause)
+		}
 		if !ok {
 			return 0, BudgetRefused
 		}
-		r.Charge = charge
+		r.Charge, r.Uncharged = charge, s.sendCharge
 	}
 	if s.raMode == ExactlyRetryAfter && retryAfter > 0 {
 		// gRPC pushback: retry after exactly the server's delay and start
