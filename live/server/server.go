@@ -344,6 +344,14 @@ func (s *Server) metrics() {
 		gauge("throttlesim_server_down", "1 during an outage.", func() float64 { return b2f(s.down) }),
 		gauge("throttlesim_server_faults_held", "Faults pending or in progress (GET /admin/faults lists them).", func() float64 { return float64(len(s.faultsAt)) }),
 	)
+	// Every series exists from the start, at 0: a counter that appears
+	// mid-way loses its first increase to rate() and increase().
+	for _, r := range []string{"received", "accepted", "shed", "rejected", "queue_timeout", "unanswered", "refused_outage", "lost_outage", "served", "error", "cancelled"} {
+		s.count.WithLabelValues(r)
+	}
+	for _, k := range []string{"useful", "wasted"} {
+		s.worker.WithLabelValues(k)
+	}
 	s.service = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "throttlesim_server_service_seconds",
 		Help:    "Service time of each request served (the worker's time, without the wait in the queue), Prometheus's default buckets.",
@@ -381,6 +389,10 @@ func (s *Server) conventions(h http.Handler) http.Handler {
 		Help: "HTTP requests answered, by status code and method.",
 	}, []string{"code", "method"})
 	s.reg.MustRegister(inflight, dur, total)
+	for _, code := range []string{"200", "500", "503"} { // the answers the server gives, from the start (see metrics)
+		dur.WithLabelValues(code, "get")
+		total.WithLabelValues(code, "get")
+	}
 	return promhttp.InstrumentHandlerInFlight(inflight,
 		promhttp.InstrumentHandlerDuration(dur, promhttp.InstrumentHandlerCounter(total, h)))
 }
