@@ -49,7 +49,7 @@ written if a query fails.
 
 More: docs/cli.md, "throttlesim fit" (the queries, the estimates, their limits).`,
 		Example: `  throttlesim fit --prometheus http://127.0.0.1:9090 --last 10m --convention throttlesim --selector 'job="serve"' --out incident
-  throttlesim fit --from-files incident/queries --out refit --force`,
+  throttlesim fit --from-files incident/queries --convention throttlesim --out refit --force`,
 		Args: argsExactly(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runF(cmd.Context(), e, o)
