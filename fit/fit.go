@@ -40,6 +40,13 @@ type Result struct {
 	Missing  []string      `json:"missing,omitempty"` // optional queries that answered nothing
 	Arrivals []float64     `json:"arrivals"`          // req/s over step k, from Start + k·Step
 	Gaps     int           `json:"gaps"`              // steps the arrivals query did not answer (filled with the previous rate)
+	// Filled counts the outage steps whose arrival rate was taken from the
+	// step before the outage: when arrivals are counted from answers, an
+	// outage that answers nothing hides them.
+	Filled int `json:"filled_outage_steps,omitempty"`
+	// answersOnly: the arrivals are the answered requests (Names.Arrivals
+	// unset).
+	answersOnly bool
 	// Per step, answered requests by class (req/s).
 	Success, Errors, Rejected []float64 `json:"-"`
 	InFlight, Workers, Down   []float64 `json:"-"`
@@ -76,7 +83,7 @@ func Fit(ctx context.Context, src Source, n Names, selector string, w Window) (*
 	}
 	qs := Queries(n, selector, w)
 	ans := map[string][]scenario.PromSeries{}
-	r := &Result{Queries: qs, Raw: map[string][]byte{}}
+	r := &Result{Queries: qs, Raw: map[string][]byte{}, answersOnly: n.Arrivals == ""}
 	for _, q := range qs {
 		s, raw, err := src.QueryRange(ctx, q, w)
 		if err != nil {
@@ -136,7 +143,7 @@ func Fit(ctx context.Context, src Source, n Names, selector string, w Window) (*
 			*dst, _ = grid(s[0])
 		}
 	}
-	if err := r.histogram(ans); err != nil {
+	if err := r.histogram(ans, n.ServiceTimes); err != nil {
 		return nil, err
 	}
 	r.rates()
@@ -174,7 +181,48 @@ func onGrid(s scenario.PromSeries, w Window, steps int) ([]float64, int) {
 
 // histogram takes the service-time buckets' increase over the window: each
 // bucket's last value minus its first.
-func (r *Result) histogram(ans map[string][]scenario.PromSeries) error {
+//
+// A histogram of request durations (arrival to answer) counts the wait in
+// the queue as well; where requests were rejected the queue was full and
+// the wait long. So unless the histogram measures service times alone
+// (Names.ServiceTimes), only the calm steps count: those outside outages
+// where rejections were at most 1% of the answers (a step's increase is
+// its counter's value minus the step before's). If no step was calm, the
+// whole window counts, and the estimate says so.
+func (r *Result) histogram(ans map[string][]scenario.PromSeries, serviceTimes bool) error {
+	var calm []bool
+	how := "the whole window"
+	if !serviceTimes {
+		calm = make([]bool, len(r.Success))
+		n := 0
+		for k := 1; k < len(calm); k++ {
+			calm[k] = r.up(k) && r.Rejected[k] <= 0.01*(r.Success[k]+r.Errors[k]+r.Rejected[k]) && r.Success[k]+r.Errors[k] > 0
+			if calm[k] {
+				n++
+			}
+		}
+		how = fmt.Sprintf("the %d calm steps (no outage, rejections <= 1%%: short queues), as the histogram counts waits too", n)
+		if n == 0 {
+			calm, how = nil, "the whole window: no step was calm (every one rejected or was down), so these durations include waits"
+		}
+	}
+	inc := func(s scenario.PromSeries) float64 {
+		if calm == nil {
+			c := s.Points[len(s.Points)-1].V
+			if len(s.Points) > 1 {
+				c -= s.Points[0].V
+			}
+			return c
+		}
+		v, _ := onGrid(s, Window{Start: r.Start, End: r.End, Step: r.Step}, len(calm))
+		var c float64
+		for k := 1; k < len(v); k++ {
+			if calm[k] {
+				c += math.Max(v[k]-v[k-1], 0)
+			}
+		}
+		return c
+	}
 	type b struct{ le, c float64 }
 	var bs []b
 	for _, s := range ans["duration_bucket"] {
@@ -182,11 +230,7 @@ func (r *Result) histogram(ans map[string][]scenario.PromSeries) error {
 		if err != nil || len(s.Points) == 0 {
 			return fmt.Errorf("fit: duration_bucket: a series without a numeric le label or points: %v", s.Metric)
 		}
-		c := s.Points[len(s.Points)-1].V
-		if len(s.Points) > 1 {
-			c -= s.Points[0].V
-		}
-		bs = append(bs, b{le, math.Max(c, 0)})
+		bs = append(bs, b{le, math.Max(inc(s), 0)})
 	}
 	sort.Slice(bs, func(i, j int) bool { return bs[i].le < bs[j].le })
 	for i := range bs { // cumulative counts must not decrease: a reset in one bucket only
@@ -211,14 +255,13 @@ func (r *Result) histogram(ans map[string][]scenario.PromSeries) error {
 	r.MeanService = h.Mean() / 1e9
 	from := "duration_bucket"
 	e := Estimate{Name: "mean service time, histogram", Value: r.MeanService, Unit: "s", From: from, Used: true,
-		Why: "the mean of the fitted buckets, uniform within each; it is the scenario's mean service time"}
+		Why: "the mean of the fitted buckets over " + how + ", uniform within each; it is the scenario's mean service time"}
 	if r.InfCap > 0 {
 		e.Why += fmt.Sprintf("; the +Inf bucket is capped at %g s (twice the last finite bound), a guess: set inf_cap", r.InfCap)
 	}
 	r.Estimates = append(r.Estimates, e)
 	if s, c := ans["duration_sum"], ans["duration_count"]; len(s) == 1 && len(c) == 1 && len(s[0].Points) > 1 && len(c[0].Points) > 1 {
-		ds := s[0].Points[len(s[0].Points)-1].V - s[0].Points[0].V
-		dc := c[0].Points[len(c[0].Points)-1].V - c[0].Points[0].V
+		ds, dc := inc(s[0]), inc(c[0])
 		if dc > 0 {
 			r.Estimates = append(r.Estimates, Estimate{Name: "mean service time, _sum/_count", Value: ds / dc, Unit: "s", From: "duration_sum, duration_count",
 				Why: "exact, for comparison: the histogram's mean differs by the spread within buckets"})
@@ -345,6 +388,9 @@ func (r *Result) faults() {
 		}
 	} else {
 		rule = "requests answered below 10% of the window's median answered rate while requests arrive (no down gauge)"
+		if r.answersOnly {
+			rule = "requests answered below 10% of the window's median answered rate (no down gauge; the arrivals are the answers, so an idle step looks the same)"
+		}
 		ans := make([]float64, steps)
 		for k := range ans {
 			ans[k] = r.Success[k] + r.Errors[k] + r.Rejected[k]
@@ -353,7 +399,21 @@ func (r *Result) faults() {
 		sort.Float64s(med)
 		m := med[len(med)/2]
 		for k := range out {
-			out[k] = m > 0 && ans[k] < 0.1*m && r.Arrivals[k] > 0.1*m
+			out[k] = m > 0 && ans[k] < 0.1*m && (r.answersOnly || r.Arrivals[k] > 0.1*m)
+		}
+	}
+	if r.answersOnly { // the load an outage hid: the rate of the step before it
+		for k := range out {
+			if out[k] {
+				prev := 0.0
+				if k > 0 {
+					prev = r.Arrivals[k-1]
+				}
+				if r.Arrivals[k] < prev {
+					r.Arrivals[k] = prev
+					r.Filled++
+				}
+			}
 		}
 	}
 	st := scenario.Duration(r.Step)

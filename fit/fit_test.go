@@ -116,6 +116,22 @@ func TestFitSynthetic(t *testing.T) {
 	if len(r.Faults) != 1 || r.Faults[0].Kind != scenario.FaultOutage || r.Faults[0].Start != scenario.Duration(30*time.Second) || r.Faults[0].Duration != scenario.Duration(20*time.Second) {
 		t.Errorf("faults: got %+v, want one outage from 30 s for 20 s (steps 3 and 4)", r.Faults)
 	}
+	// Arrivals counted from the answers: the outage's steps read 0, are
+	// found by the answered rate alone and take the rate before it.
+	hidden := synthetic(false)
+	hidden["arrivals"] = []scenario.PromSeries{series(nil, func(k int) float64 {
+		if k == 3 || k == 4 {
+			return 0
+		}
+		return 100
+	})}
+	r, err = Fit(context.Background(), hidden, names, "", synthWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Filled != 2 || r.Arrivals[3] != 100 || r.Arrivals[4] != 100 || len(r.Faults) != 1 {
+		t.Errorf("hidden arrivals: got %d filled, steps 3–4 at %v, %v, %d faults; want 2, 100, 100, 1", r.Filled, r.Arrivals[3], r.Arrivals[4], len(r.Faults))
+	}
 	// With a workers gauge: its largest value, and its dip a capacity
 	// fault at step 6.
 	names.Workers = "workers_available"
@@ -311,6 +327,18 @@ func TestFitRecordedRun(t *testing.T) {
 }
 
 // recorded is what the load generator of the run in testdata/serve-outage
-// counted (its log: "load: 11001 sent; outside the outage map[0:3
-// 200:7067 500:386 503:1545]; during it map[0:2000]").
-var recorded = &tally{sent: 11001, codes: map[int]int{0: 3, 200: 7067, 500: 386, 503: 1545}, outageCodes: map[int]int{0: 2000}}
+// and serve-outage-generic counted (its log: "load: 11001 sent; outside
+// the outage map[0:3 200:7016 500:377 503:1605]; during it
+// map[0:2000]").
+var recorded = &tally{sent: 11001, codes: map[int]int{0: 3, 200: 7016, 500: 377, 503: 1605}, outageCodes: map[int]int{0: 2000}}
+
+// The same run under the generic names (no down or workers gauge; the
+// arrivals are the answers): the outage found by the answered rate, its
+// hidden arrivals filled, the rates as checked live.
+func TestFitRecordedRunGeneric(t *testing.T) {
+	r, err := Fit(context.Background(), Files{Dir: filepath.Join("testdata", "serve-outage-generic")}, genericNames, `job="serve"`, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGeneric(t, r, recorded)
+}

@@ -22,6 +22,10 @@ type Names struct {
 	// (code=~"2.." keeps successes).
 	Duration       string
 	DurationFilter string
+	// ServiceTimes: Duration measures service times alone, without the
+	// wait in the queue (serve's does); else fit takes it from the steps
+	// without rejections only.
+	ServiceTimes bool
 	// InFlight is a gauge of requests in the server (queued and in
 	// service); Workers a gauge of the workers available; Down a gauge
 	// that is 1 during an outage. Any may be "" (not exposed).
@@ -42,7 +46,7 @@ var Conventions = map[string]Names{
 	// every arrival (an outage's refusals are never answered).
 	"throttlesim": {Requests: "http_requests_total", CodeLabel: "code",
 		Arrivals: `throttlesim_server_requests_total{result=~"received|refused_outage"}`,
-		Duration: "throttlesim_server_service_seconds", InFlight: "http_server_active_requests",
+		Duration: "throttlesim_server_service_seconds", ServiceTimes: true, InFlight: "http_server_active_requests",
 		Workers: "throttlesim_server_workers_available", Down: "throttlesim_server_down"},
 }
 

@@ -153,6 +153,74 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	report, _ := os.ReadFile(filepath.Join(out, ReportFile))
 	t.Logf("fit report:\n%s", report)
 	checkE2E(t, res, tl)
+
+	// The same window under the generic names any HTTP server exposes
+	// (no workers or down gauge): serve's conventional metrics.
+	res, err = Fit(context.Background(), p, genericNames, `job="serve"`, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(t.TempDir(), "fit-generic")
+	if err := res.Write(out, Options{Name: "e2e-generic", Clients: 100, Source: url}, false); err != nil {
+		t.Fatal(err)
+	}
+	if exp := os.Getenv("THROTTLESIM_PROMETHEUS_EXPORT"); exp != "" {
+		if err := os.CopyFS(exp+"-generic", os.DirFS(filepath.Join(out, QueriesDir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report, _ = os.ReadFile(filepath.Join(out, ReportFile))
+	t.Logf("fit report, generic names:\n%s", report)
+	checkGeneric(t, res, tl)
+}
+
+// genericNames are serve's metrics under the prometheus convention's
+// shape: the requests counter by code, the request-duration histogram
+// (OpenTelemetry's name, promhttp's code label) and the in-flight gauge.
+var genericNames = Names{Requests: "http_requests_total", CodeLabel: "code",
+	Duration: "http_server_request_duration_seconds", DurationFilter: `code=~"2.."`, InFlight: "http_server_active_requests"}
+
+// checkGeneric checks the fit from the generic names: no down gauge, so
+// the outage is found by the answered-rate rule (within one 5 s step) and
+// its steps' arrivals, never answered so never counted, filled; the error
+// and rejection rates as in checkE2E. The request-duration histogram
+// counts the queue's wait (at saturation 20 queued × 20 ms / 4 workers ≈
+// 100 ms), so fit takes it from the calm steps only, where M/M/4 at load
+// 0.5 waits E[W] = C·S/(c(1−ρ)) = 0.174 × 20 ms / 2 ≈ 1.7 ms on average
+// (C the Erlang C probability of waiting): the mean within 15% of the
+// bucketed exponential's m_b (10% as in checkE2E, plus the wait), and the
+// saturation estimate of the workers 4 ± 1.
+func checkGeneric(t *testing.T, r *Result, tl *tally) {
+	var outages []Fault
+	for _, f := range r.Faults {
+		if f.Kind == scenario.FaultOutage {
+			outages = append(outages, f)
+		}
+	}
+	if len(outages) != 1 || math.Abs(outages[0].Start.Seconds()-30) > 5 || math.Abs(outages[0].Duration.Seconds()-20) > 5 {
+		t.Errorf("generic names: outages got %+v, want one from 30 s for 20 s ± 5 s", outages)
+	}
+	if math.Abs(r.ErrorRate-0.05) > 0.015 {
+		t.Errorf("generic names: error rate got %.4f, want 0.05 ± 0.015", r.ErrorRate)
+	}
+	ans := float64(tl.codes[200] + tl.codes[500] + tl.codes[503])
+	if want := float64(tl.codes[503]) / ans; math.Abs(r.RejectRate-want) > 0.03 {
+		t.Errorf("generic names: rejection rate got %.4f, want %.4f ± 0.03", r.RejectRate, want)
+	}
+	// The outage's hidden arrivals filled with the rate before it keep
+	// the mean arrival rate within 5% of the load generator's, as checkE2E
+	// requires of the server's own counter.
+	sent := float64(tl.sent) / 80
+	if got := total(r.Arrivals) / float64(len(r.Arrivals)); math.Abs(got-sent) > 0.05*sent || r.Filled != 4 {
+		t.Errorf("generic names: mean arrival rate got %.1f req/s with %d steps filled, want %.1f ± 5%% with 4 (the 20 s outage)", got, r.Filled, sent)
+	}
+	if mb := bucketedMean(); math.Abs(r.MeanService-mb) > 0.15*mb {
+		t.Errorf("generic names: mean request duration over calm steps got %.2f ms, want %.2f ms ± 15%%", r.MeanService*1e3, mb*1e3)
+	}
+	if math.Abs(float64(r.WorkersFit)-4) > 1 {
+		t.Errorf("generic names: workers from saturation got %d, want 4 ± 1", r.WorkersFit)
+	}
+	t.Logf("generic names: %d workers fitted, mean request duration over calm steps %.1f ms", r.WorkersFit, r.MeanService*1e3)
 }
 
 // drive sends the phases' load at the server and counts the answers.
@@ -214,11 +282,7 @@ func checkE2E(t *testing.T, r *Result, tl *tally) {
 	// below), and the sample's bucket shares vary by the binomial's SE;
 	// Go timers fire late by ~0.1–1 ms on a loaded machine (the server
 	// corrects most of it). ±10% of m_b covers both.
-	var mb, lo float64
-	for _, hi := range []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1} {
-		mb += (math.Exp(-lo/0.02) - math.Exp(-hi/0.02)) * (lo + hi) / 2
-		lo = hi
-	}
+	mb := bucketedMean()
 	if math.Abs(r.MeanService-mb) > 0.1*mb {
 		t.Errorf("mean service time (histogram): got %.2f ms, want %.2f ms ± 10%% (the bucketed exponential's)", r.MeanService*1e3, mb*1e3)
 	}
@@ -264,4 +328,15 @@ func checkE2E(t *testing.T, r *Result, tl *tally) {
 	if o := outages[0]; math.Abs(o.Start.Seconds()-30) > 5 || math.Abs(o.Duration.Seconds()-20) > 5 {
 		t.Errorf("outage: got start %s duration %s, want 30s and 20s ± 5s", o.Start, o.Duration)
 	}
+}
+
+// bucketedMean is the mean of an exponential of mean 20 ms read through
+// Prometheus's default buckets, uniform within each (s).
+func bucketedMean() float64 {
+	var mb, lo float64
+	for _, hi := range []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1} {
+		mb += (math.Exp(-lo/0.02) - math.Exp(-hi/0.02)) * (lo + hi) / 2
+		lo = hi
+	}
+	return mb
 }

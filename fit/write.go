@@ -54,6 +54,9 @@ func (r *Result) Scenario(o Options) []byte {
 	if r.Gaps > 0 {
 		p(", %d missing, filled with the step before", r.Gaps)
 	}
+	if r.Filled > 0 {
+		p("; %d outage steps, whose requests were never answered so never counted, take the rate of the step before the outage", r.Filled)
+	}
 	p(")\n")
 	p("    trace:\n")
 	p("      file: %s\n      format: csv\n      time_column: time\n      rate_column: rate\n      interpolate: step\n      scale: 1.0\n", ArrivalsFile)
@@ -137,6 +140,9 @@ func (r *Result) Report(o Options) []byte {
 		p("| %s | %s %s | %s | %s | %s |\n", e.Name, g(e.Value), e.Unit, e.From, used, e.Why)
 	}
 	p("\nMean arrival rate %s req/s (peak %s).\n", g(total(r.Arrivals)/float64(len(r.Arrivals))), g(maxOf(r.Arrivals)))
+	if r.Filled > 0 {
+		p("The arrivals are the requests answered: the %d outage steps take the rate of the step before the outage.\n", r.Filled)
+	}
 	if len(r.Faults) == 0 {
 		p("\nNo fault seen.\n")
 	} else {
