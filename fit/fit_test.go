@@ -217,6 +217,38 @@ func TestFittedScenario(t *testing.T) {
 	}
 }
 
+// Requests slower than the last finite bound: fit states a cap (twice
+// that bound) in inf_cap, says it is a guess, and the scenario parses.
+func TestFittedScenarioInfCap(t *testing.T) {
+	f := synthetic(false)
+	f["duration_bucket"] = []scenario.PromSeries{counter("0.01", 600), counter("0.05", 1000), counter("+Inf", 1100)}
+	r, err := Fit(context.Background(), f, Conventions["prometheus"], "", synthWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(r.Scenario(Options{Name: "cap", Clients: 1}))
+	if !strings.Contains(text, "    inf_cap: 100ms\n") || !strings.Contains(text, "a guess") {
+		t.Fatalf("no stated inf_cap of 100 ms in\n%s", text)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		t.Fatal(err)
+	}
+	arrival := doc["clients"].(map[string]any)["arrival"].(map[string]any)
+	delete(arrival, "trace")
+	arrival["total_rate"] = "100/s"
+	b, _ := yaml.Marshal(doc)
+	sc, err := scenario.Parse(b, "cap.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 in (0, 10 ms], 400 in (10, 50 ms], 100 in (50, 100 ms]: mean
+	// (600·5 + 400·30 + 100·75)/1100 ms.
+	if got, want := sc.Backend.Service.MeanNS(), (600*5.0+400*30+100*75)/1100*1e6; math.Abs(got-want) > 1 {
+		t.Errorf("mean: got %v ns, want %v ns", got, want)
+	}
+}
+
 // Nothing half-written: a failing source writes nothing, an existing
 // folder is kept unless --force and then only if it holds a fit, and an
 // unreachable Prometheus is a clear error.

@@ -85,7 +85,7 @@ func (r *Result) Scenario(o Options) []byte {
 	}
 	p("    buckets:\n")
 	for _, bk := range r.Buckets {
-		p("      - {le: %s, count: %s}\n", bk.Le, g(bk.Count))
+		p("      - {le: %s, count: %s}\n", bk.Le, strconv.FormatFloat(bk.Count, 'g', -1, 64)) // exact: a count rounded to 6 digits would move the mean
 	}
 	p("  # %s: 5xx other than 503 over 2xx + those, outside outages\n", q["codes"])
 	p("  error_rate: %s\n", g(r.ErrorRate))
