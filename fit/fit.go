@@ -53,6 +53,7 @@ type Result struct {
 
 	Buckets     []scenario.Bucket `json:"buckets"`
 	InfCap      float64           `json:"inf_cap_s,omitempty"`
+	LogUniform  bool              `json:"log_uniform,omitempty"` // within: log_uniform
 	Estimates   []Estimate        `json:"estimates"`
 	WorkersFit  int               `json:"workers"`
 	QueueFit    int               `json:"queue_limit"`
@@ -252,20 +253,33 @@ func (r *Result) histogram(ans map[string][]scenario.PromSeries, serviceTimes bo
 	if err != nil {
 		return fmt.Errorf("fit: the service-time histogram over the window: %w (did any request complete?)", err)
 	}
+	hl, _ := dist.NewHistogram(les, cnt, dist.LogUniform, capNS) // valid when h is
+	exact := 0.0
+	if s, c := ans["duration_sum"], ans["duration_count"]; len(s) == 1 && len(c) == 1 && len(s[0].Points) > 1 && len(c[0].Points) > 1 {
+		if ds, dc := inc(s[0]), inc(c[0]); dc > 0 && ds >= 0 {
+			exact = ds / dc
+		}
+	}
+	// Within a bucket: uniform, unless _sum/_count says log-uniform's mean
+	// is closer to the truth (latencies are denser near a bucket's lower
+	// bound, and Prometheus's default buckets are wide).
+	rule := "uniform within each bucket"
 	r.MeanService = h.Mean() / 1e9
-	from := "duration_bucket"
-	e := Estimate{Name: "mean service time, histogram", Value: r.MeanService, Unit: "s", From: from, Used: true,
-		Why: "the mean of the fitted buckets over " + how + ", uniform within each; it is the scenario's mean service time"}
+	if exact > 0 && math.Abs(hl.Mean()/1e9-exact) < math.Abs(r.MeanService-exact) {
+		r.LogUniform, r.MeanService = true, hl.Mean()/1e9
+		rule = fmt.Sprintf("log-uniform within each bucket, as its mean is closer to _sum/_count than uniform's (%.4g s)", h.Mean()/1e9)
+	} else if exact > 0 {
+		rule = fmt.Sprintf("uniform within each bucket, as its mean is closer to _sum/_count than log-uniform's (%.4g s)", hl.Mean()/1e9)
+	}
+	e := Estimate{Name: "mean service time, histogram", Value: r.MeanService, Unit: "s", From: "duration_bucket", Used: true,
+		Why: "the mean of the fitted buckets over " + how + ", " + rule + "; it is the scenario's mean service time"}
 	if r.InfCap > 0 {
 		e.Why += fmt.Sprintf("; the +Inf bucket is capped at %g s (twice the last finite bound), a guess: set inf_cap", r.InfCap)
 	}
 	r.Estimates = append(r.Estimates, e)
-	if s, c := ans["duration_sum"], ans["duration_count"]; len(s) == 1 && len(c) == 1 && len(s[0].Points) > 1 && len(c[0].Points) > 1 {
-		ds, dc := inc(s[0]), inc(c[0])
-		if dc > 0 {
-			r.Estimates = append(r.Estimates, Estimate{Name: "mean service time, _sum/_count", Value: ds / dc, Unit: "s", From: "duration_sum, duration_count",
-				Why: "exact, for comparison: the histogram's mean differs by the spread within buckets"})
-		}
+	if exact > 0 {
+		r.Estimates = append(r.Estimates, Estimate{Name: "mean service time, _sum/_count", Value: exact, Unit: "s", From: "duration_sum, duration_count",
+			Why: "exact over the same steps; it chooses the rule within buckets, and the histogram's mean differs from it by the spread within buckets"})
 	}
 	return nil
 }

@@ -79,6 +79,10 @@ func (r *Result) Scenario(o Options) []byte {
 	if r.InFlight == nil && r.Workers == nil {
 		p("    # a request-duration histogram counts the wait in the queue too: in a window that queued, this overstates service times\n")
 	}
+	if r.LogUniform {
+		p("    # its mean is closer to the exact _sum/_count than uniform's\n")
+		p("    within: log_uniform\n")
+	}
 	if r.InfCap > 0 {
 		p("    # a guess: twice the last finite bound; Prometheus cannot say how slow the +Inf bucket's requests were\n")
 		p("    inf_cap: %s\n", dur(time.Duration(r.InfCap*1e9)))
