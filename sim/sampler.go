@@ -85,8 +85,8 @@ func (s *sampler) sample(key, n uint64) int64 {
 		return s.emp.Sample(rng.Float64(key, n))
 	case s.hst != nil:
 		// The inverse CDF at the attempt's own service draw, as empirical:
-		// one draw, the same whenever it is taken (a slowdown's
-		// replacement, the live server).
+		// one draw, the same whenever it is taken (the live server shares
+		// this sampler).
 		return s.hst.Sample(rng.Float64(key, n))
 	}
 	return s.d.sample(key, n)

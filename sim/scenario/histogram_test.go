@@ -66,6 +66,12 @@ func TestServiceHistogram(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant …%s…", tt.service, err, tt.want)
 		}
 	}
+	// A slowdown's replacement is one of the simple distributions or a
+	// mixture, as for empirical.
+	_, err := Parse([]byte("name: s\nclients:\n  arrival: {total_rate: 10/s}\nfaults:\n  - {kind: slowdown, start: 1m, duration: 10s, service_time: {dist: histogram, buckets: [{le: 1, count: 1}, {le: +Inf, count: 1}]}}\n"), "s.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), `a slowdown's service_time is constant, exponential, lognormal or mixture, got "histogram"`) {
+		t.Errorf("a histogram in a slowdown: got %v", err)
+	}
 }
 
 // FuzzParseHistogramFile: any bytes, in either format, give buckets that
