@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/throttlesim
 SCENARIO ?= scenarios/outage.yaml
 
-.PHONY: help build run test test-short test-full test-slurm test-live-timing test-race test-race-all bench lint fmt check clean schema
+.PHONY: help build run test test-short test-full test-slurm test-live-timing test-race test-race-all test-prometheus bench lint fmt check clean schema
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -63,6 +63,9 @@ test-race: ## the tests of the packages that run goroutines, under the race dete
 
 test-race-all: ## every test under the race detector (slow: ~10 min on 2 cores)
 	$(GO) test -race -short -count=1 ./...
+
+test-prometheus: ## end to end with a real Prometheus (Debian's prometheus package) scraping serve, then fit (~95 s; skips without prometheus)
+	THROTTLESIM_PROMETHEUS=1 $(GO) test -count=1 -v -run TestPrometheusEndToEnd ./fit
 
 bench: ## benchmarks: engine, policies, whole scenarios
 	$(GO) test -run '^$$' -bench . -benchmem ./sim/...

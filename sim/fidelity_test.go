@@ -63,6 +63,11 @@ func TestFidelityServiceMixtureAndEmpirical(t *testing.T) {
 			0.019, func(n float64) float64 { return math.Sqrt(n*0.09) * 0.09 }},
 		{"empirical samples 10 ms, 30 ms", "{dist: empirical, file: svc-samples.txt}",
 			0.020, func(n float64) float64 { return math.Sqrt(n/4) * 0.02 }},
+		// Half the observations in (0, 10 ms], half in (10, 30 ms],
+		// uniform within each: mean 12.5 ms; E[X²] = (100/3 + 1300/3)/2
+		// ms², SD sqrt(233.33 − 156.25) = 8.780 ms per draw (issue 23).
+		{"histogram buckets 10 ms, 30 ms", "{dist: histogram, buckets: [{le: 0.01, count: 1}, {le: 0.03, count: 2}, {le: +Inf, count: 2}]}",
+			0.0125, func(n float64) float64 { return math.Sqrt(n) * 0.008780 }},
 	} {
 		sc, err := scenario.Parse([]byte(`name: svc
 duration: 600s

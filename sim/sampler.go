@@ -38,6 +38,7 @@ type sampler struct {
 	d   dist
 	mix *svcdist.Mixture   // dist mixture
 	emp *svcdist.Empirical // dist empirical
+	hst *svcdist.Histogram // dist histogram
 }
 
 func newSampler(sv scenario.Service) sampler {
@@ -56,6 +57,8 @@ func newSampler(sv scenario.Service) sampler {
 		s.mix, _ = sv.Mixture() // validated
 	case scenario.ServiceEmpirical:
 		s.emp = sv.Empirical // read by scenario.Load; validated
+	case scenario.ServiceHistogram:
+		s.hst, _ = sv.HistogramDist() // validated
 	}
 	return s
 }
@@ -80,6 +83,11 @@ func (s *sampler) sample(key, n uint64) int64 {
 		return c.Mean
 	case s.emp != nil:
 		return s.emp.Sample(rng.Float64(key, n))
+	case s.hst != nil:
+		// The inverse CDF at the attempt's own service draw, as empirical:
+		// one draw, the same whenever it is taken (the live server shares
+		// this sampler).
+		return s.hst.Sample(rng.Float64(key, n))
 	}
 	return s.d.sample(key, n)
 }

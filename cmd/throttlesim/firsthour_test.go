@@ -160,7 +160,7 @@ func TestCompletion(t *testing.T) {
 func TestRootHelpOrder(t *testing.T) {
 	r := runCLI(t, "--help")
 	want := []string{"Start:", "init", "run", "validate", "Simulate and compare:", "sweep", "compare", "summarize",
-		"Search:", "map", "tune", "Cluster:", "merge", "Live:", "serve", "live", "Other:", "contention", "version"}
+		"Search:", "map", "tune", "Cluster:", "merge", "Live:", "serve", "live", "fit", "Other:", "contention", "version"}
 	// The command list runs from the first group's title to Flags:.
 	i := strings.Index(r.stdout, "\nStart:\n")
 	if i < 0 {

@@ -189,7 +189,7 @@ func commandGroups(e *env) []commandGroup {
 		{"compare", "Simulate and compare:", []*cobra.Command{newSweepCmd(e, nil), newCompareCmd(e, nil), newSummarizeCmd(e, nil)}},
 		{"search", "Search:", []*cobra.Command{newMapCmd(e, nil), newTuneCmd(e, nil)}},
 		{"cluster", "Cluster:", []*cobra.Command{newMergeCmd(e, nil)}},
-		{"live", "Live:", []*cobra.Command{newServeCmd(e, nil), newLiveCmd(e, nil)}},
+		{"live", "Live:", []*cobra.Command{newServeCmd(e, nil), newLiveCmd(e, nil), newFitCmd(e, nil)}},
 		{"other", "Other:", []*cobra.Command{newContentionCmd(e, nil), newVersionCmd(e, nil)}},
 	}
 }

@@ -179,10 +179,11 @@ type Server struct {
 	wg        sync.WaitGroup
 	slack     atomic.Int64 // ns: how much earlier than asked a timer is set (see spend)
 
-	reg    *prometheus.Registry
-	count  *prometheus.CounterVec
-	worker *prometheus.CounterVec
-	mux    *http.ServeMux
+	reg     *prometheus.Registry
+	count   *prometheus.CounterVec
+	worker  *prometheus.CounterVec
+	service prometheus.Histogram // service times of the requests served
+	mux     *http.ServeMux
 
 	adminToken string // "": the admin endpoint is off
 }
@@ -348,10 +349,57 @@ func (s *Server) metrics() {
 		gauge("throttlesim_server_down", "1 during an outage.", func() float64 { return b2f(s.down) }),
 		gauge("throttlesim_server_faults_held", "Faults pending or in progress (GET /admin/faults lists them).", func() float64 { return float64(len(s.faultsAt)) }),
 	)
+	// Every series exists from the start, at 0: a counter that appears
+	// mid-way loses its first increase to rate() and increase().
+	for _, r := range []string{"received", "accepted", "shed", "rejected", "queue_timeout", "unanswered", "refused_outage", "lost_outage", "served", "error", "cancelled"} {
+		s.count.WithLabelValues(r)
+	}
+	for _, k := range []string{"useful", "wasted"} {
+		s.worker.WithLabelValues(k)
+	}
+	s.service = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "throttlesim_server_service_seconds",
+		Help:    "Service time of each request served (the worker's time, without the wait in the queue), Prometheus's default buckets.",
+		Buckets: prometheus.DefBuckets,
+	})
+	s.reg.MustRegister(s.service)
 	s.mux = http.NewServeMux()
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("/admin/", s.admin)
-	s.mux.HandleFunc("/", s.work)
+	s.mux.Handle("/", s.conventions(http.HandlerFunc(s.work)))
+}
+
+// conventions instruments the work handler under the names dashboards and
+// throttlesim fit expect of any HTTP server, through client_golang's
+// promhttp middleware: the OpenTelemetry semantic convention's request
+// duration histogram (http.server.request.duration, as Prometheus names
+// it, in seconds, Prometheus's default buckets), the classic
+// http_requests_total counter, both by status code and method, and the
+// requests in flight (http.server.active_requests). A request the server
+// never answers (an outage refusing or holding it, a backlog without
+// room) aborts its connection: the middleware sees no status and counts
+// it in neither the counter nor the histogram, only in flight while held.
+func (s *Server) conventions(h http.Handler) http.Handler {
+	inflight := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "http_server_active_requests",
+		Help: "HTTP requests in flight (OpenTelemetry http.server.active_requests).",
+	})
+	dur := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "http_server_request_duration_seconds",
+		Help:    "Duration of HTTP server requests, arrival to answer (OpenTelemetry http.server.request.duration).",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"code", "method"})
+	total := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "http_requests_total",
+		Help: "HTTP requests answered, by status code and method.",
+	}, []string{"code", "method"})
+	s.reg.MustRegister(inflight, dur, total)
+	for _, code := range []string{"200", "500", "503"} { // the answers the server gives, from the start (see metrics)
+		dur.WithLabelValues(code, "get")
+		total.WithLabelValues(code, "get")
+	}
+	return promhttp.InstrumentHandlerInFlight(inflight,
+		promhttp.InstrumentHandlerDuration(dur, promhttp.InstrumentHandlerCounter(total, h)))
 }
 
 func b2f(b bool) float64 {
@@ -685,6 +733,7 @@ func (s *Server) serve(j *job) {
 		return
 	}
 	s.learn(svc, now-start)
+	s.service.Observe(float64(now-start) / 1e9)
 	s.adm.Sample(now, now-j.at, s.busy+len(s.queue), false)
 	s.note(now, "served", func(r *metrics.Row) *int64 { return &r.Served })
 	if j.ctx.Err() != nil { // nobody waits for the answer any more

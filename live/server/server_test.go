@@ -741,3 +741,23 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// dist: histogram is live (issue 23): the live server draws from the
+// simulator's sampler, so every service time falls inside the buckets that
+// hold observations: here (0, 10 ms] and (20 ms, 40 ms], none in between.
+func TestHistogramServiceTimeIsLive(t *testing.T) {
+	sc, err := scenario.Parse([]byte("name: t\nduration: 10s\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\nbackend:\n  service: {dist: histogram, buckets: [{le: 0.01, count: 5}, {le: 0.02, count: 5}, {le: 0.04, count: 10}, {le: +Inf, count: 10}]}\n"), "t.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(sc, Options{})
+	if err != nil {
+		t.Fatalf("got %v, want the live server to support dist: histogram", err)
+	}
+	for n := range uint64(1000) {
+		d := s.svc.Sample(12345, n)
+		if d < 0 || d > 40e6 || (d > 10e6 && d < 20e6) {
+			t.Fatalf("draw %d: got %d ns, want it in [0, 10 ms] or [20 ms, 40 ms]", n, d)
+		}
+	}
+}

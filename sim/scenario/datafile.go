@@ -19,11 +19,11 @@ import (
 const maxDataLines = 10_000_000
 
 // loadData reads the data files a scenario names (backend.service.file
-// of dist: empirical), relative to the folder of the scenario file name.
+// of dist: empirical or histogram), relative to the folder of the scenario file name.
 // Problems inside a data file are reported at the data file's own line.
 func (s *Scenario) loadData(name string, pos map[string]Pos) Errors {
 	sv := &s.Backend.Service
-	if sv.Dist != ServiceEmpirical || sv.File == "" {
+	if (sv.Dist != ServiceEmpirical && sv.Dist != ServiceHistogram) || sv.File == "" {
 		return nil
 	}
 	const path = "backend.service.file"
@@ -49,6 +49,13 @@ func (s *Scenario) loadData(name string, pos map[string]Pos) Errors {
 	if sv.FileSHA256 != "" && !strings.EqualFold(sv.FileSHA256, hash) {
 		return Errors{&FieldError{File: name, Pos: pos["backend.service.file_sha256"], Path: "backend.service.file_sha256",
 			Msg: fmt.Sprintf("%s has SHA-256 %s, not %s: the data changed since this scenario was resolved", file, hash, sv.FileSHA256)}}
+	}
+	if sv.Dist == ServiceHistogram {
+		if err := readHistogram(sv, data, file); err != nil {
+			return fail("%v", err)
+		}
+		sv.FileSHA256 = hash
+		return nil
 	}
 	e, errs := parseEmpirical(data, file)
 	if len(errs) > 0 {

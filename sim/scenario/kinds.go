@@ -72,11 +72,12 @@ const (
 	ServiceConcurrency ServiceDist = "concurrency"
 	ServiceMixture     ServiceDist = "mixture"   // weighted components
 	ServiceEmpirical   ServiceDist = "empirical" // samples or a quantile table from a file
+	ServiceHistogram   ServiceDist = "histogram" // Prometheus histogram buckets, inline or from a file
 )
 
 // Names lists the valid service-time distributions.
 func (ServiceDist) Names() []string {
-	return []string{"constant", "exponential", "lognormal", "concurrency", "mixture", "empirical"}
+	return []string{"constant", "exponential", "lognormal", "concurrency", "mixture", "empirical", "histogram"}
 }
 
 // ComponentDist is backend.service.components[].dist: the simple
@@ -350,3 +351,29 @@ const (
 
 // Names lists the valid budget charge times.
 func (BudgetCharge) Names() []string { return []string{"decision", "send"} }
+
+// HistogramWithin is backend.service.within: how dist: histogram spreads
+// a bucket's observations between its bounds ("" is uniform).
+type HistogramWithin string
+
+// Rules within a histogram bucket.
+const (
+	WithinUniform    HistogramWithin = "uniform"
+	WithinLogUniform HistogramWithin = "log_uniform"
+)
+
+// Names lists the valid rules within a histogram bucket.
+func (HistogramWithin) Names() []string { return []string{"uniform", "log_uniform"} }
+
+// HistogramFormat is backend.service.format: the format of dist:
+// histogram's file ("" tells them apart by the first character).
+type HistogramFormat string
+
+// Histogram file formats.
+const (
+	FormatText       HistogramFormat = "text"        // Prometheus text exposition format
+	FormatQueryRange HistogramFormat = "query_range" // Prometheus HTTP API JSON (matrix or vector)
+)
+
+// Names lists the valid histogram file formats.
+func (HistogramFormat) Names() []string { return []string{"text", "query_range"} }

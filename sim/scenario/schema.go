@@ -113,6 +113,14 @@ func JSONSchema(reference []byte, fieldDocs map[string]string) ([]byte, error) {
 		"type":        "string",
 		"pattern":     RatePattern,
 	}
+	g.defs["Bound"] = map[string]any{
+		"description": "A histogram bucket's upper bound (le): seconds (0.005), a duration (5ms) or +Inf.",
+		"anyOf": []any{
+			map[string]any{"type": "number", "minimum": 0},
+			map[string]any{"type": "string", "pattern": DurationPattern},
+			map[string]any{"type": "string", "pattern": `^\s*[+]?(?i:inf|\.inf)\s*$`},
+		},
+	}
 	root["$defs"] = g.defs
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -267,6 +275,8 @@ func (g *schemaGen) value(t reflect.Type, enum string) (map[string]any, error) {
 		return map[string]any{"$ref": "#/$defs/Duration"}, nil
 	case t == reflect.TypeFor[Rate]():
 		return map[string]any{"$ref": "#/$defs/Rate"}, nil
+	case t == reflect.TypeFor[Bound]():
+		return map[string]any{"$ref": "#/$defs/Bound"}, nil
 	case isScalar(t):
 		return nil, fmt.Errorf("type %s is read from one scalar, and the schema generator does not know its syntax", t)
 	}

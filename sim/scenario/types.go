@@ -560,6 +560,36 @@ type Service struct {
 	FileSHA256 string `yaml:"file_sha256" json:"file_sha256,omitempty"`
 	// Empirical is File's distribution, read by Load; nil otherwise.
 	Empirical *dist.Empirical `yaml:"-" json:"-"`
+	// Buckets of dist "histogram": a Prometheus histogram's cumulative
+	// buckets, le in seconds (or a duration) and the count of observations
+	// <= le, the last le +Inf. Or File (with Format, Metric, Selector)
+	// names a Prometheus export holding the _bucket series.
+	Buckets []Bucket `yaml:"buckets" json:"buckets,omitempty"`
+	// Within is how dist "histogram" spreads a bucket's observations
+	// between its bounds: uniform (the default, "") or log_uniform.
+	Within HistogramWithin `yaml:"within" json:"within,omitempty"`
+	// InfCap is the upper bound given to observations in the +Inf bucket
+	// of dist "histogram"; required when that bucket holds any.
+	InfCap Duration `yaml:"inf_cap" json:"inf_cap,omitempty"`
+	// Format of dist "histogram"'s File: text (the Prometheus text
+	// exposition format, a /metrics page) or query_range (the JSON of
+	// Prometheus's HTTP API); "" tells them apart by the first character.
+	Format HistogramFormat `yaml:"format" json:"format,omitempty"`
+	// Metric is the histogram's name in File, without _bucket; "" takes
+	// the only histogram there.
+	Metric string `yaml:"metric" json:"metric,omitempty"`
+	// Selector picks one series of File's histogram by its labels:
+	// code="200",job="api" (braces optional).
+	Selector string `yaml:"selector" json:"selector,omitempty"`
+	// Histogram is dist "histogram"'s distribution from File, read by
+	// Load; nil otherwise (inline Buckets build theirs on demand).
+	Histogram *dist.Histogram `yaml:"-" json:"-"`
+}
+
+// Bucket is one cumulative bucket of a Prometheus histogram.
+type Bucket struct {
+	Le    Bound   `yaml:"le" json:"le"`
+	Count float64 `yaml:"count" json:"count"`
 }
 
 // Component is one part of a service-time mixture.

@@ -422,10 +422,15 @@ func (s *Scenario) Capacity() float64 {
 }
 
 // MeanNS is the mean service time in ns: mean, or for a mixture Σ p_i ·
-// mean_i, or the empirical distribution's mean (0 if its file was not
-// read).
+// mean_i, or the empirical or histogram distribution's mean (0 if its
+// file was not read or its buckets are not valid).
 func (sv Service) MeanNS() float64 {
 	switch sv.Dist {
+	case ServiceHistogram:
+		if h, err := sv.HistogramDist(); err == nil {
+			return h.Mean()
+		}
+		return 0
 	case ServiceMixture:
 		if m, err := sv.Mixture(); err == nil {
 			return m.Mean()
@@ -557,11 +562,19 @@ func (v *validator) service(path string, sv Service) {
 		if v.short(path+".file", sv.File, MaxFileLen) {
 			v.check(sv.File == "" || sv.Empirical != nil, path+".file", "%s was not read: dist: empirical is read for backend.service only, by scenario.Load", sv.File)
 		}
+	case ServiceHistogram:
+		v.histogram(path, sv)
 	default:
 		v.check(sv.Mean > 0, path+".mean", "must be > 0, got %s", sv.Mean)
 	}
 	v.check(sv.Dist == ServiceMixture || len(sv.Components) == 0, path+".components", "applies to dist: mixture only")
-	v.check(sv.Dist == ServiceEmpirical || (sv.File == "" && sv.FileSHA256 == ""), path+".file", "applies to dist: empirical only")
+	v.check(sv.Dist == ServiceEmpirical || sv.Dist == ServiceHistogram || (sv.File == "" && sv.FileSHA256 == ""), path+".file", "applies to dist: empirical and histogram only")
+	if sv.Dist != ServiceHistogram {
+		v.check(len(sv.Buckets) == 0, path+".buckets", "applies to dist: histogram only")
+		v.check(sv.Within == "", path+".within", "applies to dist: histogram only")
+		v.check(sv.InfCap == 0, path+".inf_cap", "applies to dist: histogram only")
+		v.check(sv.Format == "" && sv.Metric == "" && sv.Selector == "", path+".format", "format, metric and selector apply to dist: histogram's file only")
+	}
 	v.check(sv.Dist != ServiceLognormal || (sv.Sigma > 0 && sv.Sigma <= 5), path+".sigma", "must be in (0, 5] for a lognormal, got %g", sv.Sigma)
 	v.check(sv.PerConcurrent >= 0, path+".per_concurrent", "must be >= 0, got %s", sv.PerConcurrent)
 	v.check(sv.Dist == ServiceConcurrency || sv.PerConcurrent == 0, path+".per_concurrent", "applies to dist: concurrency only")
@@ -586,4 +599,28 @@ func (s *Scenario) Spike() (start, end int64, ok bool) {
 		return int64(st.At), end, true
 	}
 	return 0, 0, false
+}
+
+// histogram checks a dist: histogram service: inline buckets or a file
+// (read by Load for backend.service only), never both.
+func (v *validator) histogram(path string, sv Service) {
+	v.check(sv.InfCap >= 0, path+".inf_cap", "must be >= 0 (0: none), got %s", sv.InfCap)
+	if sv.File != "" || sv.Histogram != nil {
+		v.check(len(sv.Buckets) == 0, path+".buckets", "give buckets inline or a file, not both")
+		if v.short(path+".file", sv.File, MaxFileLen) {
+			v.check(sv.File == "" || sv.Histogram != nil, path+".file", "%s was not read: dist: histogram's file is read for backend.service only, by scenario.Load", sv.File)
+		}
+		v.short(path+".metric", sv.Metric, 256)
+		v.short(path+".selector", sv.Selector, 1024)
+		return
+	}
+	v.check(sv.Format == "" && sv.Metric == "" && sv.Selector == "", path+".format", "format, metric and selector apply to a histogram's file only")
+	ok := len(sv.Buckets) >= 1 && len(sv.Buckets) <= 10_000
+	v.check(ok, path+".buckets", "dist: histogram needs 1 to 10000 buckets ({le, count}, cumulative, the last le +Inf) or a file, got %d", len(sv.Buckets))
+	if !ok {
+		return
+	}
+	if _, err := sv.HistogramDist(); err != nil {
+		v.check(false, path+".buckets", "%s", strings.TrimPrefix(err.Error(), "dist: "))
+	}
 }

@@ -783,7 +783,7 @@ func TestServiceMixtureAndEmpirical(t *testing.T) {
 		{"{dist: mixture, components: [{weight: 0, dist: constant, mean: 1s}]}", "backend.service.components.0.weight: must be a finite number > 0"},
 		{"{dist: mixture, components: [{weight: 1, dist: lognormal, mean: 1s}]}", "backend.service.components.0.sigma: must be in (0, 5] for a lognormal"},
 		{"{dist: mixture, components: [{weight: 1, dist: empirical, mean: 1s}]}", `backend.service.components.0.dist: "empirical" is not one of constant, exponential, lognormal`},
-		{"{dist: exponential, mean: 1s, file: samples.txt}", "backend.service.file: applies to dist: empirical only"},
+		{"{dist: exponential, mean: 1s, file: samples.txt}", "backend.service.file: applies to dist: empirical and histogram only"},
 	} {
 		_, err := parse(tt.service)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
