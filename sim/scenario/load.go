@@ -57,6 +57,7 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	if len(d.errs) == 0 {
 		sc.resolve()
 		d.errs = append(d.errs, sc.loadData(name, d.pos)...)
+		d.errs = append(d.errs, sc.loadTrace(name, d.pos)...)
 	}
 	// Validate even when decoding failed, so that one pass reports every
 	// problem; a field that failed to decode kept its default, and any
