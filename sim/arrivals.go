@@ -95,7 +95,13 @@ func (m *model) nextArrival(c uint32, n uint32, t int64) int64 {
 	if cl.prof.flat {
 		return t + int64(math.Round(e/cl.lambda*1e9))
 	}
-	next := cl.prof.invert(cl.prof.cum(t) + e/cl.lambda)
+	var x float64
+	if cl.shared { // live mode's goroutines: no cursor
+		x = cl.prof.cum(t)
+	} else {
+		x = cl.prof.cumNear(t, &cl.cur)
+	}
+	next := cl.prof.invert(x + e/cl.lambda)
 	if cl.prof.slope != nil {
 		next = max(next, t) // the quadratic's root may round a nanosecond early
 	}

@@ -21,6 +21,8 @@ type fleet struct {
 	replay    []int64 // process replay: request i at replay[i], by client i mod the clients
 	atStart   bool    // poisson with first_at_start: one request at the start, then the stream
 	prof      profile
+	cur       int  // the profile's segment at the latest arrival handled (one for the fleet, see cumNear)
+	shared    bool // called from several goroutines (live mode's Arrivals): cur is not used
 	reqs      []request
 	freeSlots []uint32
 	pols      []cpol  // request policies, one per client group

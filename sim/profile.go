@@ -23,7 +23,18 @@ type profile struct {
 	mult  []float64 // multiplier at each segment's start
 	slope []float64 // its change per second in each segment; nil: every segment flat
 	cumS  []float64 // Λ(at[k]) in seconds
+	// Long profiles (a recorded day) have an index: tIdx[j] is the segment
+	// of time j·tW and xIdx[j] the first segment whose end reaches
+	// Λ = j·xW, so a look-up searches the one or two segments between two
+	// entries. nil below indexFrom segments.
+	tIdx []int32
+	tInv float64 // 1/tW, the index's buckets per ns
+	xIdx []int32
+	xInv float64 // 1/xW
 }
+
+// indexFrom is the number of segments from which a profile is indexed.
+const indexFrom = 64
 
 func newProfile(steps []scenario.Step) profile {
 	if len(steps) == 0 {
@@ -62,10 +73,61 @@ func (p *profile) finish() {
 			p.cumS[k] += p.slope[k-1] * dt * dt / 2
 		}
 	}
+	n := len(p.at)
+	if n < indexFrom {
+		return
+	}
+	tW := max(1, p.at[n-1]/int64(n-1))
+	p.tInv = 1 / float64(tW)
+	p.tIdx = make([]int32, p.at[n-1]/tW+2)
+	k := 0
+	for j := range p.tIdx {
+		for k < n-1 && p.at[k+1] <= int64(j)*tW {
+			k++
+		}
+		p.tIdx[j] = int32(k)
+	}
+	if total := p.cumS[n-1]; total > 0 {
+		// Four entries per segment on average: where the rate is a fifth of
+		// its mean, a look-up still steps through about one segment.
+		xW := total / float64(4*(n-1))
+		p.xInv = 1 / xW
+		p.xIdx = make([]int32, 4*(n-1)+1)
+		k = 0
+		for j := range p.xIdx {
+			for k < n-1 && p.cumS[k+1] < float64(j)*xW {
+				k++
+			}
+			p.xIdx[j] = int32(k)
+		}
+	}
 }
 
 // seg is the segment holding t >= 0.
 func (p *profile) seg(t int64) int {
+	if p.tIdx != nil {
+		n := len(p.at)
+		if t >= p.at[n-1] {
+			return n - 1
+		}
+		// From the index entry (t·tInv may round across a bucket's edge:
+		// step back if it starts after t), a step or two forward (none on
+		// evenly spaced samples).
+		k := int(p.tIdx[min(int(float64(max(t, 0))*p.tInv), len(p.tIdx)-1)])
+		for k > 0 && p.at[k] > t {
+			k--
+		}
+		for i := 0; p.at[k+1] <= t; i++ {
+			if k++; i == walk {
+				j, found := slices.BinarySearch(p.at[k:], t)
+				if !found {
+					j--
+				}
+				return k + j
+			}
+		}
+		return k
+	}
 	k, found := slices.BinarySearch(p.at, t)
 	if !found {
 		k--
@@ -91,7 +153,27 @@ func (p *profile) cum(t int64) float64 {
 	if p.flat {
 		return float64(t) / 1e9
 	}
-	k := p.seg(t)
+	return p.cumIn(p.seg(t), t)
+}
+
+// cumNear is cum for a time at or a little after the previous call's:
+// *cur holds the segment found then. The simulator handles arrivals in
+// time order, so it is almost always the same segment or the next.
+func (p *profile) cumNear(t int64, cur *int) float64 {
+	k := *cur
+	if k >= len(p.at) || p.at[k] > t {
+		k = p.seg(t)
+	} else if k+1 < len(p.at) && p.at[k+1] <= t {
+		if k++; k+1 < len(p.at) && p.at[k+1] <= t {
+			k = p.seg(t)
+		}
+	}
+	*cur = k
+	return p.cumIn(k, t)
+}
+
+// cumIn is Λ(t) for t in segment k.
+func (p *profile) cumIn(k int, t int64) float64 {
 	c := p.cumS[k] + p.mult[k]*float64(t-p.at[k])/1e9
 	if p.slope != nil && p.slope[k] != 0 {
 		dt := float64(t-p.at[k]) / 1e9
@@ -109,7 +191,7 @@ func (p *profile) invert(x float64) int64 {
 	last := len(p.at) - 1
 	// The first segment whose end reaches x: for k >= 1, Λ(at[k]) < x, so
 	// the rate is positive somewhere in it, unless it is the last.
-	k, _ := slices.BinarySearch(p.cumS[1:], x)
+	k := p.reach(x)
 	if x <= 0 {
 		// Λ(0) = 0 already reaches x: the first moment the rate is positive.
 		for k = 0; k < last && p.mult[k] <= 0 && (p.slope == nil || p.slope[k] <= 0); k++ {
@@ -140,3 +222,33 @@ func (p *profile) invert(x float64) int64 {
 	tau := 2 * d / (m + math.Sqrt(disc))
 	return p.at[k] + int64(math.Round(tau*1e9))
 }
+
+// reach is the first segment k whose end reaches x (Λ(at[k+1]) >= x), or
+// the last.
+func (p *profile) reach(x float64) int {
+	if p.xIdx == nil || !(x > 0) {
+		k, _ := slices.BinarySearch(p.cumS[1:], x)
+		return k
+	}
+	last := len(p.at) - 1
+	if x > p.cumS[last] {
+		return last
+	}
+	// From the index entry (x/xW may round across a bucket's edge: step
+	// back if its segment already reaches x), a step or two forward.
+	k := int(p.xIdx[min(int(x*p.xInv), len(p.xIdx)-1)])
+	for k > 0 && p.cumS[k] >= x {
+		k--
+	}
+	for i := 0; p.cumS[k+1] < x; i++ {
+		if k++; i == walk {
+			j, _ := slices.BinarySearch(p.cumS[k+1:], x)
+			return k + j
+		}
+	}
+	return k
+}
+
+// walk is how many segments a look-up steps through from its index entry
+// before it searches the rest by halves.
+const walk = 8

@@ -163,20 +163,54 @@ func TestProfileInvertsRampsExactly(t *testing.T) {
 	}
 }
 
-// seg's binary search finds the linear scan's segment.
+// The index of a long profile finds the segments a linear scan finds, and
+// the same arrival times as a plain binary search, on uneven segments with
+// zero-rate stretches and ramps.
 func TestProfileSegmentSearch(t *testing.T) {
 	var steps []scenario.Step
+	at := int64(0)
 	for i := range 1000 {
-		steps = append(steps, scenario.Step{At: scenario.Duration(int64(i) * 1e9), Multiplier: float64(i % 7)})
+		at += int64(1+(i*7919)%13) * 1e8
+		m := float64(i % 7)
+		if i%50 < 5 {
+			m = 0
+		}
+		steps = append(steps, scenario.Step{At: scenario.Duration(at), Multiplier: m, Ramp: i%3 == 0 && i%50 >= 6})
 	}
 	p := newProfile(steps)
-	for t0 := int64(0); t0 < 1001e9; t0 += 333_333_333 {
+	if p.tIdx == nil || p.xIdx == nil {
+		t.Fatal("a profile of 1,000 steps has no index")
+	}
+	plain := p
+	plain.tIdx, plain.xIdx = nil, nil
+	for t0 := int64(0); t0 < at+2e9; t0 += 33_333_333 {
 		k := 0
 		for k+1 < len(p.at) && p.at[k+1] <= t0 {
 			k++
 		}
 		if got := p.seg(t0); got != k {
 			t.Fatalf("seg(%d): got %d, want %d", t0, got, k)
+		}
+	}
+	cur := 0 // cumNear from a cursor: times mostly increasing, sometimes back
+	for i, t0 := 0, int64(0); t0 < at+2e9; i++ {
+		if got, want := p.cumNear(t0, &cur), p.cum(t0); got != want {
+			t.Fatalf("cumNear(%d): got %v, want %v", t0, got, want)
+		}
+		t0 += int64(i%11)*1e8 - 1e8
+	}
+	total := p.cumS[len(p.cumS)-1]
+	for x := 0.0; x < total*1.01; x += total / 7777 {
+		if got, want := p.invert(x), plain.invert(x); got != want {
+			t.Fatalf("invert(%v): got %d indexed, %d without the index", x, got, want)
+		}
+		if got, want := p.reach(x), plain.reach(x); got != want {
+			t.Fatalf("reach(%v): got %d indexed, %d without the index", x, got, want)
+		}
+	}
+	for _, x := range p.cumS { // the edges themselves
+		if got, want := p.invert(x), plain.invert(x); got != want {
+			t.Fatalf("invert(%v): got %d indexed, %d without the index", x, got, want)
 		}
 	}
 }
@@ -193,5 +227,35 @@ func TestCycle(t *testing.T) {
 		if got := p.rate(int64(tc.hour * 3600e9)); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("hour %v: got %v, want %v", tc.hour, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkTraceDay is R1's backend with 10,000 clients over a day: the
+// arrivals from a recorded rate of one-second samples (generated here: a
+// daily shape from 30 to 270 requests/s around 150/s, with a ripple), and
+// the same mean as a constant Poisson rate. `make bench-trace` runs the
+// same pair through `throttlesim bench`.
+func BenchmarkTraceDay(b *testing.B) {
+	var csv strings.Builder
+	csv.WriteString("time,rate\n")
+	sum := 0.0
+	for t := range 86400 {
+		r := 150*(1-0.8*math.Cos(2*math.Pi*float64(t)/86400)) + 10*math.Sin(float64(t)/37)
+		fmt.Fprintf(&csv, "%d,%.3f\n", t, r)
+		sum += math.Round(r*1000) / 1000
+	}
+	data, err := os.ReadFile("../scenarios/bench-r1.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sets := []string{"clients.count=10000", "duration=86400s", "metrics.interval=60s", "metrics.recovery_window=60s", "metrics.baseline=60s"}
+	for _, v := range []struct{ name, arrival string }{
+		{"trace", "{process: poisson, trace: {file: day.csv, format: csv}}"},
+		{"constant", fmt.Sprintf("{process: poisson, total_rate: %.6f/s}", sum/86400)},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			sc := loadIn(b, map[string]string{"scenario.yaml": string(data), "day.csv": csv.String()}, append(sets, "clients.arrival="+v.arrival)...)
+			benchScenario(b, sc)
+		})
 	}
 }
