@@ -23,3 +23,28 @@ func ExampleParseCSV() {
 	// [0 15000000000] [150 120] 30000000000
 	// trace: line 3: rate -1: expected a finite number of requests/s >= 0
 }
+
+// A query_range answer with two series: the selector picks one.
+func ExampleParsePrometheus() {
+	data := []byte(`{"status":"success","data":{"resultType":"matrix","result":[
+{"metric":{"instance":"a:9"},"values":[[1733450000,"10"],[1733450015,"12.5"]]},
+{"metric":{"instance":"b:9"},"values":[[1733450000,"1"],[1733450015,"2"]]}]}}`)
+	r, err := trace.ParsePrometheus(data, `{instance="a:9"}`, 0)
+	fmt.Println(r.Rate, err)
+	_, err = trace.ParsePrometheus(data, "", 0)
+	fmt.Println(err)
+	// Output:
+	// [10 12.5] <nil>
+	// trace: the matrix holds 2 series; set selector to pick one: {instance="a:9"}, {instance="b:9"}
+}
+
+// An access log's two requests in one second are spread over it.
+func ExampleParseAccessLog() {
+	data := []byte(`10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 12
+10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 12
+`)
+	t, err := trace.ParseAccessLog(data)
+	fmt.Println(t[1]-t[0], err)
+	// Output:
+	// 500000000 <nil>
+}
