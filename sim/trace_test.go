@@ -48,14 +48,15 @@ backend:
 func TestTraceArrivalsFollowTheRate(t *testing.T) {
 	csv := "time,rate\n0,1000\n10,3000\n20,0\n30,2000\n"
 	for _, tc := range []struct {
-		interp string
-		want   []float64
+		interp, process string
+		want            []float64
 	}{
-		{"step", []float64{10000, 30000, 0, 20000}},
-		{"linear", []float64{20000, 15000, 10000, 20000}},
+		{"step", "poisson", []float64{10000, 30000, 0, 20000}},
+		{"linear", "poisson", []float64{20000, 15000, 10000, 20000}},
+		{"step", "constant", []float64{10000, 30000, 0, 20000}},
 	} {
-		t.Run(tc.interp, func(t *testing.T) {
-			sc := loadIn(t, map[string]string{"scenario.yaml": fmt.Sprintf(traceScenario, tc.interp), "rate.csv": csv})
+		t.Run(tc.interp+" "+tc.process, func(t *testing.T) {
+			sc := loadIn(t, map[string]string{"scenario.yaml": fmt.Sprintf(traceScenario, tc.interp), "rate.csv": csv}, "clients.arrival.process="+tc.process)
 			res := mustRun(t, sc)
 			for i, r := range res.Series.Rows {
 				got, want := float64(r.Offered), tc.want[i]
@@ -257,5 +258,22 @@ func BenchmarkTraceDay(b *testing.B) {
 			sc := loadIn(b, map[string]string{"scenario.yaml": string(data), "day.csv": csv.String()}, append(sets, "clients.arrival="+v.arrival)...)
 			benchScenario(b, sc)
 		})
+	}
+}
+
+// Profile steps multiply a cycle: the product is still straight lines.
+func TestCycleTimesSteps(t *testing.T) {
+	a := &scenario.Arrival{
+		Cycle:   &scenario.Cycle{Period: 100e9, Points: []scenario.CyclePoint{{At: 0, Multiplier: 1}, {At: 50e9, Multiplier: 3}}},
+		Profile: []scenario.Step{{At: 30e9, Multiplier: 2}, {At: 60e9, Multiplier: 1}},
+	}
+	p := arrivalProfile(a, 200e9, 1)
+	for _, tc := range []struct {
+		s    float64
+		want float64
+	}{{0, 1}, {25, 2}, {30, 2 * 2.2}, {40, 2 * 2.6}, {55, 2 * 2.8}, {60, 2.6}, {75, 2}, {150, 3}} {
+		if got := p.rate(int64(tc.s * 1e9)); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("at %v s: got %v, want %v", tc.s, got, tc.want)
+		}
 	}
 }
