@@ -73,6 +73,7 @@ func TestTraceValidation(t *testing.T) {
 		{"cycle point past the period", []string{"clients.arrival.trace=null", "clients.arrival.total_rate=1/s", "clients.arrival.cycle={period: 1h, points: [{at: 2h, multiplier: 1}]}"}, "clients.arrival.cycle.points.0.at: must be in [0, period=1h)"},
 		{"cycle without points", []string{"clients.arrival.trace=null", "clients.arrival.total_rate=1/s", "clients.arrival.cycle={period: 1h}"}, "clients.arrival.cycle.points: give at least one point"},
 		{"ramp at 0", []string{"clients.arrival.trace=null", "clients.arrival.total_rate=1/s", "clients.arrival.profile=[{at: 0s, multiplier: 3, ramp: true}]"}, "clients.arrival.profile.0.ramp: a ramp ends at its step's time"},
+		{"no 'not read' after a decode error", []string{"clients.count=many"}, "clients.count"},
 		{"ramp on a trace", []string{"clients.arrival.profile=[{at: 2s, multiplier: 3, ramp: true}]"}, "clients.arrival.profile.0.ramp: applies without trace and cycle only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +83,8 @@ func TestTraceValidation(t *testing.T) {
 				t.Fatalf("got %v, want no error", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
+			case err != nil && strings.Contains(err.Error(), "was not read") && !strings.Contains(tc.want, "was not read"):
+				t.Errorf("got %v, want no complaint that the trace was not read", err)
 			}
 		})
 	}
