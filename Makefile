@@ -6,7 +6,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/throttlesim
 SCENARIO ?= scenarios/outage.yaml
 
-.PHONY: help build run test test-short test-full test-slurm test-live-timing test-race test-race-all test-prometheus bench lint fmt check clean schema
+.PHONY: help build run test test-short test-full test-slurm test-live-timing test-race test-race-all test-prometheus bench bench-trace lint fmt check clean schema
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -69,6 +69,27 @@ test-prometheus: ## end to end with a real Prometheus (Debian's prometheus packa
 
 bench: ## benchmarks: engine, policies, whole scenarios
 	$(GO) test -run '^$$' -bench . -benchmem ./sim/...
+
+# A day of one-second samples (86,400 lines, written to results/, never
+# committed): a daily shape from 30 to 270 requests/s around a mean of
+# 150/s, with a ripple. bench-trace replays it with 10,000 clients on R1's
+# backend and runs the same load as a constant Poisson rate of its mean,
+# REPEAT times each, interleaved, with peak RSS (docs/performance.md).
+TRACE_DAY := results/bench-trace/day.csv
+TRACE_SETS := --set clients.count=10000 --set duration=86400s --set metrics.interval=60s \
+	--set metrics.recovery_window=60s --set metrics.baseline=60s
+bench-trace: build
+	@mkdir -p results/bench-trace
+	@awk 'BEGIN { print "time,rate"; pi = atan2(0, -1); \
+		for (t = 0; t < 86400; t++) printf "%d,%.3f\n", t, 150 * (1 - 0.8 * cos(2 * pi * t / 86400)) + 10 * sin(t / 37) }' > $(TRACE_DAY)
+	@mean=$$(awk -F, 'NR > 1 { s += $$2; n++ } END { printf "%.6f", s / n }' $(TRACE_DAY)); \
+	for i in $$(seq $(REPEAT)); do \
+		for kind in trace constant; do \
+			if [ $$kind = trace ]; then arr="{process: poisson, trace: {file: $(CURDIR)/$(TRACE_DAY), format: csv}}"; \
+			else arr="{process: poisson, total_rate: $$mean/s}"; fi; \
+			/usr/bin/time -f "$$kind max_rss_kb %M user_s %U" ./$(BIN) bench scenarios/bench-r1.yaml $(TRACE_SETS) --set "clients.arrival=$$arr" 2>&1 | sed "s/^{/$$kind {/"; \
+		done; \
+	done
 
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)

@@ -196,17 +196,13 @@ func Check(sc *scenario.Scenario, force bool) error {
 	if n := sc.Clients.Count; n > MaxClients {
 		return fmt.Errorf("live: %d clients is more than this machine drives honestly (%d); use --force to try anyway", n, MaxClients)
 	}
-	peak := 1.0
-	for _, st := range sc.Clients.Arrival.Profile {
-		peak = max(peak, st.Multiplier)
-	}
 	att := 1
 	for _, g := range sc.Clients.ResolvedGroups() {
 		if r := g.Policies.Retry; r != nil {
 			att = max(att, r.MaxAttempts)
 		}
 	}
-	rate := sc.PerClientRate() * float64(sc.Clients.Count) * peak
+	rate := sc.PeakRate() // a trace's, a replay's or a cycle's too
 	if rate*float64(att) > MaxAttemptRate {
 		return fmt.Errorf("live: %.0f requests/s (peak) × up to %d attempts is up to %.0f attempts/s, more than this machine drives honestly (%d/s); lower clients.arrival or use --force to try anyway",
 			rate, att, rate*float64(att), MaxAttemptRate)

@@ -3,6 +3,9 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -197,4 +200,71 @@ func TestCheckRefusesHedging(t *testing.T) {
 			t.Errorf("%s: got %v, want it supported live", set, err)
 		}
 	}
+}
+
+// Recorded load runs live as in the simulation (sim.NewArrivals draws its
+// arrivals): a rate trace, a cycle and a ramp are accepted, and their
+// peak, not their mean, meets the attempt-rate limit.
+func TestCheckTraces(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("rate.csv", "time,rate\n0,10\n1,3000\n2,10\n")
+	write("req.txt", "0\n0.5\n1\n")
+	file := write("small.yaml", small)
+	for _, tt := range []struct {
+		sets []string
+		want string // "": accepted without force
+	}{
+		{[]string{"clients.arrival={process: poisson, trace: {file: rate.csv, format: csv, scale: 0.1}}"}, ""},
+		{[]string{"clients.arrival={process: poisson, trace: {file: rate.csv, format: csv}}"}, "6000 attempts/s"},
+		{[]string{"clients.arrival={process: replay, trace: {file: req.txt, format: timestamps}}"}, ""},
+		{[]string{"clients.arrival.cycle={period: 1s, points: [{at: 0s, multiplier: 0.5}, {at: 500ms, multiplier: 30}]}"}, "6000 attempts/s"},
+		{[]string{"clients.arrival.profile=[{at: 1s, multiplier: 3, ramp: true}]"}, ""},
+	} {
+		sc, err := scenario.Load(file, tt.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Check(sc, false)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%v: got %v, want %q", tt.sets, err, tt.want)
+		}
+	}
+}
+
+// A replay runs live: the server receives the recorded requests.
+func TestLiveReplay(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "%.3f\n", 1733450000+float64(i)*0.02)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "req.txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(small), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Load(filepath.Join(dir, "s.yaml"), []string{"duration=1s", "clients.arrival={process: replay, trace: {file: req.txt, format: timestamps}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := Run(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40 requests in the first 0.8 s: all start before the horizon unless
+	// the machine lags by 200 ms (reported, not asserted).
+	s := res.Summary
+	if s.Offered > 40 {
+		t.Errorf("offered %d, more than the 40 recorded", s.Offered)
+	}
+	timing(t, s.Offered == 40, "offered %d of the 40 recorded", s.Offered)
 }

@@ -51,6 +51,9 @@ func (m *model) start() {
 }
 
 func (m *model) firstArrival(c uint32) int64 {
+	if m.cl.replay != nil {
+		return m.cl.replayAt(c, 0)
+	}
 	if m.cl.constant {
 		return m.nextArrival(c, 0, 0)
 	}
@@ -76,8 +79,11 @@ func (m *model) startTime(c uint32) int64 {
 // that request n−1 was at t.
 func (m *model) nextArrival(c uint32, n uint32, t int64) int64 {
 	cl := &m.cl
-	if cl.once {
-		return math.MaxInt64 // one request per client
+	if cl.fixed {
+		if cl.replay != nil {
+			return cl.replayAt(c, n)
+		}
+		return math.MaxInt64 // once: one request per client
 	}
 	if cl.constant {
 		// Request n at operational time (phase + n)/λ: computed from n, so
@@ -89,5 +95,26 @@ func (m *model) nextArrival(c uint32, n uint32, t int64) int64 {
 	if cl.prof.flat {
 		return t + int64(math.Round(e/cl.lambda*1e9))
 	}
-	return cl.prof.invert(cl.prof.cum(t) + e/cl.lambda)
+	var x float64
+	if cl.shared { // live mode's goroutines: no cursor
+		x = cl.prof.cum(t)
+	} else {
+		x = cl.prof.cumNear(t, &cl.cur)
+	}
+	next := cl.prof.invert(x + e/cl.lambda)
+	if cl.prof.slope != nil {
+		next = max(next, t) // the quadratic's root may round a nanosecond early
+	}
+	return next
+}
+
+// replayAt is client c's request n in a replay: recorded request
+// c + n·clients (request i goes to client i mod clients), or MaxInt64
+// past the recording's end.
+func (cl *fleet) replayAt(c uint32, n uint32) int64 {
+	i := uint64(c) + uint64(n)*uint64(len(cl.ord))
+	if i >= uint64(len(cl.replay)) {
+		return math.MaxInt64
+	}
+	return cl.replay[i]
 }

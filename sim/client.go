@@ -16,9 +16,13 @@ type fleet struct {
 	ord       []uint32 // per client: application requests issued so far
 	lambda    float64  // per-client base rate, per second
 	constant  bool
-	once      bool // arrival process once: one request per client
-	atStart   bool // poisson with first_at_start: one request at the start, then the stream
+	once      bool    // arrival process once: one request per client
+	fixed     bool    // once or replay: arrivals drawn from nothing
+	replay    []int64 // process replay: request i at replay[i], by client i mod the clients
+	atStart   bool    // poisson with first_at_start: one request at the start, then the stream
 	prof      profile
+	cur       int  // the profile's segment at the latest arrival handled (one for the fleet, see cumNear)
+	shared    bool // called from several goroutines (live mode's Arrivals): cur is not used
 	reqs      []request
 	freeSlots []uint32
 	pols      []cpol  // request policies, one per client group
@@ -73,7 +77,11 @@ func (cl *fleet) init(sc *scenario.Scenario, src *rng.Source) error {
 	cl.constant = sc.Clients.Arrival.Process == scenario.ArrivalConstant
 	cl.once = sc.Clients.Arrival.Process == scenario.ArrivalOnce
 	cl.atStart = sc.Clients.Arrival.FirstAtStart
-	cl.prof = newProfile(sc.Clients.Arrival.Profile)
+	cl.prof = arrivalProfile(&sc.Clients.Arrival, int64(sc.Duration), cl.lambda*float64(n))
+	if tr := sc.Clients.Arrival.Trace; tr != nil && sc.Clients.Arrival.Process == scenario.ArrivalReplay {
+		cl.replay = tr.Times
+	}
+	cl.fixed = cl.once || cl.replay != nil
 	for _, g := range sc.Clients.ResolvedGroups() {
 		p, err := buildStack(g, src)
 		if err != nil {

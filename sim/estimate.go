@@ -32,11 +32,7 @@ const (
 
 // EstimateCost forecasts the cost of running sc.
 func EstimateCost(sc *scenario.Scenario) Estimate {
-	peak := 1.0
-	for _, st := range sc.Clients.Arrival.Profile {
-		peak = max(peak, st.Multiplier)
-	}
-	rate := sc.PerClientRate() * float64(sc.Clients.Count) * peak
+	rate := sc.PeakRate() // with the profile's, a cycle's or a trace's peak
 	attempts := 1.0
 	if r := sc.Clients.Retry; r != nil {
 		attempts = float64(r.MaxAttempts)

@@ -23,6 +23,7 @@ func NewArrivals(sc *scenario.Scenario, seed uint64) (*Arrivals, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.cl.shared = true // Next is called from one goroutine per client
 	return &Arrivals{m: m}, nil
 }
 

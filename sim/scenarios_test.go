@@ -140,7 +140,9 @@ func TestResolvedScenarioLoadsBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := scenario.Parse(b, filepath.Base(f)+" (resolved)", nil)
+		// Named as if beside the scenario: a data file it names (a trace) is
+		// relative to the scenario's folder.
+		again, err := scenario.Parse(b, f+" (resolved)", nil)
 		if err != nil {
 			t.Errorf("%s: the resolved scenario does not load: %v", filepath.Base(f), err)
 			continue

@@ -112,22 +112,29 @@ func (p *profile) tilted(bounds []int64, f []float64) profile {
 	points = append(points, bounds...)
 	slices.Sort(points)
 	points = slices.Compact(points)
-	steps := make([]scenario.Step, 0, len(points))
-	for _, at := range points {
-		m := 1.0
-		if !p.flat {
-			m = p.mult[p.seg(at)]
+	q := profile{at: points, mult: make([]float64, len(points))}
+	if p.slope != nil {
+		q.slope = make([]float64, len(points))
+	}
+	for i, at := range points {
+		m, s := p.rate(at), 0.0
+		if p.slope != nil {
+			s = p.slope[p.seg(at)]
 		}
 		if at >= bounds[0] && at < bounds[len(bounds)-1] {
 			j, found := slices.BinarySearch(bounds, at)
 			if !found {
 				j--
 			}
-			m *= f[j]
+			m, s = m*f[j], s*f[j]
 		}
-		steps = append(steps, scenario.Step{At: scenario.Duration(at), Multiplier: m})
+		q.mult[i] = m
+		if q.slope != nil {
+			q.slope[i] = s
+		}
 	}
-	return newProfile(steps)
+	q.finish()
+	return q
 }
 
 // tiltMark handles the mark at bound j: the arrivals handled before it. An

@@ -312,6 +312,14 @@ func (f *Fault) setDefaults() { *f = Fault{Mode: "refuse", Fraction: 0.5} }
 
 func (s *Step) setDefaults() { *s = Step{Multiplier: 1} }
 
+func (t *Trace) setDefaults() {
+	*t = Trace{TimeColumn: "time", RateColumn: "rate", Scale: 1, Interpolate: InterpolateStep}
+}
+
+func (c *Cycle) setDefaults() { *c = Cycle{Period: Duration(24 * time.Hour)} }
+
+func (p *CyclePoint) setDefaults() { *p = CyclePoint{Multiplier: 1} }
+
 func (n *Network) setDefaults() { *n = Network{Delay: Delay{Dist: "constant"}} }
 
 // SetDefaults fills a section that a scenario holds by pointer or in a list

@@ -115,10 +115,11 @@ const (
 	ArrivalPoisson  ArrivalProcess = "poisson"
 	ArrivalConstant ArrivalProcess = "constant"
 	ArrivalOnce     ArrivalProcess = "once"
+	ArrivalReplay   ArrivalProcess = "replay" // clients.arrival.trace's recorded requests
 )
 
 // Names lists the valid arrival processes.
-func (ArrivalProcess) Names() []string { return []string{"poisson", "constant", "once"} }
+func (ArrivalProcess) Names() []string { return []string{"poisson", "constant", "once", "replay"} }
 
 // StartupMode is clients.startup.mode.
 type StartupMode string
@@ -377,3 +378,33 @@ const (
 
 // Names lists the valid histogram file formats.
 func (HistogramFormat) Names() []string { return []string{"text", "query_range"} }
+
+// TraceFormat is clients.arrival.trace.format.
+type TraceFormat string
+
+// Trace formats: rate series (csv, prometheus) and request times
+// (timestamps, access_log).
+const (
+	TraceCSV        TraceFormat = "csv"
+	TracePrometheus TraceFormat = "prometheus"
+	TraceTimestamps TraceFormat = "timestamps"
+	TraceAccessLog  TraceFormat = "access_log"
+)
+
+// Names lists the valid trace formats.
+func (TraceFormat) Names() []string { return []string{"csv", "prometheus", "timestamps", "access_log"} }
+
+// Rates tells a rate series' format from a request-time format.
+func (f TraceFormat) Rates() bool { return f == TraceCSV || f == TracePrometheus }
+
+// Interpolation is clients.arrival.trace.interpolate.
+type Interpolation string
+
+// Interpolations between a rate series' samples.
+const (
+	InterpolateStep   Interpolation = "step"
+	InterpolateLinear Interpolation = "linear"
+)
+
+// Names lists the valid interpolations.
+func (Interpolation) Names() []string { return []string{"step", "linear"} }

@@ -57,6 +57,7 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	if len(d.errs) == 0 {
 		sc.resolve()
 		d.errs = append(d.errs, sc.loadData(name, d.pos)...)
+		d.errs = append(d.errs, sc.loadTrace(name, d.pos)...)
 	}
 	// Validate even when decoding failed, so that one pass reports every
 	// problem; a field that failed to decode kept its default, and any
@@ -71,7 +72,10 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 		return false
 	}
 	for _, e := range sc.validate(name, d.pos) {
-		if !related(e.Path) {
+		// Data files are read only when the file decoded: that one was not
+		// is no news then.
+		unread := len(decodeErrs) > 0 && strings.HasSuffix(e.Msg, "by scenario.Load")
+		if !related(e.Path) && !unread {
 			d.errs = append(d.errs, e)
 		}
 	}

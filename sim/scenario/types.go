@@ -1,6 +1,9 @@
 package scenario
 
-import "github.com/throttlesim/throttlesim/sim/dist"
+import (
+	"github.com/throttlesim/throttlesim/sim/dist"
+	"github.com/throttlesim/throttlesim/sim/trace"
+)
 
 // SchemaVersion is the version of the scenario format and of the result
 // files written from it.
@@ -349,10 +352,71 @@ type Arrival struct {
 	// then continues as its Poisson stream from there (Brooker's
 	// simulators' clients do this).
 	FirstAtStart bool `yaml:"first_at_start" json:"first_at_start"`
+	// Trace is recorded load: with poisson or constant, the fleet's total
+	// rate over time from a rate series (rate and total_rate unset); with
+	// replay, the recorded requests themselves.
+	Trace *Trace `yaml:"trace" json:"trace,omitempty"`
+	// Cycle is a repeating shape (a day, a week) that multiplies the rate:
+	// straight lines between its points.
+	Cycle *Cycle `yaml:"cycle" json:"cycle,omitempty"`
 }
 
 // Step sets the arrival-rate multiplier from At on.
 type Step struct {
+	At         Duration `yaml:"at" json:"at"`
+	Multiplier float64  `yaml:"multiplier" json:"multiplier"`
+	// Ramp moves the multiplier in a straight line from the previous
+	// step's (1 before the first step) to this one's, reaching it at At,
+	// instead of jumping there.
+	Ramp bool `yaml:"ramp" json:"ramp,omitempty"`
+}
+
+// Trace is clients.arrival.trace: a recorded rate series (formats csv,
+// prometheus) or recorded request times (timestamps, access_log). Times
+// are relative to the recording's first sample, after Shift.
+type Trace struct {
+	// File is relative to the scenario file's folder.
+	File string `yaml:"file" json:"file"`
+	// FileSHA256 is the hex SHA-256 of File's content, set when the
+	// scenario is loaded (a given value must match).
+	FileSHA256 string      `yaml:"file_sha256" json:"file_sha256,omitempty"`
+	Format     TraceFormat `yaml:"format" json:"format"`
+	// TimeColumn and RateColumn name the CSV's columns (format csv).
+	TimeColumn string `yaml:"time_column" json:"time_column,omitempty"`
+	RateColumn string `yaml:"rate_column" json:"rate_column,omitempty"`
+	// Selector picks one series of a query_range answer by its labels
+	// (format prometheus), e.g. {instance="a:9"}.
+	Selector string `yaml:"selector" json:"selector,omitempty"`
+	// Scale multiplies every rate (1.2: replay at 1.2×).
+	Scale float64 `yaml:"scale" json:"scale"`
+	// Shift skips that much of the recording from its first sample; Window
+	// replays that much of it (0: to its end).
+	Shift  Duration `yaml:"shift" json:"shift"`
+	Window Duration `yaml:"window" json:"window"`
+	// Interpolate is the rate between samples: held (step) or a straight
+	// line (linear).
+	Interpolate Interpolation `yaml:"interpolate" json:"interpolate"`
+	// MaxGap is the longest step allowed between two samples of a rate
+	// series (0: 10× the median step).
+	MaxGap Duration `yaml:"max_gap" json:"max_gap,omitempty"`
+	// Rates is the rate series after Shift and Window (Scale not applied),
+	// Times the request times after them, read by Load.
+	Rates *trace.Rates `yaml:"-" json:"-"`
+	Times []int64      `yaml:"-" json:"-"`
+}
+
+// Cycle is clients.arrival.cycle: a shape repeated every Period that
+// multiplies the rate, a straight line between consecutive points (and
+// from the last back to the first). Start is where in the cycle the run
+// begins (9h: at 9 am of a daily cycle).
+type Cycle struct {
+	Period Duration     `yaml:"period" json:"period"`
+	Start  Duration     `yaml:"start" json:"start"`
+	Points []CyclePoint `yaml:"points" json:"points"`
+}
+
+// CyclePoint is the multiplier At into the cycle.
+type CyclePoint struct {
 	At         Duration `yaml:"at" json:"at"`
 	Multiplier float64  `yaml:"multiplier" json:"multiplier"`
 }

@@ -164,6 +164,10 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	case a.Process == ArrivalOnce:
 		v.check(a.Rate == 0 && a.TotalRate == 0, "clients.arrival.process", "once: every client issues one request when it starts; remove rate and total_rate")
 		v.check(len(a.Profile) == 0, "clients.arrival.profile", "does not apply to process once (one request per client)")
+		v.check(a.Trace == nil, "clients.arrival.trace", "does not apply to process once (one request per client); process: replay replays recorded requests")
+		v.check(a.Cycle == nil, "clients.arrival.cycle", "does not apply to process once (one request per client)")
+	case a.Process == ArrivalReplay || a.Trace != nil:
+		s.validateTrace(v)
 	case a.Rate == 0 && a.TotalRate == 0:
 		v.check(false, "clients.arrival", "set rate (per client, e.g. 0.1/s) or total_rate (whole fleet, e.g. 600/s)")
 	case a.Rate != 0 && a.TotalRate != 0:
@@ -171,9 +175,9 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 	default:
 		v.check(a.Rate >= 0, "clients.arrival.rate", "must be > 0, got %s", a.Rate)
 		v.check(a.TotalRate >= 0, "clients.arrival.total_rate", "must be > 0, got %s", a.TotalRate)
-		peak := 1.0
+		peak := a.Cycle.peak()
 		for _, st := range a.Profile {
-			peak = max(peak, st.Multiplier)
+			peak = max(peak, st.Multiplier*a.Cycle.peak())
 		}
 		total := float64(a.TotalRate)
 		if a.Rate > 0 {
@@ -193,8 +197,11 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 		v.check(st.At > prev, p+".at", "steps must be in increasing time order, got %s after %s", st.At, prev)
 		v.check(st.At >= 0 && st.At < s.Duration, p+".at", "must be in [0, duration=%s), got %s", s.Duration, st.At)
 		v.check(st.Multiplier >= 0, p+".multiplier", "must be >= 0, got %g", st.Multiplier)
+		v.check(!st.Ramp || st.At > 0, p+".ramp", "a ramp ends at its step's time; a step at 0 has nothing to ramp from")
+		v.check(!st.Ramp || (a.Trace == nil && a.Cycle == nil), p+".ramp", "applies without trace and cycle only (a ramp times a recorded or cyclic rate is not a straight line); use steps without ramp")
 		prev = st.At
 	}
+	s.validateCycle(v)
 	v.check(c.Timeout >= 0, "clients.timeout", "must be >= 0 (0: no per-attempt timeout), got %s", c.Timeout)
 	v.check(c.Deadline >= 0, "clients.deadline", "must be >= 0 (0: no deadline), got %s", c.Deadline)
 	v.check(c.Deadline <= s.Duration, "clients.deadline", "%s is longer than the run (%s)", c.Deadline, s.Duration)
@@ -403,10 +410,14 @@ func (s *Scenario) Intervals() int {
 }
 
 // PerClientRate is the arrival rate of one client, per second (with
-// process once, one request over the run).
+// process once, one request over the run; with a trace, its mean over the
+// run, scaled).
 func (s *Scenario) PerClientRate() float64 {
 	if s.Clients.Arrival.Process == ArrivalOnce {
 		return 1 / s.Duration.Seconds()
+	}
+	if r := s.traceRate(); r > 0 {
+		return r / float64(s.Clients.Count)
 	}
 	if s.Clients.Arrival.TotalRate > 0 {
 		return float64(s.Clients.Arrival.TotalRate) / float64(s.Clients.Count)

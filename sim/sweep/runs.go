@@ -151,7 +151,13 @@ func (p *Plan) CheckRun(rd string, r RunSpec, keyTxt []byte, doc *rundir.Summary
 			if err != nil {
 				return err
 			}
-			sc, err := scenario.Parse(b, filepath.Join(rd, "summary.json"), sets)
+			// Named beside the scenario file when the plan knows it: a data
+			// file the scenario names (a trace) is relative to its folder.
+			name := filepath.Join(rd, "summary.json")
+			if p.File != "" {
+				name = filepath.Join(filepath.Dir(p.File), "summary.json of "+filepath.Base(rd))
+			}
+			sc, err := scenario.Parse(b, name, sets)
 			if err != nil {
 				bad = append(bad, fmt.Sprintf("the point's overrides do not apply to summary.json's scenario: %v", err))
 			} else if sc.Seed, sc.Sweep = doc.Scenario.Seed, nil; Key(sc, r.Rep) != got {
