@@ -144,7 +144,7 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 			if b.fleet {
 				b.rows = &m.mt
 			}
-			if nd.PriorityShedding != nil {
+			if nd.PriorityShedding != nil || nd.PIDShedding != nil {
 				m.initPriorities(sc)
 			}
 			k++

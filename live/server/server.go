@@ -226,6 +226,7 @@ var backendFields = decide.Table{
 	"rate_limit": decide.Live, "concurrency_limit": decide.Live,
 	"priority_shedding": decide.Refused, // an HTTP request carries no business or user priority
 	"outlier_detection": decide.Refused, "health_check": decide.Refused, "autoscale": decide.Refused,
+	"pid_shedding": decide.Refused, // as priority_shedding: an HTTP request carries no business or user priority
 }
 
 var queueFields = decide.Table{

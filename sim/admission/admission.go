@@ -96,7 +96,9 @@ type Admission struct {
 	bucket *policy.TokenBucket
 	conc   *concLimit // nil: no concurrency limit
 	dagor  *policy.DAGOR
-	ul     int // DAGOR's user priority levels
+	ul     int // DAGOR's or the PID shedder's user priority levels
+	pid    *policy.PIDShedder
+	prio   bool // dagor or pid: Arrive reads its prio argument
 }
 
 // concLimit is the server's concurrency limit: its algorithm, the stream
@@ -153,6 +155,14 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		}
 		a.dagor, a.ul = d, ps.UserLevels
 	}
+	if ps := be.PIDShedding; ps != nil {
+		p, err := policy.NewPIDShedder(ps.Settings(), (scenario.MaxBusinessPriority+1)*ps.UserLevels)
+		if err != nil {
+			return Admission{}, fmt.Errorf("admission: backend.pid_shedding: %w", err)
+		}
+		a.pid, a.ul = p, ps.UserLevels
+	}
+	a.prio = a.dagor != nil || a.pid != nil
 	return a, nil
 }
 
@@ -161,7 +171,7 @@ func (a *Admission) Discipline() Discipline { return a.disc }
 
 // Prioritized reports whether the server sheds by priority: only then
 // does Arrive read its prio argument.
-func (a *Admission) Prioritized() bool { return a.dagor != nil }
+func (a *Admission) Prioritized() bool { return a.prio }
 
 // UserLevels is the number of user priority levels of priority shedding
 // (0 without it). An arrival's priority is business·UserLevels + user.
@@ -176,11 +186,13 @@ func (a *Admission) QueueLimit() int { return a.qlimit }
 
 // Arrive decides on an arrival at now to a server under load l; prio is
 // its priority (read only when Prioritized). Shed reports a refusal by the
-// rate limit, priority shedding or the concurrency limit (those come
-// first, in this order), as opposed to a full queue.
+// rate limit, priority shedding (DAGOR or the PID shedder) or the
+// concurrency limit (those come first, in this order), as opposed to a
+// full queue.
 func (a *Admission) Arrive(now int64, l Load, prio int) (v Verdict, shed bool) {
 	if a.bucket != nil && !a.bucket.Allow(now) ||
 		a.dagor != nil && !a.dagor.Admit(now, prio, l.WaitSum, l.WaitN) ||
+		a.pid != nil && !a.pid.Admit(now, prio, l.WaitSum, l.WaitN) ||
 		a.conc != nil && !a.conc.admit(now, l.Busy+l.Queued) {
 		return a.Refuse(l), true
 	}

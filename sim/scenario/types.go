@@ -489,6 +489,9 @@ type Backend struct {
 	// Autoscale, when set, changes the number of replicas over time
 	// (autoscale.go); replicas is then the count at the start.
 	Autoscale *Autoscale `yaml:"autoscale" json:"autoscale,omitempty"`
+	// PIDShedding, when set, is a PID load shedder over request
+	// priorities in the style of Uber's Cinnamon (cinnamon.go).
+	PIDShedding *PIDShedding `yaml:"pid_shedding" json:"pid_shedding,omitempty"`
 }
 
 // Connections limits and prices connection set-up.

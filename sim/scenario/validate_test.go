@@ -168,6 +168,18 @@ func TestValidationRules(t *testing.T) {
 			name: "dagor misspelt field", sets: []string{"backend.priority_shedding={queue_tim: 20ms}"},
 			path: "backend.priority_shedding.queue_tim", msg: []string{`did you mean "queue_time"`},
 		},
+		{
+			name: "pid shedding negative gain", sets: []string{"backend.pid_shedding={kp: -0.1}"},
+			path: "backend.pid_shedding.kp", msg: []string{"must be >= 0, got -0.1"},
+		},
+		{
+			name: "pid shedding with dagor", sets: []string{"backend.pid_shedding={}", "backend.priority_shedding={}"},
+			path: "backend.pid_shedding", msg: []string{"cannot be set with priority_shedding"},
+		},
+		{
+			name: "pid shedding interval", sets: []string{"backend.pid_shedding={interval: 0s}"},
+			path: "backend.pid_shedding.interval", msg: []string{"must be >= 1ms, got 0s"},
+		},
 		// Autoscaling.
 		{
 			name: "autoscale without max_replicas", sets: []string{"backend.autoscale={target: 0.7}"},
