@@ -99,6 +99,11 @@ type Admission struct {
 	ul     int // DAGOR's or the PID shedder's user priority levels
 	pid    *policy.PIDShedder
 	prio   bool // dagor or pid: Arrive reads its prio argument
+
+	// graceful degradation (Degrade): the level, one of the two
+	degQueue int     // more than this many queued (−1: not this rule)
+	degUtil  float64 // more than this share of the workers busy
+	degFrac  float64 // the share of the service time a degraded response takes; 0: none
 }
 
 // concLimit is the server's concurrency limit: its algorithm, the stream
@@ -163,6 +168,14 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		a.pid, a.ul = p, ps.UserLevels
 	}
 	a.prio = a.dagor != nil || a.pid != nil
+	if d := be.Degrade; d != nil {
+		a.degFrac, a.degQueue = d.ServiceFraction, -1
+		if d.WhenQueueAbove != nil {
+			a.degQueue = *d.WhenQueueAbove
+		} else if d.WhenUtilizationAbove != nil {
+			a.degUtil = *d.WhenUtilizationAbove
+		}
+	}
 	return a, nil
 }
 
@@ -191,8 +204,7 @@ func (a *Admission) QueueLimit() int { return a.qlimit }
 // full queue.
 func (a *Admission) Arrive(now int64, l Load, prio int) (v Verdict, shed bool) {
 	if a.bucket != nil && !a.bucket.Allow(now) ||
-		a.dagor != nil && !a.dagor.Admit(now, prio, l.WaitSum, l.WaitN) ||
-		a.pid != nil && !a.pid.Admit(now, prio, l.WaitSum, l.WaitN) ||
+		a.prio && !a.admitPrio(now, prio, l) ||
 		a.conc != nil && !a.conc.admit(now, l.Busy+l.Queued) {
 		return a.Refuse(l), true
 	}
@@ -203,6 +215,15 @@ func (a *Admission) Arrive(now int64, l Load, prio int) (v Verdict, shed bool) {
 		return Queue, false
 	}
 	return a.Refuse(l), false
+}
+
+// admitPrio is the priority shedder's decision (DAGOR's or the PID
+// shedder's) on an arrival of priority prio at now.
+func (a *Admission) admitPrio(now int64, prio int, l Load) bool {
+	if a.dagor != nil {
+		return a.dagor.Admit(now, prio, l.WaitSum, l.WaitN)
+	}
+	return a.pid.Admit(now, prio, l.WaitSum, l.WaitN)
 }
 
 // Refuse charges one rejection's work to a server under load l: nothing
@@ -220,6 +241,21 @@ func (a *Admission) Refuse(l Load) Verdict {
 	}
 	a.Overhead++
 	return Reject
+}
+
+// DegradeFraction is the share of its service time a degraded response
+// takes; 0 when the server does not degrade (and Degrade need not be
+// asked).
+func (a *Admission) DegradeFraction() float64 { return a.degFrac }
+
+// Degrade reports whether a request that starts service under load l
+// (Busy counting its worker, Queued the requests still waiting) gets a
+// degraded response: the third answer beside queueing and rejecting.
+func (a *Admission) Degrade(l Load) bool {
+	if a.degQueue >= 0 {
+		return l.Queued > a.degQueue
+	}
+	return l.Limit > 0 && float64(l.Busy) > a.degUtil*float64(l.Limit)
 }
 
 // RejectCost is the worker time (ns) one rejection costs.

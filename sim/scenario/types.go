@@ -492,6 +492,9 @@ type Backend struct {
 	// PIDShedding, when set, is a PID load shedder over request
 	// priorities in the style of Uber's Cinnamon (cinnamon.go).
 	PIDShedding *PIDShedding `yaml:"pid_shedding" json:"pid_shedding,omitempty"`
+	// Degrade, when set, serves a cheaper response past a load level
+	// (graceful degradation, degrade.go).
+	Degrade *Degrade `yaml:"degrade" json:"degrade,omitempty"`
 }
 
 // Connections limits and prices connection set-up.

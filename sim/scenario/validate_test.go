@@ -177,6 +177,14 @@ func TestValidationRules(t *testing.T) {
 			path: "backend.pid_shedding", msg: []string{"cannot be set with priority_shedding"},
 		},
 		{
+			name: "degrade without a level", sets: []string{"backend.degrade={}"},
+			path: "backend.degrade", msg: []string{"needs exactly one of when_queue_above and when_utilization_above"},
+		},
+		{
+			name: "degrade fraction", sets: []string{"backend.degrade={when_queue_above: 3, service_fraction: 1.5}"},
+			path: "backend.degrade.service_fraction", msg: []string{"must be in (0, 1], got 1.5"},
+		},
+		{
 			name: "pid shedding interval", sets: []string{"backend.pid_shedding={interval: 0s}"},
 			path: "backend.pid_shedding.interval", msg: []string{"must be >= 1ms, got 0s"},
 		},
