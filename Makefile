@@ -585,3 +585,29 @@ experiment-live-corrected: build ## sim-vs-live's second round: K = 3 and no thr
 		./$(BIN) live -q scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT2)/live-$$n-$$s || exit 1; done; done
 	$(GO) run ./live/internal/simvslive -dir $(LIVE_OUT2) -points k3,none > $(LIVE_OUT2)/table.md
 	$(call splice,$(LIVE_DOC).md,$(LIVE_OUT2)/table.md,table-corrected)
+
+# Admission policies compared on the outage and on the cascade (issue #26):
+# client-side throttles (SRE, Envoy admission control) against server-side
+# shedding (the PID shedder, graceful degradation). ADMCMP_SCENARIOS are
+# the sweep files (scenarios/admission-<name>.yaml); their sweep: blocks
+# hold the points. ADAPTIVE BREAKER: the Semian adaptive breaker (branch
+# pcl) joins as one more point in each file, where the files mark its
+# place. ADMCMP_JOBS: runs at once (1 on the shared 2-core machine).
+ADMCMP_DOC       := docs/experiments/admission-comparison
+ADMCMP_OUT       := results/experiments/admission-comparison
+ADMCMP_SCENARIOS := outage cascade
+ADMCMP_JOBS      ?= 1
+ADMCMP_COLUMNS   := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
+
+.PHONY: experiment-admission-comparison
+experiments: experiment-admission-comparison
+experiment-admission-comparison: build ## Envoy admission control vs SRE throttle vs PID shedder vs degradation on the outage and cascade (docs/experiments/admission-comparison.md)
+	@mkdir -p $(ADMCMP_DOC)
+	@for s in $(ADMCMP_SCENARIOS); do \
+		./$(BIN) sweep -q scenarios/admission-$$s.yaml --jobs $(ADMCMP_JOBS) --out $(ADMCMP_OUT)/$$s || exit 1; \
+		./$(BIN) summarize $(ADMCMP_OUT)/$$s --columns "$(ADMCMP_COLUMNS)" > $(ADMCMP_OUT)/$$s-table.md || exit 1; \
+		for f in compare_goodput compare_local_drops compare_recovery; do cp $(ADMCMP_OUT)/$$s/$$f.png $(ADMCMP_DOC)/$$s-$$f.png; done; \
+	done
+	$(call splice,$(ADMCMP_DOC).md,$(ADMCMP_OUT)/outage-table.md,outage)
+	$(call splice,$(ADMCMP_DOC).md,$(ADMCMP_OUT)/cascade-table.md,cascade)
+	@echo "updated $(ADMCMP_DOC).md and its figures"
