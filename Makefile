@@ -225,7 +225,7 @@ experiment-policies: build ## one scenario per policy family on the same outage 
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
 	@echo "updated $(POL_DOC).md"
 
-VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg|LoadBalancing|ServerSideQueueing|Fidelity|Gradient2RisesBehindQueue|EnvoyHighMinConcurrency|DAGORShedsLowPriorityFirst|ArrivalTiltLikelihoodRatio
+VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg|LoadBalancing|ServerSideQueueing|Fidelity|Gradient2RisesBehindQueue|EnvoyHighMinConcurrency|DAGORShedsLowPriorityFirst|ArrivalTiltLikelihoodRatio|PIDShedderHoldsQueueTime|DegradeMatchesBirthDeath
 
 .PHONY: validate
 validate: ## check the simulator against theory and write docs/validation.md

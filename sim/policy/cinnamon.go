@@ -11,9 +11,8 @@ var ErrPIDShedderSettings = errors.New("policy: bad PID shedding (Cinnamon) sett
 // PIDShedderSettings configures the PID load shedder. Zero fields take
 // the defaults below, all of them our choice (Uber's posts publish no
 // gains, interval or set point): an update every 200 ms, a queueing-time
-// set point of 20 ms, Kp = 0.05, Ki = 0.2 /s, Kd = 0 (chosen on an M/M/10
-// at 1.5×, 2× and 4× its capacity, TestPIDShedderHoldsQueueTime's
-// scenario: the run's mean wait 10–30% above the set point).
+// set point of 20 ms, Kp = 0.05, Ki = 0.2 /s, Kd = 0 (chosen by hand on
+// TestPIDShedderHoldsQueueTime's M/M/10 at 2× its capacity).
 type PIDShedderSettings struct {
 	Interval   int64 // ns between controller updates
 	QueueTime  int64 // ns: the set point of the interval's mean queueing time
