@@ -249,7 +249,7 @@ experiment-policies: build ## one scenario per policy family on the same outage 
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
 	@echo "updated $(POL_DOC).md"
 
-VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg|LoadBalancing|ServerSideQueueing|Fidelity|Gradient2RisesBehindQueue|EnvoyHighMinConcurrency|DAGORShedsLowPriorityFirst|ArrivalTiltLikelihoodRatio
+VALIDATION_TESTS := MMc|Little|SteadyState|ClosedForm|Layered|ErlangB|Coverage|NetworkConstant|OCCBackend|SREBook|GraphRetryAmplification|JacksonNetwork|Hedg|LoadBalancing|ServerSideQueueing|Fidelity|Gradient2RisesBehindQueue|EnvoyHighMinConcurrency|DAGORShedsLowPriorityFirst|ArrivalTiltLikelihoodRatio|PIDShedderHoldsQueueTime|DegradeMatchesBirthDeath
 
 .PHONY: validate
 validate: ## check the simulator against theory and write docs/validation.md
@@ -700,3 +700,29 @@ experiment-retry-budget-recipe: build ## tune each retry budget kind's parameter
 	$(call splice,$(RECIPE_DOC).md,$(RECIPE_OUT)/finagle-no-reserve.md,finagle-no-reserve)
 	$(call splice,$(RECIPE_DOC).md,$(RECIPE_OUT)/grpc.md,grpc)
 	@echo "updated $(RECIPE_DOC).md"
+
+# Admission policies compared on the outage and on the cascade (issue #26):
+# client-side throttles (SRE, Envoy admission control) against server-side
+# shedding (the PID shedder, graceful degradation). ADMCMP_SCENARIOS are
+# the sweep files (scenarios/admission-<name>.yaml); their sweep: blocks
+# hold the points. ADAPTIVE BREAKER: the Semian adaptive breaker (branch
+# pcl) joins as one more point in each file, where the files mark its
+# place. ADMCMP_JOBS: runs at once (1 on the shared 2-core machine).
+ADMCMP_DOC       := docs/experiments/admission-comparison
+ADMCMP_OUT       := results/experiments/admission-comparison
+ADMCMP_SCENARIOS := outage cascade
+ADMCMP_JOBS      ?= 1
+ADMCMP_COLUMNS   := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
+
+.PHONY: experiment-admission-comparison
+experiments: experiment-admission-comparison
+experiment-admission-comparison: build ## Envoy admission control vs SRE throttle vs PID shedder vs degradation on the outage and cascade (docs/experiments/admission-comparison.md)
+	@mkdir -p $(ADMCMP_DOC)
+	@for s in $(ADMCMP_SCENARIOS); do \
+		./$(BIN) sweep -q scenarios/admission-$$s.yaml --jobs $(ADMCMP_JOBS) --out $(ADMCMP_OUT)/$$s || exit 1; \
+		./$(BIN) summarize $(ADMCMP_OUT)/$$s --columns "$(ADMCMP_COLUMNS)" > $(ADMCMP_OUT)/$$s-table.md || exit 1; \
+		for f in compare_goodput compare_local_drops compare_recovery; do cp $(ADMCMP_OUT)/$$s/$$f.png $(ADMCMP_DOC)/$$s-$$f.png; done; \
+	done
+	$(call splice,$(ADMCMP_DOC).md,$(ADMCMP_OUT)/outage-table.md,outage)
+	$(call splice,$(ADMCMP_DOC).md,$(ADMCMP_OUT)/cascade-table.md,cascade)
+	@echo "updated $(ADMCMP_DOC).md and its figures"

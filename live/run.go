@@ -502,6 +502,7 @@ wait:
 	if srv != nil {
 		waitSum, waitN = srv.QueueWait()
 	}
+	ser.Degrading = srvSer != nil && rs.EntryBackend().Degrade != nil
 	res := &sim.Result{
 		Scenario: &rs, Series: ser, Arrivals: uint64(rec.arr),
 		Complete: !interrupted, StoppedAt: stoppedAt, MeanLatencyS: math.NaN(),
@@ -560,6 +561,7 @@ func mergeServer(r, s *metrics.Row) {
 	r.QueueTimeouts, r.FailedOutage, r.LostOutage = s.QueueTimeouts, s.FailedOutage, s.LostOutage
 	r.Served, r.Errors, r.Cancelled = s.Served, s.Errors, s.Cancelled
 	r.UsefulNS, r.WastedNS, r.QueueAreaNS, r.CapacityNS = s.UsefulNS, s.WastedNS, s.QueueAreaNS, s.CapacityNS
+	r.Degraded = s.Degraded
 }
 
 // params are the summary's parameters, as a simulation of sc sets them

@@ -99,6 +99,7 @@ func (m *model) faultStart(now int64, f scenario.Fault, b *pool) {
 		m.disconnectFault(now, f)
 	case scenario.FaultSlowdown:
 		b.slowOn, b.slowStart, b.slowFactor = true, f.AppliesTo != scenario.SlowArrival, f.Factor
+		b.setAdjust()
 		if f.ServiceTime != nil {
 			b.slow = newSampler(*f.ServiceTime)
 		}
@@ -126,6 +127,7 @@ func (m *model) faultEnd(now int64, f scenario.Fault, b *pool) {
 	}
 	if f.Kind == scenario.FaultSlowdown {
 		b.slowOn = false
+		b.setAdjust()
 	}
 	b.capFault = false
 	m.checkReconnected(now)

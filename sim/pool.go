@@ -30,7 +30,9 @@ type pool struct {
 	cancel   bool
 	errRate  float64 // share of served attempts answered with an error
 	svc      sampler
-	perConc  int64 // ns of service time added per request in service (dist concurrency)
+	perConc  int64   // ns of service time added per request in service (dist concurrency)
+	degrade  float64 // graceful degradation: the share of the service time of a degraded response (0: none)
+	adjust   bool    // serve adjusts service times: a slowdown at start, perConc or degrade (setAdjust)
 
 	// a slowdown fault in progress
 	slowOn     bool
@@ -147,6 +149,10 @@ func (b *pool) init(be scenario.Backend, conns bool, ser *metrics.Series, limitK
 	b.ser = ser
 	var err error
 	b.adm, err = admission.New(be, limitKey, ser)
+	if b.degrade = b.adm.DegradeFraction(); b.degrade != 0 {
+		ser.Degrading = true
+	}
+	b.setAdjust()
 	return err
 }
 
@@ -227,15 +233,36 @@ func (b *pool) takeWorker() uint32 {
 }
 
 func (m *model) serve(b *pool, now int64, w uint32, slot, tok uint32, svc int64, group uint8, dl int64, hop uint8, arrived int64, id svcDraw) {
+	if b.adjust {
+		svc = m.adjusted(b, now, svc, group, id)
+	}
+	wk := &b.workers[w]
+	wk.start, wk.slot, wk.token, wk.kind, wk.group, wk.dl, wk.hop, wk.arrived = now, slot, tok, wkServe, group, dl, hop, arrived
+	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
+}
+
+// adjusted is the service time svc of a request of group grp starting
+// service at b now after what serve's adjust stands for: a slowdown
+// applying at the start, dist concurrency's time per other request in
+// service, then graceful degradation.
+func (m *model) adjusted(b *pool, now, svc int64, grp uint8, id svcDraw) int64 {
 	if b.slowOn && b.slowStart {
 		svc = m.slowed(b, id, svc) // applies_to: start
 	}
 	if b.perConc != 0 {
 		svc += b.perConc * int64(b.busy-1) // the others in service now (busy counts w)
 	}
-	wk := &b.workers[w]
-	wk.start, wk.slot, wk.token, wk.kind, wk.group, wk.dl, wk.hop, wk.arrived = now, slot, tok, wkServe, group, dl, hop, arrived
-	m.q.Schedule(m.after(now, svc), evWorkerDone, w, wk.gen|uint32(b.idx)<<24)
+	if b.degrade != 0 && b.adm.Degrade(b.load()) {
+		svc = int64(float64(svc) * b.degrade) // a cheaper response (backend.degrade)
+		b.rows.add(b, now, grp, degraded)
+	}
+	return svc
+}
+
+// setAdjust notes whether serve must adjust service times (adjusted):
+// called when a setting it reads changes.
+func (b *pool) setAdjust() {
+	b.adjust = b.slowOn && b.slowStart || b.perConc != 0 || b.degrade != 0
 }
 
 // rejected carries out the admission's verdict v on a refusal: a

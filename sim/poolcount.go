@@ -14,6 +14,7 @@ const (
 	rejected        = counter(unsafe.Offsetof(metrics.Row{}.Rejected))
 	unanswered      = counter(unsafe.Offsetof(metrics.Row{}.Unanswered))
 	shed            = counter(unsafe.Offsetof(metrics.Row{}.Shed))
+	degraded        = counter(unsafe.Offsetof(metrics.Row{}.Degraded))
 	queueTimeouts   = counter(unsafe.Offsetof(metrics.Row{}.QueueTimeouts))
 	failedOutage    = counter(unsafe.Offsetof(metrics.Row{}.FailedOutage))
 	lostOutage      = counter(unsafe.Offsetof(metrics.Row{}.LostOutage))

@@ -50,6 +50,12 @@ type ServiceSummary struct {
 	FailedOutage    int64 `json:"failed_outage"`
 	LostOutage      int64 `json:"lost_outage"`
 	TimedOut        int64 `json:"timed_out"`
+	// Shed is the attempts the service's rate limit, priority shedding or
+	// concurrency limit refused (of Rejected) or CoDel dropped; Degraded
+	// those served with a degraded response (backend.degrade). Absent
+	// without them.
+	Shed     int64 `json:"shed,omitempty"`
+	Degraded int64 `json:"degraded,omitempty"`
 	// AttemptsPerRequest is the attempts that reached the service (those
 	// it refused in an outage included) per external request: the
 	// amplification at this tier.
@@ -110,6 +116,7 @@ func (m *model) services(offered int64, stop int64) []ServiceResult {
 			Received: t.Received, Accepted: t.Accepted, Rejected: t.Rejected + t.QueueTimeouts, Unanswered: t.Unanswered,
 			Served: t.Served, Errors: t.Errors, DeadlineDropped: t.DeadlineDropped,
 			FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut,
+			Shed: t.Shed, Degraded: t.Degraded,
 			AttemptsPerRequest:       metrics.Ratio(t.Received+t.FailedOutage, offered),
 			SuccessRatio:             metrics.Ratio(t.Succeeded, t.Offered),
 			WastedWorkFraction:       s.WastedWorkFraction,

@@ -89,6 +89,11 @@ func TestDisciplinesLive(t *testing.T) {
 		// The queue timeout rejects B and C when they reach the worker.
 		{"queue_timeout", "  queue: {limit: 5, timeout: 50ms}\n", []time.Duration{0, ms, 2 * ms},
 			[]result{{200, 100 * ms}, {503, 100 * ms}, {503, 100 * ms}}},
+		// Degradation past one queued: B starts at 100 ms with C and D
+		// still waiting and takes half its 100 ms; C starts with only D
+		// waiting and takes all of it, as does D.
+		{"degrade", "  queue: {limit: 5}\n  degrade: {when_queue_above: 1, service_fraction: 0.5}\n", four,
+			[]result{{200, 100 * ms}, {200, 150 * ms}, {200, 250 * ms}, {200, 350 * ms}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := script(t, one+tt.extra, tt.arrive)

@@ -125,6 +125,7 @@ type fault struct {
 type job struct {
 	at    int64 // when it was admitted
 	svc   int64 // its service time
+	deg   bool  // served with a degraded response (backend.degrade)
 	ctx   context.Context
 	done  chan int // buffered: the HTTP status of its answer
 	outCh chan struct{}
@@ -227,7 +228,9 @@ var backendFields = decide.Table{
 	"rate_limit": decide.Live, "concurrency_limit": decide.Live,
 	"priority_shedding": decide.Refused, // an HTTP request carries no business or user priority
 	"outlier_detection": decide.Refused, "health_check": decide.Refused, "autoscale": decide.Refused,
-	"prequal": decide.Inert, // lb: prequal's probing: no effect with one replica
+	"prequal":      decide.Inert,   // lb: prequal's probing: no effect with one replica
+	"pid_shedding": decide.Refused, // as priority_shedding: an HTTP request carries no business or user priority
+	"degrade":      decide.Live,
 }
 
 var queueFields = decide.Table{
@@ -559,7 +562,9 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		j := &job{at: now, svc: s.svc.Sample(s.src.Key(rng.Service, 0), s.draws), ctx: r.Context(), done: make(chan int, 1), outCh: s.outCh}
 		if v == admission.Serve {
 			s.waitN++
-			s.hand(j)
+			s.busy++ // as hand, with the degradation decided first (it reads busy)
+			s.degrade(now, j)
+			s.give(j)
 		} else {
 			s.queueChanged(now)
 			s.queue = append(s.queue, j)
@@ -704,8 +709,20 @@ func (s *Server) dispatch(now int64) {
 		}
 		s.waitSum += float64(now - j.at)
 		s.waitN++
+		s.degrade(now, j)
 		s.give(j)
 		return
+	}
+}
+
+// degrade marks job j for a degraded response (serve shortens its
+// service time) when it starts service under a load the admission
+// answers so (backend.degrade). Called with mu held, busy counting j's
+// worker.
+func (s *Server) degrade(now int64, j *job) {
+	if s.adm.DegradeFraction() != 0 && s.adm.Degrade(s.load()) {
+		j.deg = true
+		s.note(now, "degraded", func(r *metrics.Row) *int64 { return &r.Degraded })
 	}
 }
 
@@ -720,6 +737,9 @@ func (s *Server) serve(j *job) {
 	} else if s.slowTime != nil {
 		s.draws++
 		svc = s.slowTime.Sample(s.src.Key(rng.Service, 0), s.draws)
+	}
+	if j.deg {
+		svc = int64(float64(svc) * s.adm.DegradeFraction()) // as the simulator: after slowdowns
 	}
 	s.serving++
 	start, out := s.now(), j.outCh

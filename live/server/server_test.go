@@ -722,6 +722,7 @@ func TestRefusedFieldsAreNamed(t *testing.T) {
 		{"  health_check: {}\n", "backend.health_check"},
 		{"  autoscale: {max_replicas: 4, target: 0.7}\n", "backend.autoscale"},
 		{"  concurrency_limit: {kind: failsafe, prioritized: true}\n", "backend.concurrency_limit.prioritized"},
+		{"  pid_shedding: {}\n", "backend.pid_shedding"},
 	} {
 		_, err := New(parse(t, tt.extra), Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want+": not supported") && !strings.Contains(err.Error(), tt.want+",") {

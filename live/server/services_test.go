@@ -118,6 +118,8 @@ func TestServiceFieldsAreRefused(t *testing.T) {
 		"services[].outlier_detection": {"    replicas: 2\n    outlier_detection: {}\n", ""},
 		"services[].health_check":      {"    replicas: 2\n    health_check: {}\n", ""},
 		"services[].autoscale":         {"    autoscale: {max_replicas: 4, target: 0.7}\n", ""},
+		"services[].pid_shedding":      {"    pid_shedding: {}\n", ""},
+		"services[].degrade":           {"    degrade: {when_queue_above: 3}\n", ""},
 	}
 	for _, f := range [][2]any{
 		{"services[].", reflect.TypeFor[scenario.Node]()}, {"services[].", reflect.TypeFor[scenario.Backend]()},

@@ -96,8 +96,15 @@ type Admission struct {
 	bucket *policy.TokenBucket
 	conc   *concLimit // nil: no concurrency limit
 	dagor  *policy.DAGOR
-	ul     int  // DAGOR's user priority levels
-	prio   bool // DAGOR or a prioritised limit: Arrive reads prio
+	ul     int // DAGOR's, the PID shedder's or a prioritised limit's user priority levels
+	pid    *policy.PIDShedder
+	shed   bool // DAGOR or the PID shedder: Arrive asks admitPrio
+	prio   bool // shed or a prioritised limit: Arrive reads prio
+
+	// graceful degradation (Degrade): the level, one of the two
+	degQueue int     // more than this many queued (−1: not this rule)
+	degUtil  float64 // more than this share of the workers busy
+	degFrac  float64 // the share of the service time a degraded response takes; 0: none
 }
 
 // concLimit is the server's concurrency limit: its algorithm, the stream
@@ -159,11 +166,27 @@ func New(be scenario.Backend, limitKey uint64, ser *metrics.Series) (Admission, 
 		}
 		a.dagor, a.ul = d, ps.UserLevels
 	}
+	if ps := be.PIDShedding; ps != nil {
+		p, err := policy.NewPIDShedder(ps.Settings(), (scenario.MaxBusinessPriority+1)*ps.UserLevels)
+		if err != nil {
+			return Admission{}, fmt.Errorf("admission: backend.pid_shedding: %w", err)
+		}
+		a.pid, a.ul = p, ps.UserLevels
+	}
 	if a.conc != nil && a.conc.q != nil && a.conc.q.pz != nil {
 		a.conc.q.ul = max(a.ul, 1)
 		a.ul = a.conc.q.ul
 	}
-	a.prio = a.dagor != nil || a.ul > 0
+	a.shed = a.dagor != nil || a.pid != nil
+	a.prio = a.shed || a.ul > 0
+	if d := be.Degrade; d != nil {
+		a.degFrac, a.degQueue = d.ServiceFraction, -1
+		if d.WhenQueueAbove != nil {
+			a.degQueue = *d.WhenQueueAbove
+		} else if d.WhenUtilizationAbove != nil {
+			a.degUtil = *d.WhenUtilizationAbove
+		}
+	}
 	return a, nil
 }
 
@@ -187,11 +210,12 @@ func (a *Admission) QueueLimit() int { return a.qlimit }
 
 // Arrive decides on an arrival at now to a server under load l; prio is
 // its priority (read only when Prioritized). Shed reports a refusal by the
-// rate limit, priority shedding or the concurrency limit (those come
-// first, in this order), as opposed to a full queue.
+// rate limit, priority shedding (DAGOR or the PID shedder) or the
+// concurrency limit (those come first, in this order), as opposed to a
+// full queue.
 func (a *Admission) Arrive(now int64, l Load, prio int) (v Verdict, shed bool) {
 	if a.bucket != nil && !a.bucket.Allow(now) ||
-		a.dagor != nil && !a.dagor.Admit(now, prio, l.WaitSum, l.WaitN) ||
+		a.shed && !a.admitPrio(now, prio, l) ||
 		a.conc != nil && !a.conc.admit(now, l.Busy+l.Queued, prio) {
 		return a.Refuse(l), true
 	}
@@ -202,6 +226,15 @@ func (a *Admission) Arrive(now int64, l Load, prio int) (v Verdict, shed bool) {
 		return Queue, false
 	}
 	return a.Refuse(l), false
+}
+
+// admitPrio is the priority shedder's decision (DAGOR's or the PID
+// shedder's) on an arrival of priority prio at now.
+func (a *Admission) admitPrio(now int64, prio int, l Load) bool {
+	if a.dagor != nil {
+		return a.dagor.Admit(now, prio, l.WaitSum, l.WaitN)
+	}
+	return a.pid.Admit(now, prio, l.WaitSum, l.WaitN)
 }
 
 // Refuse charges one rejection's work to a server under load l: nothing
@@ -219,6 +252,21 @@ func (a *Admission) Refuse(l Load) Verdict {
 	}
 	a.Overhead++
 	return Reject
+}
+
+// DegradeFraction is the share of its service time a degraded response
+// takes; 0 when the server does not degrade (and Degrade need not be
+// asked).
+func (a *Admission) DegradeFraction() float64 { return a.degFrac }
+
+// Degrade reports whether a request that starts service under load l
+// (Busy counting its worker, Queued the requests still waiting) gets a
+// degraded response: the third answer beside queueing and rejecting.
+func (a *Admission) Degrade(l Load) bool {
+	if a.degQueue >= 0 {
+		return l.Queued > a.degQueue
+	}
+	return l.Limit > 0 && float64(l.Busy) > a.degUtil*float64(l.Limit)
 }
 
 // RejectCost is the worker time (ns) one rejection costs.

@@ -91,3 +91,33 @@ func TestExpire(t *testing.T) {
 		t.Errorf("waited longer: got %d, want TimedOut", got)
 	}
 }
+
+// Degradation answers a request that starts service past the level with
+// a cheaper response: more than when_queue_above still queued, or more
+// than when_utilization_above of the workers busy (counting its own).
+func TestDegrade(t *testing.T) {
+	q, u := 2, 0.75
+	for _, tt := range []struct {
+		name string
+		d    scenario.Degrade
+		l    Load
+		want bool
+	}{
+		{"queue at the level", scenario.Degrade{WhenQueueAbove: &q}, Load{Busy: 4, Limit: 4, Queued: 2}, false},
+		{"queue past the level", scenario.Degrade{WhenQueueAbove: &q}, Load{Busy: 4, Limit: 4, Queued: 3}, true},
+		{"utilisation at the level", scenario.Degrade{WhenUtilizationAbove: &u}, Load{Busy: 3, Limit: 4}, false},
+		{"utilisation past the level", scenario.Degrade{WhenUtilizationAbove: &u}, Load{Busy: 4, Limit: 4}, true},
+		{"no workers", scenario.Degrade{WhenUtilizationAbove: &u}, Load{Busy: 0, Limit: 0}, false},
+	} {
+		be := backend(scenario.QueueFIFO, 10, 0, 0)
+		tt.d.ServiceFraction = 0.25
+		be.Degrade = &tt.d
+		a, err := New(be, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Degrade(tt.l); got != tt.want || a.DegradeFraction() != 0.25 {
+			t.Errorf("%s: got %v (fraction %g), want %v (0.25)", tt.name, got, a.DegradeFraction(), tt.want)
+		}
+	}
+}

@@ -63,6 +63,8 @@ type Row struct {
 	// most replicas taking work at any time in the interval.
 	ReplicasNS, DesiredNS int64
 	ReplicasPeak          int64
+
+	Degraded int64 // attempts whose service started degraded: a cheaper response (backend.degrade)
 }
 
 // Series is a run's rows, preallocated for the whole horizon.
@@ -72,6 +74,9 @@ type Series struct {
 	// Autoscaled: the replica columns hold an autoscaler's counts (else
 	// they are written empty).
 	Autoscaled bool
+	// Degrading: the service degrades under load (backend.degrade), and
+	// timeseries.csv has a degraded column (else it has none).
+	Degrading bool
 }
 
 // NewSeries allocates n rows of interval ns each.

@@ -53,6 +53,9 @@ type Summary struct {
 	// backend_rejected) or CoDel dropped (part of queue_timeouts); absent
 	// without them.
 	Shed int64 `json:"shed,omitempty"`
+	// Degraded is the attempts served with a degraded (cheaper) response
+	// (backend.degrade), part of backend_accepted; absent without it.
+	Degraded int64 `json:"degraded,omitempty"`
 	// EntryService, in a service graph, names the service the backend
 	// figures (backend_*, the capacity, wasted-work and overload figures)
 	// describe: the one the clients call. Absent with one backend.
@@ -230,6 +233,7 @@ func (s *Series) Totals() Row {
 		t.DeadlineDropped += r.DeadlineDropped
 		t.Hedges += r.Hedges
 		t.Shed += r.Shed
+		t.Degraded += r.Degraded
 		t.UsefulNS += r.UsefulNS
 		t.WastedNS += r.WastedNS
 		t.QueueAreaNS += r.QueueAreaNS
@@ -279,7 +283,7 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 		Offered: t.Offered, Succeeded: t.Succeeded, Failed: t.Failed, DeadlineExceeded: t.DeadlineExceeded, BudgetRefused: t.BudgetRefused, DropThrottle: t.DropThrottle, DropNoConn: t.DropNoConn, DropBreaker: t.DropBreaker,
 		Attempts: t.Attempts, Retries: t.Retries, Received: t.Received, Accepted: t.Accepted,
 		Rejected: t.Rejected, Unanswered: t.Unanswered, QueueTimeouts: t.QueueTimeouts, FailedOutage: t.FailedOutage, LostOutage: t.LostOutage, TimedOut: t.TimedOut, Served: t.Served, Errors: t.Errors,
-		Cancelled: t.Cancelled, Hedges: t.Hedges, Shed: t.Shed,
+		Cancelled: t.Cancelled, Hedges: t.Hedges, Shed: t.Shed, Degraded: t.Degraded,
 	}
 	sum.InFlight = t.Offered - t.Succeeded - t.Failed - t.DropThrottle - t.DropNoConn - t.DropBreaker
 	sum.Paced = t.Paced

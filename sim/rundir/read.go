@@ -114,6 +114,7 @@ func ReadTimeseries(r io.Reader, workers int) (*metrics.Series, error) {
 			ReplicasNS:        ns("replicas_ready", float64(s.Interval)),
 			DesiredNS:         ns("replicas_desired", float64(s.Interval)),
 			ReplicasPeak:      cnt("replicas_peak"),
+			Degraded:          cnt(DegradedColumn),
 		})
 		if _, ok := col["replicas_ready"]; ok && rec[col["replicas_ready"]] != "" {
 			s.Autoscaled = true
@@ -122,6 +123,7 @@ func ReadTimeseries(r io.Reader, workers int) (*metrics.Series, error) {
 			return nil, bad
 		}
 	}
+	_, s.Degrading = col[DegradedColumn]
 	if s.Interval <= 0 {
 		return nil, fmt.Errorf("timeseries.csv: no rows")
 	}

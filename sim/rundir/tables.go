@@ -69,14 +69,18 @@ func ServicesCSV(r *sim.Result) ([]byte, error) {
 	nodes := r.Scenario.Nodes()
 	var b bytes.Buffer
 	cw := csv.NewWriter(&b)
-	head := append(append([]string{"service"}, Columns...), "deadline_dropped")
+	deg := false
+	for _, sv := range r.Services {
+		deg = deg || sv.Series.Degrading
+	}
+	head := append(append([]string{"service"}, columns(deg)...), "deadline_dropped")
 	if err := cw.Write(head); err != nil {
 		return nil, err
 	}
 	rec := make([]string, 0, len(head))
 	for i, sv := range r.Services {
 		for j := range sv.Series.Rows {
-			rec = appendRow(append(rec[:0], sv.Name), sv.Series, j, nodes[i].TotalWorkers())
+			rec = appendRow(append(rec[:0], sv.Name), sv.Series, j, nodes[i].TotalWorkers(), deg)
 			rec = append(rec, strconv.FormatInt(sv.Series.Rows[j].DeadlineDropped, 10))
 			if err := cw.Write(rec); err != nil {
 				return nil, err

@@ -23,17 +23,31 @@ var Columns = []string{
 	"replicas_ready", "replicas_desired", "replicas_peak",
 }
 
+// DegradedColumn is timeseries.csv's last column when the service
+// degrades under load (metrics.Series.Degrading); absent otherwise, so
+// that every other run's file is as before.
+const DegradedColumn = "degraded"
+
+// columns is timeseries.csv's header for s.
+func columns(deg bool) []string {
+	if deg {
+		return append(Columns[:len(Columns):len(Columns)], DegradedColumn)
+	}
+	return Columns
+}
+
 // WriteTimeseries writes the series as timeseries.csv, with a header row.
 // workers is the nominal worker count: utilisation is worker time over
 // nominal capacity.
 func WriteTimeseries(w io.Writer, s *metrics.Series, workers int) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(Columns); err != nil {
+	head := columns(s.Degrading)
+	if err := cw.Write(head); err != nil {
 		return err
 	}
-	cells := make([]string, 0, len(Columns))
+	cells := make([]string, 0, len(head))
 	for i := range s.Rows {
-		cells = appendRow(cells[:0], s, i, workers)
+		cells = appendRow(cells[:0], s, i, workers, s.Degrading)
 		if err := cw.Write(cells); err != nil {
 			return err
 		}
@@ -42,8 +56,9 @@ func WriteTimeseries(w io.Writer, s *metrics.Series, workers int) error {
 	return cw.Error()
 }
 
-// appendRow appends row i of s as timeseries.csv's cells.
-func appendRow(cells []string, s *metrics.Series, i, workers int) []string {
+// appendRow appends row i of s as timeseries.csv's cells, with the
+// degraded column when deg.
+func appendRow(cells []string, s *metrics.Series, i, workers int, deg bool) []string {
 	r := &s.Rows[i]
 	iv := float64(s.Interval)
 	cap := iv * float64(workers)
@@ -62,9 +77,14 @@ func appendRow(cells []string, s *metrics.Series, i, workers int) []string {
 		ff(float64(r.LimitNS)/iv),
 	)
 	if s.Autoscaled {
-		return append(cells, ff(float64(r.ReplicasNS)/iv), ff(float64(r.DesiredNS)/iv), itoa(r.ReplicasPeak))
+		cells = append(cells, ff(float64(r.ReplicasNS)/iv), ff(float64(r.DesiredNS)/iv), itoa(r.ReplicasPeak))
+	} else {
+		cells = append(cells, "", "", "")
 	}
-	return append(cells, "", "", "")
+	if deg {
+		cells = append(cells, itoa(r.Degraded))
+	}
+	return cells
 }
 
 func itoa(x int64) string { return strconv.FormatInt(x, 10) }

@@ -91,3 +91,32 @@ func TestReadCSVRefusesImpossibleRows(t *testing.T) {
 		})
 	}
 }
+
+// The degraded column is written, and read back, only for a service that
+// degrades: every other file keeps the columns it had.
+func TestCSVDegradedColumn(t *testing.T) {
+	for _, deg := range []bool{false, true} {
+		s := metrics.NewSeries(1e9, 1)
+		s.Degrading = deg
+		s.Rows[0] = metrics.Row{Offered: 4, Accepted: 4, Degraded: 3, LatencyP50: math.NaN(), LatencyP99: math.NaN()}
+		var buf bytes.Buffer
+		if err := WriteTimeseries(&buf, s, 1); err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := bytes.Cut(buf.Bytes(), []byte("\n"))
+		if got := bytes.HasSuffix(head, []byte(","+DegradedColumn)); got != deg {
+			t.Errorf("degrading %v: got a degraded column %v, want %v", deg, got, deg)
+		}
+		got, err := ReadTimeseries(&buf, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if deg {
+			want = 3
+		}
+		if got.Degrading != deg || got.Rows[0].Degraded != want {
+			t.Errorf("degrading %v: read back degrading %v, degraded %d; want %v, %d", deg, got.Degrading, got.Rows[0].Degraded, deg, want)
+		}
+	}
+}

@@ -39,6 +39,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(validBase), "backend.concurrency_limit={kind: gradient2, min: 0, initial: 500}\nclients.priority={levels: [1, 2]}")
 	f.Add([]byte(validBase), "backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 1, rejection_threshold: -1s}")
 	f.Add([]byte(validBase), "backend.priority_shedding={user_levels: 0}\nclients.groups=[{name: a, share: 1, priority: {level: 8}}]")
+	f.Add([]byte(validBase), "backend.pid_shedding={kp: 0, ki: 0, kd: 0, user_levels: 2000}")
+	f.Add([]byte(validBase), "backend.degrade={when_queue_above: -1, when_utilization_above: 2, service_fraction: 0}")
 	f.Add([]byte(validBase), "clients.groups=[{name: a, share: 1, timeout: null, deadline: 0s}, {name: b, share: 2, timeout:, retry: {max_attempts: 0}}]")
 	f.Add([]byte(graphBase), "services.0.calls.0.timeout=~\nservices.0.calls.0.hedge={delay: -1s}")
 	f.Add([]byte(minimal), "clients.retry.backoff.jitter=ful")

@@ -587,6 +587,12 @@ type Backend struct {
 	// Prequal, when set, is the probing of lb: prequal (its defaults when
 	// lb is prequal and it is not set).
 	Prequal *Prequal `yaml:"prequal" json:"prequal,omitempty"`
+	// PIDShedding, when set, is a PID load shedder over request
+	// priorities in the style of Uber's Cinnamon (cinnamon.go).
+	PIDShedding *PIDShedding `yaml:"pid_shedding" json:"pid_shedding,omitempty"`
+	// Degrade, when set, serves a cheaper response past a load level
+	// (graceful degradation, degrade.go).
+	Degrade *Degrade `yaml:"degrade" json:"degrade,omitempty"`
 }
 
 // Connections limits and prices connection set-up.

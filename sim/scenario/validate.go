@@ -525,6 +525,8 @@ func (v *validator) backend(p string, b Backend, s *Scenario) {
 	v.check(b.Subset >= 0 && b.Subset <= b.Replicas, p+".subset", "must be in 0..%d (replicas; 0: every replica), got %d", b.Replicas, b.Subset)
 	v.concurrencyLimit(p, b.ConcurrencyLimit)
 	v.priorityShedding(p, b.PriorityShedding)
+	v.pidShedding(p, b)
+	v.degrade(p, b.Degrade)
 	v.check(b.RejectCost >= 0, p+".reject_cost", "must be >= 0, got %s", b.RejectCost)
 	v.check(b.ErrorRate >= 0 && b.ErrorRate < 1, p+".error_rate", "must be in [0, 1), got %g", b.ErrorRate)
 	v.check(b.AcceptBacklog >= 0, p+".accept_backlog", "must be >= 0, got %d", b.AcceptBacklog)

@@ -192,6 +192,26 @@ func TestValidationRules(t *testing.T) {
 			name: "dagor misspelt field", sets: []string{"backend.priority_shedding={queue_tim: 20ms}"},
 			path: "backend.priority_shedding.queue_tim", msg: []string{`did you mean "queue_time"`},
 		},
+		{
+			name: "pid shedding negative gain", sets: []string{"backend.pid_shedding={kp: -0.1}"},
+			path: "backend.pid_shedding.kp", msg: []string{"must be >= 0, got -0.1"},
+		},
+		{
+			name: "pid shedding with dagor", sets: []string{"backend.pid_shedding={}", "backend.priority_shedding={}"},
+			path: "backend.pid_shedding", msg: []string{"cannot be set with priority_shedding"},
+		},
+		{
+			name: "degrade without a level", sets: []string{"backend.degrade={}"},
+			path: "backend.degrade", msg: []string{"needs exactly one of when_queue_above and when_utilization_above"},
+		},
+		{
+			name: "degrade fraction", sets: []string{"backend.degrade={when_queue_above: 3, service_fraction: 1.5}"},
+			path: "backend.degrade.service_fraction", msg: []string{"must be in (0, 1], got 1.5"},
+		},
+		{
+			name: "pid shedding interval", sets: []string{"backend.pid_shedding={interval: 0s}"},
+			path: "backend.pid_shedding.interval", msg: []string{"must be >= 1ms, got 0s"},
+		},
 		// Autoscaling.
 		{
 			name: "autoscale without max_replicas", sets: []string{"backend.autoscale={target: 0.7}"},
