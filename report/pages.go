@@ -111,6 +111,16 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		Charts:   charts,
 		Scenario: []Text{{Body: y}},
 	}
+	if lv := doc.Live; lv != nil {
+		// A live run took wall time and has no fingerprint (nothing was
+		// simulated: its 0 would read as one).
+		p.Facts[1] = Fact{"wall time (live)", sc.Duration.String()}
+		p.Facts = p.Facts[:4]
+		if len(lv.NotMeasured) > 0 {
+			notMeasured(&p.Summary, lv.NotMeasured, len(sc.Faults) > 0)
+			p.Facts = append(p.Facts, Fact{"backend", "not measured (a remote --target)"})
+		}
+	}
 	if g := doc.Graph; g != nil {
 		p.Lead = []Section{graphSection(g)}
 		p.Summary.Scope = map[string]string{}
@@ -119,6 +129,24 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		}
 	}
 	return p, nil
+}
+
+// notMeasured marks the grid's metrics a run could not see and shows
+// them, in Metrics' order, rather than a 0 or nothing (the figures of a
+// fault only when the scenario has one).
+func notMeasured(g *Grid, fields []string, faults bool) {
+	g.NotMeasured = map[string]bool{}
+	for _, f := range fields {
+		g.NotMeasured[f] = true
+	}
+	ofFault := map[string]bool{"fault_load_over_effective_capacity": true, "recovery_wasted_fraction": true}
+	var cols []string
+	for _, m := range Metrics {
+		if slices.Contains(g.Columns, m.Name) || g.NotMeasured[m.Name] && (faults || !ofFault[m.Name]) {
+			cols = append(cols, m.Name)
+		}
+	}
+	g.Columns = cols
 }
 
 // entryScoped are the summary's figures that, in a service graph, are
