@@ -494,13 +494,7 @@ wait:
 	}
 	for i := range ser.Rows {
 		r := &ser.Rows[i]
-		r.LatencyP50, r.LatencyP99 = math.NaN(), math.NaN()
-		if v, ok := rec.hist[i].Quantile(0.5); ok {
-			r.LatencyP50 = v
-		}
-		if v, ok := rec.hist[i].Quantile(0.99); ok {
-			r.LatencyP99 = v
-		}
+		r.SetLatency(&rec.hist[i])
 		if srvSer != nil {
 			mergeServer(r, &srvSer.Rows[i])
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
@@ -111,6 +112,7 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		Charts:   charts,
 		Scenario: []Text{{Body: y}},
 	}
+	runLatency(&p.Summary, &doc.Summary)
 	if lv := doc.Live; lv != nil {
 		// A live run took wall time and has no fingerprint (nothing was
 		// simulated: its 0 would read as one).
@@ -129,6 +131,25 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		}
 	}
 	return p, nil
+}
+
+// runLatency puts a run's p50, p90 and maximum latency beside its p99
+// in the summary table (one run: no interval; the sweep's tables keep
+// the p99 alone).
+func runLatency(g *Grid, s *metrics.Summary) {
+	i := slices.Index(g.Columns, "latency_p99_ms")
+	if i < 0 || len(g.Rows) != 1 {
+		return
+	}
+	g.Columns = slices.Insert(g.Columns, i+1, "latency_max_ms")
+	g.Columns = slices.Insert(g.Columns, i, "latency_p50_ms", "latency_p90_ms")
+	for name, v := range map[string]*float64{"latency_p50_ms": s.LatencyP50MS, "latency_p90_ms": s.LatencyP90MS, "latency_max_ms": s.LatencyMaxMS} {
+		e := Estimate{Mean: v}
+		if v != nil {
+			e.N = 1
+		}
+		g.Rows[0].Metrics[name] = e
+	}
 }
 
 // notMeasured marks the grid's metrics a run could not see and shows

@@ -256,7 +256,7 @@ func TestSetProblem(t *testing.T) {
 	}
 }
 
-var chartFiles = []string{"local_drops.png", "recovery.png", "server_load.png"}
+var chartFiles = []string{"latency.png", "local_drops.png", "recovery.png", "server_load.png"}
 
 func TestRunQuiet(t *testing.T) {
 	dir := t.TempDir()

@@ -337,7 +337,7 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 	rows = append(rows, [][2]string{
 		{"attempts", fmt.Sprintf("%s sent   amplification %s attempts per request", group(s.Attempts), num(s.Amplification, 3))},
 		{backend, fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
-		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
+		{"latency", fmt.Sprintf("p50 %s ms   p90 %s ms   p99 %s ms   max %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP90MS, 1), num(s.LatencyP99MS, 1), num(s.LatencyMaxMS, 0))},
 	}...)
 	if s.TimeAboveCapacityS != nil && (s.FaultLoadOverCapacity != nil || s.RecoveryWastedFraction != nil) {
 		line := fmt.Sprintf("%s s above capacity", num(s.TimeAboveCapacityS, 0))

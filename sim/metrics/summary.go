@@ -77,9 +77,14 @@ type Summary struct {
 	PeakReceivedOverCapacity *float64 `json:"peak_received_over_capacity" measured:"server"`
 	WastedWorkFraction       *float64 `json:"wasted_work_fraction" measured:"server"`
 	Utilisation              *float64 `json:"utilisation" measured:"server"`
-	LatencyP50MS             *float64 `json:"latency_p50_ms"`
-	LatencyP99MS             *float64 `json:"latency_p99_ms"`
-	MeanQueueWaitMS          *float64 `json:"mean_queue_wait_ms" measured:"server"`
+	// The latency of the requests that succeeded, from one histogram:
+	// each figure within 1.6% of the exact value (the maximum is the
+	// largest value's bucket midpoint).
+	LatencyP50MS    *float64 `json:"latency_p50_ms"`
+	LatencyP90MS    *float64 `json:"latency_p90_ms"`
+	LatencyP99MS    *float64 `json:"latency_p99_ms"`
+	LatencyMaxMS    *float64 `json:"latency_max_ms"`
+	MeanQueueWaitMS *float64 `json:"mean_queue_wait_ms" measured:"server"`
 	// LastSuccessS is when the last request that succeeded completed
 	// (seconds from the start): with arrival process once, the time until
 	// every client was served (Brooker's "completion time").
@@ -335,6 +340,12 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 	}
 	if v, ok := all.Quantile(0.99); ok {
 		sum.LatencyP99MS = ptr(v / 1e6)
+	}
+	if v, ok := all.Quantile(0.9); ok {
+		sum.LatencyP90MS = ptr(v / 1e6)
+	}
+	if v, ok := all.Quantile(1); ok {
+		sum.LatencyMaxMS = ptr(v / 1e6)
 	}
 	if waitN > 0 {
 		sum.MeanQueueWaitMS = ptr(waitSum / float64(waitN) / 1e6)
