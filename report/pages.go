@@ -112,7 +112,6 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		Charts:   charts,
 		Scenario: []Text{{Body: y}},
 	}
-	runLatency(&p.Summary, &doc.Summary)
 	if lv := doc.Live; lv != nil {
 		// A live run took wall time and has no fingerprint (nothing was
 		// simulated: its 0 would read as one).
@@ -123,6 +122,7 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 			p.Facts = append(p.Facts, Fact{"backend", "not measured (a remote --target)"})
 		}
 	}
+	runLatency(&p.Summary, &doc.Summary) // after notMeasured, which rebuilds the columns from Metrics
 	if g := doc.Graph; g != nil {
 		p.Lead = []Section{graphSection(g)}
 		p.Summary.Scope = map[string]string{}

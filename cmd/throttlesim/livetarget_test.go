@@ -57,7 +57,7 @@ func TestLiveTargetSaysNotMeasured(t *testing.T) {
 	}
 
 	page := string(readFile(t, filepath.Join(out, "report.html")))
-	for _, want := range []string{"not measured", "wall time (live)"} {
+	for _, want := range []string{"not measured", "wall time (live)", `data-metric="latency_p50_ms"`, `data-metric="latency_max_ms"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
