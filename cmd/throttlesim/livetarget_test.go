@@ -69,3 +69,28 @@ func TestLiveTargetSaysNotMeasured(t *testing.T) {
 		t.Errorf("recovery.png (the clients' view): %v", err)
 	}
 }
+
+// summarize reads a remote target's run back without the zeros: the
+// server's figures have no value.
+func TestSummarizeLiveTargetRun(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer srv.Close()
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", liveScenario)
+	out := filepath.Join(dir, "out")
+	if r := runCLI(t, "live", "-q", "--no-charts", file, "--target", srv.URL, "--out", out); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	r := runCLI(t, "summarize", "--format", "csv", out)
+	if r.code != 0 {
+		t.Fatalf("summarize: exit %d: %s", r.code, r.stderr)
+	}
+	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(rows) != 2 {
+		t.Fatalf("summarize --format csv: got %d lines, want 2:\n%s", len(rows), r.stdout)
+	}
+	// No run has a value: the column is left out, not filled with 0.
+	if head := strings.Split(rows[0], ","); slices.Contains(head, "backend_received") || !slices.Contains(head, "success_ratio") {
+		t.Errorf("summarize header: got %q, want success_ratio and no backend_received", head)
+	}
+}
