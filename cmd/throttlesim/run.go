@@ -52,9 +52,9 @@ results folder, results/<name>/ unless --out says otherwise: timeseries.csv,
 summary.json, charts and report.html, one page with all of them. A short
 summary goes to stdout, a progress bar to stderr when it is a terminal. The
 folder must not hold results already (--force replaces them, atomically);
-an interrupted run's partial result goes to <folder>.incomplete/. A failed threshold (thresholds: or --threshold)
-makes the exit code 99; a run estimated above 8 GiB or 1 hour is refused
-unless --force.
+an interrupted run's partial result goes to <folder>.incomplete/. A failed
+threshold (thresholds: or --threshold) makes the exit code 99; a run
+estimated above 8 GiB or 1 hour is refused unless --force.
 
 More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 		Example: `  throttlesim run scenarios/outage.yaml
