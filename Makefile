@@ -14,8 +14,12 @@ help: ## list the targets
 build: ## build bin/throttlesim
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/throttlesim
 
+# Commands refuse a results folder that holds results unless --force
+# (docs/cli.md, "The results folder"). A make target rebuilds its outputs,
+# so make run and the experiment-* targets pass --force: running one twice
+# (CI's clean clone, then a developer again) replaces what it wrote.
 run: build ## run the outage scenario (SCENARIO=file to choose another); results in results/
-	./$(BIN) run $(SCENARIO)
+	./$(BIN) run --force $(SCENARIO)
 
 # make test runs every test at full size (no -short): 1 min 9 s on 2 idle
 # cores (measured December 2026; 1 min 24 s before the live/server tests
@@ -138,12 +142,12 @@ experiments: experiment-reconnect experiment-k-sweep ## regenerate every experim
 experiment-reconnect: build ## the reconnect-storm experiment (docs/experiments/reconnect-storm.md)
 	@mkdir -p $(RECONNECT_DOC)
 	@for s in $(RECONNECT_RUNS); do \
-		./$(BIN) run -q scenarios/$$s.yaml --out results/experiments/$$s || exit 1; \
+		./$(BIN) run --force -q scenarios/$$s.yaml --out results/experiments/$$s || exit 1; \
 		cp results/experiments/$$s/connections.png $(RECONNECT_DOC)/$$s-connections.png; \
 		cp results/experiments/$$s/recovery.png $(RECONNECT_DOC)/$$s-recovery.png; \
 		cp results/experiments/$$s/server_load.png $(RECONNECT_DOC)/$$s-server-load.png; \
 	done
-	./$(BIN) compare -q $(addprefix results/experiments/,$(RECONNECT_RUNS)) --title "reconnect policies" --out results/experiments/reconnect-compare
+	./$(BIN) compare --force -q $(addprefix results/experiments/,$(RECONNECT_RUNS)) --title "reconnect policies" --out results/experiments/reconnect-compare
 	@cp results/experiments/reconnect-compare/compare_connections.png $(RECONNECT_DOC)/compare_connections.png
 	@cp results/experiments/reconnect-compare/compare_server_load.png $(RECONNECT_DOC)/compare_server_load.png
 	./$(BIN) summarize $(addprefix results/experiments/,$(RECONNECT_RUNS)) > results/experiments/reconnect-storm-table.md
@@ -158,9 +162,9 @@ FLAG_COLUMNS := point,success,success during fault,recovered,recovery (s),droppe
 experiments: experiment-flagship
 experiment-flagship: build ## the flagship table: outage.yaml under every client policy, 10 seeds (README.md, docs/experiments/flagship.md; ~35 s)
 	@mkdir -p $(FLAG_DOC)
-	./$(BIN) sweep -q scenarios/flagship.yaml --out $(FLAG_OUT)
+	./$(BIN) sweep --force -q scenarios/flagship.yaml --out $(FLAG_OUT)
 	./$(BIN) summarize $(FLAG_OUT) --columns "$(FLAG_COLUMNS)" > $(FLAG_OUT)/table.md
-	./$(BIN) sweep -q scenarios/flagship.yaml --set backend.queue.limit=250 --out $(FLAG_OUT)-short-queue
+	./$(BIN) sweep --force -q scenarios/flagship.yaml --set backend.queue.limit=250 --out $(FLAG_OUT)-short-queue
 	./$(BIN) summarize $(FLAG_OUT)-short-queue --columns "$(FLAG_COLUMNS)" > $(FLAG_OUT)/short-queue-table.md
 	@for f in compare_goodput compare_server_load compare_local_drops compare_success compare_recovery; do \
 		cp $(FLAG_OUT)/$$f.png $(FLAG_DOC)/$$f.png; done
@@ -174,9 +178,9 @@ KSWEEP_OUT := results/experiments/k-sweep
 
 experiment-k-sweep: build ## the K sweep (docs/experiments/k-sweep.md)
 	@mkdir -p $(KSWEEP_DOC)
-	./$(BIN) sweep -q scenarios/k-sweep.yaml --out $(KSWEEP_OUT)/outage
-	./$(BIN) sweep -q scenarios/k-sweep-overload.yaml --out $(KSWEEP_OUT)/overload
-	./$(BIN) sweep -q scenarios/outage.yaml --vary clients.throttle.window=30s,1m,2m,5m --seeds 10 \
+	./$(BIN) sweep --force -q scenarios/k-sweep.yaml --out $(KSWEEP_OUT)/outage
+	./$(BIN) sweep --force -q scenarios/k-sweep-overload.yaml --out $(KSWEEP_OUT)/overload
+	./$(BIN) sweep --force -q scenarios/outage.yaml --vary clients.throttle.window=30s,1m,2m,5m --seeds 10 \
 		--set faults.0.start=6m --set duration=14m --out $(KSWEEP_OUT)/window
 	./$(BIN) summarize $(KSWEEP_OUT)/outage --columns "point,recovered,recovery (s),fault load / eff. capacity,time above capacity (s),wasted in recovery,peak load / capacity,success,dropped locally" > $(KSWEEP_OUT)/outage-table.md
 	./$(BIN) summarize $(KSWEEP_OUT)/overload > $(KSWEEP_OUT)/overload-table.md
@@ -226,8 +230,8 @@ RB_OUT := results/experiments/retry-budgets
 experiments: experiment-retry-budgets
 experiment-retry-budgets: build ## retry budgets and breakers against independent failures (docs/experiments/retry-budgets.md)
 	@mkdir -p $(RB_OUT)
-	./$(BIN) sweep -q scenarios/retry-budgets.yaml --out $(RB_OUT)/budgets
-	./$(BIN) sweep -q scenarios/retry-breakers.yaml --out $(RB_OUT)/breakers
+	./$(BIN) sweep --force -q scenarios/retry-budgets.yaml --out $(RB_OUT)/budgets
+	./$(BIN) sweep --force -q scenarios/retry-breakers.yaml --out $(RB_OUT)/breakers
 	./$(BIN) summarize $(RB_OUT)/budgets --columns point,amplification,success > $(RB_OUT)/budgets-table.md
 	./$(BIN) summarize $(RB_OUT)/breakers --columns point,amplification,success,dropped\ locally > $(RB_OUT)/breakers-table.md
 	$(call splice,$(RB_DOC).md,$(RB_OUT)/budgets-table.md,budgets)
@@ -242,8 +246,8 @@ POL_DOC  := docs/experiments/policies
 experiments: experiment-policies
 experiment-policies: build ## one scenario per policy family on the same outage and spike (docs/experiments/policies.md)
 	@mkdir -p $(POL_DOC)
-	@for p in $(POL_RUNS); do ./$(BIN) run -q scenarios/policies-$$p.yaml --out $(POL_OUT)/$$p || exit 1; done
-	./$(BIN) compare $(addprefix $(POL_OUT)/,$(POL_RUNS)) --title "client policies on one outage and one spike" --out $(POL_OUT)-compare
+	@for p in $(POL_RUNS); do ./$(BIN) run --force -q scenarios/policies-$$p.yaml --out $(POL_OUT)/$$p || exit 1; done
+	./$(BIN) compare --force $(addprefix $(POL_OUT)/,$(POL_RUNS)) --title "client policies on one outage and one spike" --out $(POL_OUT)-compare
 	./$(BIN) summarize $(addprefix $(POL_OUT)/,$(POL_RUNS)) > $(POL_OUT)-table.md
 	@for f in compare_goodput compare_server_load compare_local_drops; do cp $(POL_OUT)-compare/$$f.png $(POL_DOC)/$$f.png; done
 	$(call splice,$(POL_DOC).md,$(POL_OUT)-table.md,table)
@@ -263,10 +267,10 @@ RBK_OUT := results/experiments/reconnect-brooker
 experiments: experiment-reconnect-brooker
 experiment-reconnect-brooker: build ## Brooker's reconnect example: 1,000 clients, 10 s outage, 200/s (docs/experiments/reconnect-brooker.md)
 	@mkdir -p $(RBK_DOC)
-	./$(BIN) sweep -q scenarios/reconnect-brooker.yaml --out $(RBK_OUT)/sweep
+	./$(BIN) sweep --force -q scenarios/reconnect-brooker.yaml --out $(RBK_OUT)/sweep
 	./$(BIN) summarize $(RBK_OUT)/sweep --columns "point,connect attempts,all reconnected (s)" > $(RBK_OUT)/table.md
-	./$(BIN) run -q scenarios/reconnect-brooker.yaml --out $(RBK_OUT)/no-jitter
-	./$(BIN) run -q scenarios/reconnect-brooker.yaml --set clients.connection.reconnect.backoff.jitter=full --out $(RBK_OUT)/full-jitter
+	./$(BIN) run --force -q scenarios/reconnect-brooker.yaml --out $(RBK_OUT)/no-jitter
+	./$(BIN) run --force -q scenarios/reconnect-brooker.yaml --set clients.connection.reconnect.backoff.jitter=full --out $(RBK_OUT)/full-jitter
 	@cp $(RBK_OUT)/no-jitter/connections.png $(RBK_DOC)/no-jitter-connections.png
 	@cp $(RBK_OUT)/full-jitter/connections.png $(RBK_DOC)/full-jitter-connections.png
 	$(call splice,$(RBK_DOC).md,$(RBK_OUT)/table.md,table)
@@ -279,19 +283,19 @@ MS_OUT := results/experiments/metastable
 experiments: experiment-metastable
 experiment-metastable: build ## a retry storm that outlives its trigger (docs/experiments/metastable.md)
 	@mkdir -p $(MS_DOC)
-	./$(BIN) sweep -q scenarios/metastable.yaml --out $(MS_OUT)
+	./$(BIN) sweep --force -q scenarios/metastable.yaml --out $(MS_OUT)
 	./$(BIN) summarize $(MS_OUT) --columns "point,recovered,recovery (s),amplification,success" > $(MS_OUT)-table.md
-	./$(BIN) run -q --no-charts scenarios/metastable.yaml --out $(MS_OUT)-runs/retry-at-once
-	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.retry.backoff={base: 100ms, cap: 10s, jitter: full}' --out $(MS_OUT)-runs/full-jitter-backoff
-	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.retry.budget={kind: sre}' --out $(MS_OUT)-runs/sre-retry-budget
-	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.retry.max_attempts=1' --out $(MS_OUT)-runs/no-retries
-	./$(BIN) run -q --no-charts scenarios/metastable.yaml --set 'clients.throttle={k: 2}' --out $(MS_OUT)-runs/sre-throttle
-	./$(BIN) compare $(addprefix $(MS_OUT)-runs/,retry-at-once full-jitter-backoff sre-retry-budget no-retries sre-throttle) \
+	./$(BIN) run --force -q --no-charts scenarios/metastable.yaml --out $(MS_OUT)-runs/retry-at-once
+	./$(BIN) run --force -q --no-charts scenarios/metastable.yaml --set 'clients.retry.backoff={base: 100ms, cap: 10s, jitter: full}' --out $(MS_OUT)-runs/full-jitter-backoff
+	./$(BIN) run --force -q --no-charts scenarios/metastable.yaml --set 'clients.retry.budget={kind: sre}' --out $(MS_OUT)-runs/sre-retry-budget
+	./$(BIN) run --force -q --no-charts scenarios/metastable.yaml --set 'clients.retry.max_attempts=1' --out $(MS_OUT)-runs/no-retries
+	./$(BIN) run --force -q --no-charts scenarios/metastable.yaml --set 'clients.throttle={k: 2}' --out $(MS_OUT)-runs/sre-throttle
+	./$(BIN) compare --force $(addprefix $(MS_OUT)-runs/,retry-at-once full-jitter-backoff sre-retry-budget no-retries sre-throttle) \
 		--title "a 3x spike, by client policy" --out $(MS_OUT)-compare
 	@cp $(MS_OUT)-compare/compare_goodput.png $(MS_DOC)/compare_goodput.png
 	@cp $(MS_OUT)-compare/compare_server_load.png $(MS_DOC)/compare_server_load.png
 	$(call splice,$(MS_DOC).md,$(MS_OUT)-table.md,table)
-	./$(BIN) sweep -q scenarios/metastable-duration.yaml --out $(MS_OUT)-duration
+	./$(BIN) sweep --force -q scenarios/metastable-duration.yaml --out $(MS_OUT)-duration
 	./$(BIN) summarize $(MS_OUT)-duration --columns "point,recovered,recovery (s),amplification,success" > $(MS_OUT)-duration-table.md
 	$(call splice,$(MS_DOC).md,$(MS_OUT)-duration-table.md,duration)
 	@echo "updated $(MS_DOC).md"
@@ -313,12 +317,12 @@ OCC_OUT := results/experiments/contention
 experiments: experiment-contention
 experiment-contention: build ## Brooker's backoff-and-jitter contention experiment (docs/experiments/contention.md)
 	@mkdir -p $(OCC_DOC)
-	./$(BIN) contention --out $(OCC_OUT) > /dev/null
+	./$(BIN) contention --force --out $(OCC_OUT) > /dev/null
 	@cp $(OCC_OUT)/contention_writes.png $(OCC_OUT)/contention_time.png $(OCC_DOC)/
 	$(call splice,$(OCC_DOC).md,$(OCC_OUT)/contention.md,table)
-	./$(BIN) sweep -q scenarios/contention.yaml --out $(OCC_OUT)-scenario
+	./$(BIN) sweep --force -q scenarios/contention.yaml --out $(OCC_OUT)-scenario
 	./$(BIN) summarize $(OCC_OUT)-scenario --columns "point,backend received,last success (s),success" > $(OCC_OUT)-scenario.md
-	./$(BIN) contention --clients 100 --out $(OCC_OUT)-100 > /dev/null
+	./$(BIN) contention --force --clients 100 --out $(OCC_OUT)-100 > /dev/null
 	$(call splice,$(OCC_DOC).md,$(OCC_OUT)-scenario.md,scenario)
 	$(call splice,$(OCC_DOC).md,$(OCC_OUT)-100/contention.md,model100)
 	@echo "updated $(OCC_DOC).md"
@@ -332,11 +336,11 @@ experiment-tutorial: build ## the tutorial's commands, from its own scenario blo
 	@rm -rf $(TUT_OUT) && mkdir -p $(TUT_OUT) $(TUT_DOC)
 	@awk '/^```yaml/ { f = 1; next } /^```/ { if (f) exit } f' docs/tutorial.md > $(TUT_OUT)/first.yaml
 	cd $(TUT_OUT) && ../../$(BIN) validate first.yaml
-	cd $(TUT_OUT) && ../../$(BIN) run first.yaml
-	cd $(TUT_OUT) && ../../$(BIN) run first.yaml --set 'clients.retry.budget={kind: sre}' --out results/first-budget
-	cd $(TUT_OUT) && ../../$(BIN) compare results/first results/first-budget --out results/first-compare
+	cd $(TUT_OUT) && ../../$(BIN) run --force first.yaml
+	cd $(TUT_OUT) && ../../$(BIN) run --force first.yaml --set 'clients.retry.budget={kind: sre}' --out results/first-budget
+	cd $(TUT_OUT) && ../../$(BIN) compare --force results/first results/first-budget --out results/first-compare
 	cd $(TUT_OUT) && ../../$(BIN) summarize results/first results/first-budget
-	cd $(TUT_OUT) && ../../$(BIN) sweep first.yaml --vary 'clients.retry.budget=null,{kind: sre}' --vary clients.retry.max_attempts=2,4 --seeds 5
+	cd $(TUT_OUT) && ../../$(BIN) sweep --force first.yaml --vary 'clients.retry.budget=null,{kind: sre}' --vary clients.retry.max_attempts=2,4 --seeds 5
 	@cp $(TUT_OUT)/results/first-compare/compare_server_load.png $(TUT_OUT)/results/first-compare/compare_goodput.png $(TUT_DOC)/
 	@echo "the outputs above are the ones docs/tutorial.md shows (events/s and wall times vary); copied its charts"
 
@@ -349,10 +353,10 @@ experiment-cascade: build ## the SRE book's three-layer chain with real capacity
 	@mkdir -p $(CASCADE_DOC) $(CASCADE_OUT)
 	$(GO) test ./sim -count=1 -run 'TestCascadeExperiment' -args -cascade $(CURDIR)/$(CASCADE_OUT)/table.md
 	$(call splice,$(CASCADE_DOC).md,$(CASCADE_OUT)/table.md,table)
-	./$(BIN) run -q scenarios/cascade.yaml --out $(CASCADE_OUT)/naive
-	./$(BIN) run -q scenarios/cascade.yaml --out $(CASCADE_OUT)/budget \
+	./$(BIN) run --force -q scenarios/cascade.yaml --out $(CASCADE_OUT)/naive
+	./$(BIN) run --force -q scenarios/cascade.yaml --out $(CASCADE_OUT)/budget \
 		--set 'clients.retry.budget={kind: sre}' --set 'services.frontend.calls.0.retry.budget={kind: sre}' --set 'services.backend.calls.0.retry.budget={kind: sre}'
-	./$(BIN) run -q scenarios/cascade.yaml --out $(CASCADE_OUT)/deadline \
+	./$(BIN) run --force -q scenarios/cascade.yaml --out $(CASCADE_OUT)/deadline \
 		--set clients.propagate_deadline=true --set services.frontend.propagate_deadline=true --set services.backend.propagate_deadline=true
 	@for v in naive budget deadline; do cp $(CASCADE_OUT)/$$v/services_load.png $(CASCADE_DOC)/$$v-services.png; done
 	cp $(CASCADE_OUT)/naive/amplification.png $(CASCADE_DOC)/naive-amplification.png
@@ -366,9 +370,9 @@ R22_OUT := results/experiments/retries-2022
 experiments: experiment-retries-2022
 experiment-retries-2022: build ## Brooker 2022: token bucket and retry-only breaker against independent failures (docs/experiments/retries-2022.md)
 	@mkdir -p $(R22_OUT)
-	./$(BIN) sweep -q scenarios/retries-2022.yaml --out $(R22_OUT)/policies
-	./$(BIN) sweep -q scenarios/retries-2022-clients.yaml --out $(R22_OUT)/clients
-	./$(BIN) sweep -q scenarios/retries-2022-clients.yaml --seeds 3 --set duration=301s \
+	./$(BIN) sweep --force -q scenarios/retries-2022.yaml --out $(R22_OUT)/policies
+	./$(BIN) sweep --force -q scenarios/retries-2022-clients.yaml --out $(R22_OUT)/clients
+	./$(BIN) sweep --force -q scenarios/retries-2022-clients.yaml --seeds 3 --set duration=301s \
 		--set 'clients.arrival.profile=[{at: 300s, multiplier: 0}]' --out $(R22_OUT)/clients-300s
 	@for s in policies clients clients-300s; do \
 		./$(BIN) summarize $(R22_OUT)/$$s --columns point,amplification,success > $(R22_OUT)/$$s-table.md || exit 1; \
@@ -385,7 +389,7 @@ SLOW_OUT := results/experiments/slowdown
 experiments: experiment-slowdown
 experiment-slowdown: build ## a slowdown fault: applies_to start vs arrival moves the tipping point (docs/experiments/slowdown.md)
 	@mkdir -p $(SLOW_OUT)
-	./$(BIN) sweep -q scenarios/slowdown.yaml --out $(SLOW_OUT)/sweep
+	./$(BIN) sweep --force -q scenarios/slowdown.yaml --out $(SLOW_OUT)/sweep
 	./$(BIN) summarize $(SLOW_OUT)/sweep --columns "point,recovered,recovery (s),amplification,success" > $(SLOW_OUT)/table.md
 	$(call splice,$(SLOW_DOC),$(SLOW_OUT)/table.md,table)
 	@echo "updated $(SLOW_DOC)"
@@ -400,10 +404,10 @@ experiments: experiment-map
 experiment-map: build ## the metastability map: spike duration threshold over load, with and without a retry budget (docs/experiments/metastability-map.md)
 	@mkdir -p $(MAP_DOC)
 	@rm -rf $(MAP_OUT) && mkdir -p $(MAP_OUT)
-	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget=null' --out $(MAP_OUT)/plain > $(MAP_OUT)/plain.txt
-	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --out $(MAP_OUT)/budget > $(MAP_OUT)/budget.txt
-	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --horizon 20s --out $(MAP_OUT)/budget-20s > $(MAP_OUT)/budget-20s.txt
-	./$(BIN) map $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --horizon 30s --out $(MAP_OUT)/budget-30s > $(MAP_OUT)/budget-30s.txt
+	./$(BIN) map --force $(MAP_ARGS) --set 'clients.retry.budget=null' --out $(MAP_OUT)/plain > $(MAP_OUT)/plain.txt
+	./$(BIN) map --force $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --out $(MAP_OUT)/budget > $(MAP_OUT)/budget.txt
+	./$(BIN) map --force $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --horizon 20s --out $(MAP_OUT)/budget-20s > $(MAP_OUT)/budget-20s.txt
+	./$(BIN) map --force $(MAP_ARGS) --set 'clients.retry.budget={kind: sre}' --horizon 30s --out $(MAP_OUT)/budget-30s > $(MAP_OUT)/budget-30s.txt
 	@for m in plain budget budget-20s budget-30s; do \
 		cp $(MAP_OUT)/$$m/map.png $(MAP_DOC)/$$m.png; \
 		{ echo '```text'; cat $(MAP_OUT)/$$m.txt; echo '```'; } > $(MAP_OUT)/$$m.md; done
@@ -421,11 +425,11 @@ experiments: experiment-tuning
 experiment-tuning: build ## the tuner on two known optima and on an outage plus overload (docs/experiments/tuning.md)
 	@mkdir -p $(TUNE_DOC)
 	@rm -rf $(TUNE_OUT) && mkdir -p $(TUNE_OUT)
-	./$(BIN) tune scenarios/tune-overload.yaml --param clients.throttle.k=1..4 \
+	./$(BIN) tune --force scenarios/tune-overload.yaml --param clients.throttle.k=1..4 \
 		--minimize backend_load_rps --subject-to 'local_drop_rate<=0.6' --out $(TUNE_OUT)/k > $(TUNE_OUT)/k.txt
-	./$(BIN) tune scenarios/tune-retries.yaml --param clients.retry.max_attempts=1..8 \
+	./$(BIN) tune --force scenarios/tune-retries.yaml --param clients.retry.max_attempts=1..8 \
 		--minimize amplification --subject-to 'success_ratio>=0.999' --out $(TUNE_OUT)/attempts > $(TUNE_OUT)/attempts.txt
-	./$(BIN) tune scenarios/outage.yaml scenarios/k-sweep-overload.yaml --set duration=5m --set clients.retry.budget.kind=sre \
+	./$(BIN) tune --force scenarios/outage.yaml scenarios/k-sweep-overload.yaml --set duration=5m --set clients.retry.budget.kind=sre \
 		--param clients.throttle.k=1.1..5 --param clients.retry.budget.ratio=0.01..0.5 \
 		--maximize success_ratio --objective worst \
 		--subject-to 'recovery.recovery_time_s<=30' --budget 600 --out $(TUNE_OUT)/robust > $(TUNE_OUT)/robust.txt
@@ -450,13 +454,13 @@ RARE_SPLIT := $(RARE_MAP) --rare in_system --rare-method split --rare-from 30s -
 experiments: experiment-map-rare
 experiment-map-rare: build ## small P(no recovery) below the boundary, importance sampling and splitting against brute force (docs/experiments/metastability-map.md; ~25 min, ~11 once the brute force is on disk)
 	@rm -rf $(MAP_OUT)/rare $(MAP_OUT)/rare-check $(MAP_OUT)/rare-split && mkdir -p $(MAP_OUT)
-	./$(BIN) map $(RARE_ARGS) --out $(MAP_OUT)/rare > $(MAP_OUT)/rare.txt
+	./$(BIN) map --force $(RARE_ARGS) --out $(MAP_OUT)/rare > $(MAP_OUT)/rare.txt
 	@{ echo '```text'; cat $(MAP_OUT)/rare.txt; echo '```'; } > $(MAP_OUT)/rare.md
 	$(call splice,$(MAP_DOC).md,$(MAP_OUT)/rare.md,rare)
-	./$(BIN) map $(RARE_CHECK) --out $(MAP_OUT)/rare-check > $(MAP_OUT)/rare-check.txt
-	./$(BIN) map $(RARE_SPLIT) --out $(MAP_OUT)/rare-split > $(MAP_OUT)/rare-split.txt
+	./$(BIN) map --force $(RARE_CHECK) --out $(MAP_OUT)/rare-check > $(MAP_OUT)/rare-check.txt
+	./$(BIN) map --force $(RARE_SPLIT) --out $(MAP_OUT)/rare-split > $(MAP_OUT)/rare-split.txt
 	@# the brute force (30,000 runs, 5 GB of run folders) is kept between runs of this target
-	test -f $(MAP_OUT)/rare-bf/sweep.csv || ./$(BIN) sweep -q sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
+	test -f $(MAP_OUT)/rare-bf/sweep.csv || ./$(BIN) sweep --force -q sim/explore/testdata/rare.yaml --set metrics.interval=100ms \
 		--vary clients.arrival.profile.1.at=31.4s,31.55s,31.6s --seeds 10000 --seed 20000 --out $(MAP_OUT)/rare-bf
 	@{ echo '```text'; echo '$$ throttlesim map $(RARE_CHECK)'; cat $(MAP_OUT)/rare-check.txt; \
 		echo; echo '$$ throttlesim map $(RARE_SPLIT)'; sed -n '/^rare collapses/,$$p' $(MAP_OUT)/rare-split.txt; \
@@ -479,36 +483,36 @@ SR_EJ := import json,sys; \
 experiments: experiment-slow-replica
 experiment-slow-replica: build ## one of ten replicas 10x slower for 2 minutes: load balancers with and without outlier ejection (docs/experiments/slow-replica.md)
 	@mkdir -p $(SR_DOC)
-	./$(BIN) sweep -q scenarios/slow-replica.yaml --out $(SR_OUT)
+	./$(BIN) sweep --force -q scenarios/slow-replica.yaml --out $(SR_OUT)
 	./$(BIN) summarize $(SR_OUT) --columns "point,success,amplification,wasted work,recovery (s)" > $(SR_OUT)-table.md
 	./$(BIN) summarize --format json $(SR_OUT) | /usr/bin/python3 -c '$(SR_P99)' > $(SR_OUT)-p99.md
 	(echo "| lb | outlier detection | ejections (seed 1) |"; echo "|---|---|---|"; \
 		/usr/bin/python3 -c '$(SR_EJ)' $$(ls $(SR_OUT)/runs/p0*-r000/summary.json | sort)) > $(SR_OUT)-ejections.md
-	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --out $(SR_OUT)-runs/round-robin
-	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set 'services.0.outlier_detection={}' --out $(SR_OUT)-runs/round-robin-ejection
-	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=least_outstanding --out $(SR_OUT)-runs/least-outstanding
-	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=p2c --out $(SR_OUT)-runs/p2c
-	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=peak_ewma --out $(SR_OUT)-runs/peak-ewma
-	./$(BIN) run -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=prequal --out $(SR_OUT)-runs/prequal
-	./$(BIN) compare $(addprefix $(SR_OUT)-runs/,round-robin round-robin-ejection least-outstanding p2c peak-ewma prequal) \
+	./$(BIN) run --force -q --no-charts scenarios/slow-replica.yaml --out $(SR_OUT)-runs/round-robin
+	./$(BIN) run --force -q --no-charts scenarios/slow-replica.yaml --set 'services.0.outlier_detection={}' --out $(SR_OUT)-runs/round-robin-ejection
+	./$(BIN) run --force -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=least_outstanding --out $(SR_OUT)-runs/least-outstanding
+	./$(BIN) run --force -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=p2c --out $(SR_OUT)-runs/p2c
+	./$(BIN) run --force -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=peak_ewma --out $(SR_OUT)-runs/peak-ewma
+	./$(BIN) run --force -q --no-charts scenarios/slow-replica.yaml --set services.0.lb=prequal --out $(SR_OUT)-runs/prequal
+	./$(BIN) compare --force $(addprefix $(SR_OUT)-runs/,round-robin round-robin-ejection least-outstanding p2c peak-ewma prequal) \
 		--title "one replica of ten 10x slower from 60 s to 180 s" --out $(SR_OUT)-compare
 	@cp $(SR_OUT)-compare/compare_goodput.png $(SR_DOC)/compare_goodput.png
 	@cp $(SR_OUT)-compare/compare_server_load.png $(SR_DOC)/compare_server_load.png
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-table.md,table)
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-p99.md,p99)
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-ejections.md,ejections)
-	./$(BIN) sweep -q scenarios/slow-replica.yaml --set faults.0.factor=1.3 \
+	./$(BIN) sweep --force -q scenarios/slow-replica.yaml --set faults.0.factor=1.3 \
 		--vary services.0.lb=round_robin,p2c --vary 'services.0.outlier_detection=null,{}' --out $(SR_OUT)-mild
 	./$(BIN) summarize --format json $(SR_OUT)-mild | /usr/bin/python3 -c '$(SR_P99)' > $(SR_OUT)-mild-p99.md
 	(echo "| lb | outlier detection | ejections (seed 1) |"; echo "|---|---|---|"; \
 		/usr/bin/python3 -c '$(SR_EJ)' $$(ls $(SR_OUT)-mild/runs/p0*-r000/summary.json | sort)) > $(SR_OUT)-mild-ejections.md
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-p99.md,mild-p99)
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-mild-ejections.md,mild-ejections)
-	./$(BIN) sweep -q scenarios/slow-replica.yaml --set metrics.interval=60s --set metrics.recovery_window=60s \
+	./$(BIN) sweep --force -q scenarios/slow-replica.yaml --set metrics.interval=60s --set metrics.recovery_window=60s \
 		--vary services.0.lb=p2c,peak_ewma,prequal --out $(SR_OUT)-windows
 	/usr/bin/python3 docs/experiments/slow-replica/windows.py $(SR_OUT)-windows > $(SR_OUT)-windows.md
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-windows.md,windows)
-	./$(BIN) sweep -q scenarios/slow-replica.yaml --set metrics.interval=60s --set metrics.recovery_window=60s \
+	./$(BIN) sweep --force -q scenarios/slow-replica.yaml --set metrics.interval=60s --set metrics.recovery_window=60s \
 		--set services.0.lb=prequal --vary services.0.prequal.q_rif=0.5,0.8,0.95 --out $(SR_OUT)-qrif
 	/usr/bin/python3 docs/experiments/slow-replica/windows.py $(SR_OUT)-qrif > $(SR_OUT)-qrif.md
 	$(call splice,$(SR_DOC).md,$(SR_OUT)-qrif.md,qrif)
@@ -521,19 +525,19 @@ SERVER_OUT := results/experiments/server-side
 experiments: experiment-server-side
 experiment-server-side: build ## server-side overload control: limiter pathologies, queue disciplines, throttle with shedding (docs/experiments/server-side.md)
 	@mkdir -p $(SERVER_DOC) $(SERVER_OUT)
-	./$(BIN) sweep -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2
-	./$(BIN) sweep -q $(SERVER_DOC)/envoy.yaml --out $(SERVER_OUT)/envoy
-	./$(BIN) sweep -q $(SERVER_DOC)/queueing.yaml --out $(SERVER_OUT)/queueing
-	./$(BIN) sweep -q $(SERVER_DOC)/dagor.yaml --out $(SERVER_OUT)/dagor
-	@for rc in 0s 5ms 20ms; do ./$(BIN) sweep -q $(SERVER_DOC)/throttle-shedding.yaml --set backend.reject_cost=$$rc --out $(SERVER_OUT)/shedding-$$rc || exit 1; done
+	./$(BIN) sweep --force -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2
+	./$(BIN) sweep --force -q $(SERVER_DOC)/envoy.yaml --out $(SERVER_OUT)/envoy
+	./$(BIN) sweep --force -q $(SERVER_DOC)/queueing.yaml --out $(SERVER_OUT)/queueing
+	./$(BIN) sweep --force -q $(SERVER_DOC)/dagor.yaml --out $(SERVER_OUT)/dagor
+	@for rc in 0s 5ms 20ms; do ./$(BIN) sweep --force -q $(SERVER_DOC)/throttle-shedding.yaml --set backend.reject_cost=$$rc --out $(SERVER_OUT)/shedding-$$rc || exit 1; done
 	@for t in gradient2 envoy queueing dagor shedding-0s shedding-5ms shedding-20ms; do \
 		sh $(SERVER_DOC)/tables.sh $(SERVER_OUT) $$t > $(SERVER_OUT)/$$t.md || exit 1; done
 	@for t in gradient2 envoy queueing dagor shedding-0s shedding-5ms shedding-20ms; do \
 		awk -v table=$(SERVER_OUT)/$$t.md -v tag=$$t '$$0 == "<!-- " tag ":begin -->" { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 			$$0 == "<!-- " tag ":end -->" { skip = 0 } !skip { print }' $(SERVER_DOC).md > $(SERVER_DOC).md.tmp && mv $(SERVER_DOC).md.tmp $(SERVER_DOC).md; done
-	./$(BIN) run -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2-run
-	./$(BIN) run -q $(SERVER_DOC)/envoy.yaml --out $(SERVER_OUT)/envoy-200
-	./$(BIN) run -q $(SERVER_DOC)/envoy.yaml --set backend.concurrency_limit.min=3 --out $(SERVER_OUT)/envoy-3
+	./$(BIN) run --force -q $(SERVER_DOC)/gradient2.yaml --out $(SERVER_OUT)/gradient2-run
+	./$(BIN) run --force -q $(SERVER_DOC)/envoy.yaml --out $(SERVER_OUT)/envoy-200
+	./$(BIN) run --force -q $(SERVER_DOC)/envoy.yaml --set backend.concurrency_limit.min=3 --out $(SERVER_OUT)/envoy-3
 	cp $(SERVER_OUT)/gradient2-run/server_load.png $(SERVER_DOC)/gradient2-server-load.png
 	cp $(SERVER_OUT)/envoy-200/server_load.png $(SERVER_DOC)/envoy-200-server-load.png
 	cp $(SERVER_OUT)/envoy-3/server_load.png $(SERVER_DOC)/envoy-3-server-load.png
@@ -549,26 +553,26 @@ AS_OUT := results/experiments/autoscaling
 experiments: experiment-autoscaling
 experiment-autoscaling: build ## a retry storm meeting an HPA-style autoscaler: provisioning delay, stabilisation windows, overshoot (docs/experiments/autoscaling.md)
 	@mkdir -p $(AS_DOC)
-	./$(BIN) sweep -q scenarios/autoscale-storm.yaml --out $(AS_OUT)
+	./$(BIN) sweep --force -q scenarios/autoscale-storm.yaml --out $(AS_OUT)
 	./$(BIN) summarize $(AS_OUT) --columns "point,recovered,recovery (s),success,amplification,peak replicas,mean replicas" > $(AS_OUT)-table.md
-	./$(BIN) run -q scenarios/autoscale-storm.yaml --out $(AS_OUT)-runs/provisioning-30s
-	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale=null --out $(AS_OUT)-runs/no-autoscaler
-	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=0s --out $(AS_OUT)-runs/provisioning-0s
-	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=120s --out $(AS_OUT)-runs/provisioning-120s
-	./$(BIN) run -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=300s --out $(AS_OUT)-runs/provisioning-300s
-	./$(BIN) compare $(addprefix $(AS_OUT)-runs/,no-autoscaler provisioning-0s provisioning-30s provisioning-120s provisioning-300s) \
+	./$(BIN) run --force -q scenarios/autoscale-storm.yaml --out $(AS_OUT)-runs/provisioning-30s
+	./$(BIN) run --force -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale=null --out $(AS_OUT)-runs/no-autoscaler
+	./$(BIN) run --force -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=0s --out $(AS_OUT)-runs/provisioning-0s
+	./$(BIN) run --force -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=120s --out $(AS_OUT)-runs/provisioning-120s
+	./$(BIN) run --force -q --no-charts scenarios/autoscale-storm.yaml --set backend.autoscale.provisioning=300s --out $(AS_OUT)-runs/provisioning-300s
+	./$(BIN) compare --force $(addprefix $(AS_OUT)-runs/,no-autoscaler provisioning-0s provisioning-30s provisioning-120s provisioning-300s) \
 		--title "a retry storm, by the autoscaler's provisioning delay" --out $(AS_OUT)-compare
 	@cp $(AS_OUT)-compare/compare_goodput.png $(AS_DOC)/compare_goodput.png
 	@cp $(AS_OUT)-runs/provisioning-30s/server_load.png $(AS_DOC)/server_load.png
-	./$(BIN) run -q scenarios/autoscale-storm.yaml --set backend.autoscale.scale_down_window=0s --out $(AS_OUT)-runs/scale-down-window-0s
+	./$(BIN) run --force -q scenarios/autoscale-storm.yaml --set backend.autoscale.scale_down_window=0s --out $(AS_OUT)-runs/scale-down-window-0s
 	@cp $(AS_OUT)-runs/scale-down-window-0s/server_load.png $(AS_DOC)/server_load_scale_down_window_0s.png
-	./$(BIN) run -q scenarios/autoscale-storm.yaml --set 'clients.connection={connect_timeout: 3s, reconnect: {policy: immediate, delay: 1s, jitter_window: 10s}}' \
+	./$(BIN) run --force -q scenarios/autoscale-storm.yaml --set 'clients.connection={connect_timeout: 3s, reconnect: {policy: immediate, delay: 1s, jitter_window: 10s}}' \
 		--set backend.connections.connect_cost=10ms --out $(AS_OUT)-runs/connections
 	@cp $(AS_OUT)-runs/connections/server_load.png $(AS_DOC)/server_load_connections.png
-	./$(BIN) sweep -q scenarios/autoscale-scale-in.yaml --out $(AS_OUT)-scale-in
+	./$(BIN) sweep --force -q scenarios/autoscale-scale-in.yaml --out $(AS_OUT)-scale-in
 	./$(BIN) summarize $(AS_OUT)-scale-in --columns "point,success,dropped locally,connect attempts,peak replicas,mean replicas" > $(AS_OUT)-scale-in-table.md
-	./$(BIN) run -q scenarios/autoscale-scale-in.yaml --out $(AS_OUT)-runs/scale-in-no-jitter
-	./$(BIN) run -q scenarios/autoscale-scale-in.yaml --set clients.connection.reconnect.jitter_window=60s --out $(AS_OUT)-runs/scale-in-jitter-60s
+	./$(BIN) run --force -q scenarios/autoscale-scale-in.yaml --out $(AS_OUT)-runs/scale-in-no-jitter
+	./$(BIN) run --force -q scenarios/autoscale-scale-in.yaml --set clients.connection.reconnect.jitter_window=60s --out $(AS_OUT)-runs/scale-in-jitter-60s
 	@cp $(AS_OUT)-runs/scale-in-no-jitter/server_load.png $(AS_DOC)/scale_in_no_jitter.png
 	@cp $(AS_OUT)-runs/scale-in-jitter-60s/server_load.png $(AS_DOC)/scale_in_jitter_60s.png
 	$(call splice,$(AS_DOC).md,$(AS_OUT)-scale-in-table.md,scale-in)
@@ -588,10 +592,10 @@ LIVE_POINTS := k1.5:clients.throttle.k=1.5 k3:clients.throttle.k=3 none:clients.
 experiments: experiment-live
 experiment-live-runs: build ## the live and simulated runs of sim-vs-live (36 min of wall time for the live ones)
 	@for p in $(LIVE_POINTS); do n=$${p%%:*}; set=$${p#*:}; for s in $(LIVE_SIM_SEEDS); do \
-		./$(BIN) run -q --no-charts scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT)/sim-$$n-$$s || exit 1; done; done
+		./$(BIN) run --force -q --no-charts scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT)/sim-$$n-$$s || exit 1; done; done
 	@for s in $(LIVE_SEEDS); do for p in $(LIVE_POINTS); do n=$${p%%:*}; set=$${p#*:}; \
 		echo "live $$n seed $$s"; \
-		./$(BIN) live -q scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT)/live-$$n-$$s || exit 1; done; done
+		./$(BIN) live --force -q scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT)/live-$$n-$$s || exit 1; done; done
 
 experiment-live: experiment-live-runs experiment-live-doc ## live vs simulated outage, 3 policies (docs/experiments/sim-vs-live.md)
 
@@ -599,10 +603,10 @@ experiment-live-doc: ## the table and figures of sim-vs-live.md from the runs al
 	@mkdir -p $(LIVE_DOC)
 	$(GO) run ./live/internal/simvslive -dir $(LIVE_OUT) -points k1.5,k3,none > $(LIVE_OUT)/table.md
 	@for p in $(LIVE_POINTS); do n=$${p%%:*}; \
-		./$(BIN) compare -q $(LIVE_OUT)/sim-$$n-$(LIVE_FIG_SEED) $(LIVE_OUT)/live-$$n-$(LIVE_FIG_SEED) --title "$$n: simulated vs live, seed $(LIVE_FIG_SEED)" --out $(LIVE_OUT)/compare-$$n || exit 1; \
+		./$(BIN) compare --force -q $(LIVE_OUT)/sim-$$n-$(LIVE_FIG_SEED) $(LIVE_OUT)/live-$$n-$(LIVE_FIG_SEED) --title "$$n: simulated vs live, seed $(LIVE_FIG_SEED)" --out $(LIVE_OUT)/compare-$$n || exit 1; \
 		cp $(LIVE_OUT)/compare-$$n/compare_server_load.png $(LIVE_DOC)/$$n-server_load.png; \
 		cp $(LIVE_OUT)/compare-$$n/compare_goodput.png $(LIVE_DOC)/$$n-goodput.png; done
-	./$(BIN) compare -q $(LIVE_OUT)/sim-none-4 $(LIVE_OUT)/live-none-4 --title "none: simulated vs live, seed 4" --out $(LIVE_OUT)/compare-none-4
+	./$(BIN) compare --force -q $(LIVE_OUT)/sim-none-4 $(LIVE_OUT)/live-none-4 --title "none: simulated vs live, seed 4" --out $(LIVE_OUT)/compare-none-4
 	@cp $(LIVE_OUT)/compare-none-4/compare_server_load.png $(LIVE_DOC)/none-4-server_load.png
 	$(call splice,$(LIVE_DOC).md,$(LIVE_OUT)/table.md,table)
 	@echo "updated $(LIVE_DOC).md and its figures"
@@ -616,7 +620,7 @@ experiment-live-corrected: build ## sim-vs-live's second round: K = 3 and no thr
 	@mkdir -p $(LIVE_OUT2)
 	@for f in $(LIVE_OUT)/sim-*; do ln -sfn ../sim-vs-live/$$(basename $$f) $(LIVE_OUT2)/$$(basename $$f); done
 	@for s in 5 6; do for p in none:clients.throttle=null k3:clients.throttle.k=3; do n=$${p%%:*}; set=$${p#*:}; \
-		./$(BIN) live -q scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT2)/live-$$n-$$s || exit 1; done; done
+		./$(BIN) live --force -q scenarios/live-outage.yaml --set $$set --seed $$s --out $(LIVE_OUT2)/live-$$n-$$s || exit 1; done; done
 	$(GO) run ./live/internal/simvslive -dir $(LIVE_OUT2) -points k3,none > $(LIVE_OUT2)/table.md
 	$(call splice,$(LIVE_DOC).md,$(LIVE_OUT2)/table.md,table-corrected)
 
@@ -629,9 +633,9 @@ LI_CHARTS := aimd vegas gradient2 envoy failsafe failsafe-queueing
 experiments: experiment-long-incident
 experiment-long-incident: build ## adaptive concurrency limits through a 45-minute 2x slowdown and an hour of 1.3x overload, 5 seeds (docs/experiments/long-incident.md; ~80 s)
 	@mkdir -p $(LI_OUT)
-	./$(BIN) sweep -q $(LI_DOC)/long-incident.yaml --jobs 1 --out $(LI_OUT)/sweep
-	./$(BIN) sweep -q $(LI_DOC)/priority.yaml --jobs 1 --out $(LI_OUT)/priority
-	./$(BIN) sweep -q $(LI_DOC)/long-incident.yaml --set clients.arrival.total_rate=65/s --set backend.service.mean=200ms \
+	./$(BIN) sweep --force -q $(LI_DOC)/long-incident.yaml --jobs 1 --out $(LI_OUT)/sweep
+	./$(BIN) sweep --force -q $(LI_DOC)/priority.yaml --jobs 1 --out $(LI_OUT)/priority
+	./$(BIN) sweep --force -q $(LI_DOC)/long-incident.yaml --set clients.arrival.total_rate=65/s --set backend.service.mean=200ms \
 		--set 'faults=[]' --jobs 1 --out $(LI_OUT)/overload
 	@for spec in limit:sweep:limit protect:sweep:protect priority:priority:priority \
 		limit-overload:overload:limit protect-overload:overload:protect; do \
@@ -639,13 +643,13 @@ experiment-long-incident: build ## adaptive concurrency limits through a 45-minu
 		sh $(LI_DOC)/tables.sh $(LI_OUT)/$$d $$t > $(LI_OUT)/$$tag.md || exit 1; \
 		awk -v table=$(LI_OUT)/$$tag.md -v tag=$$tag '$$0 == "<!-- " tag ":begin -->" { print; while ((getline l < table) > 0) print l; skip = 1; next } \
 			$$0 == "<!-- " tag ":end -->" { skip = 0 } !skip { print }' $(LI_DOC).md > $(LI_DOC).md.tmp && mv $(LI_DOC).md.tmp $(LI_DOC).md; done
-	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: aimd}' --out $(LI_OUT)/aimd
-	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: vegas}' --out $(LI_OUT)/vegas
-	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: gradient2, window: true}' --out $(LI_OUT)/gradient2
-	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: envoy}' --out $(LI_OUT)/envoy
-	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: failsafe}' --out $(LI_OUT)/failsafe
-	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 3}' --out $(LI_OUT)/failsafe-queueing
-	./$(BIN) run -q $(LI_DOC)/long-incident.yaml --set clients.arrival.total_rate=65/s --set backend.service.mean=200ms \
+	./$(BIN) run --force -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: aimd}' --out $(LI_OUT)/aimd
+	./$(BIN) run --force -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: vegas}' --out $(LI_OUT)/vegas
+	./$(BIN) run --force -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: gradient2, window: true}' --out $(LI_OUT)/gradient2
+	./$(BIN) run --force -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: envoy}' --out $(LI_OUT)/envoy
+	./$(BIN) run --force -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: failsafe}' --out $(LI_OUT)/failsafe
+	./$(BIN) run --force -q $(LI_DOC)/long-incident.yaml --set 'backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 3}' --out $(LI_OUT)/failsafe-queueing
+	./$(BIN) run --force -q $(LI_DOC)/long-incident.yaml --set clients.arrival.total_rate=65/s --set backend.service.mean=200ms \
 		--set 'faults=[]' --set 'backend.concurrency_limit={kind: failsafe}' --out $(LI_OUT)/failsafe-overload
 	@for c in $(LI_CHARTS) failsafe-overload; do cp $(LI_OUT)/$$c/server_load.png $(LI_DOC)/$$c-server-load.png || exit 1; done
 	@echo "updated $(LI_DOC).md and its figures"
@@ -658,7 +662,7 @@ LOCK_COLUMNS := point,success,success during fault,recovered,recovery (s),droppe
 experiments: experiment-breaker-lockstep
 experiment-breaker-lockstep: build ## 100,000 clients with a breaker each re-probing after an outage, 7 settings x 5 seeds (docs/experiments/breaker-lockstep.md; ~10 min)
 	@mkdir -p $(LOCK_DOC)
-	./$(BIN) sweep -q scenarios/breaker-lockstep.yaml --jobs 1 --out $(LOCK_OUT)
+	./$(BIN) sweep --force -q scenarios/breaker-lockstep.yaml --jobs 1 --out $(LOCK_OUT)
 	./$(BIN) summarize $(LOCK_OUT) --columns "$(LOCK_COLUMNS)" > $(LOCK_OUT)/table.md
 	@for f in compare_goodput compare_server_load compare_local_drops compare_recovery; do \
 		cp $(LOCK_OUT)/$$f.png $(LOCK_DOC)/$$f.png; done
@@ -677,21 +681,21 @@ experiments: experiment-retry-budget-recipe
 experiment-retry-budget-recipe: build ## tune each retry budget kind's parameters for one stated service (docs/experiments/retry-budget-recipe.md; ~3 min)
 	@mkdir -p $(RECIPE_DOC)
 	@rm -rf $(RECIPE_OUT) && mkdir -p $(RECIPE_OUT)
-	./$(BIN) tune scenarios/retry-budget-recipe.yaml --param clients.retry.budget.ratio=0.01..0.5 \
+	./$(BIN) tune --force scenarios/retry-budget-recipe.yaml --param clients.retry.budget.ratio=0.01..0.5 \
 		$(RECIPE_TUNE) --out $(RECIPE_OUT)/sre > $(RECIPE_OUT)/sre.txt
-	./$(BIN) tune scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=finagle \
+	./$(BIN) tune --force scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=finagle \
 		--param clients.retry.budget.percent_can_retry=0.01..0.5 --param clients.retry.budget.min_retries_per_sec=0..50 \
 		$(RECIPE_TUNE) --out $(RECIPE_OUT)/finagle > $(RECIPE_OUT)/finagle.txt
-	./$(BIN) tune scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=finagle --set clients.retry.budget.min_retries_per_sec=0 \
+	./$(BIN) tune --force scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=finagle --set clients.retry.budget.min_retries_per_sec=0 \
 		--param clients.retry.budget.percent_can_retry=0.01..0.5 \
 		$(RECIPE_TUNE) --out $(RECIPE_OUT)/finagle-no-reserve > $(RECIPE_OUT)/finagle-no-reserve.txt
-	./$(BIN) tune scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=grpc \
+	./$(BIN) tune --force scenarios/retry-budget-recipe.yaml --set clients.retry.budget.kind=grpc \
 		--param clients.retry.budget.max_tokens=1..100 --param clients.retry.budget.token_ratio=0.01..1 \
 		$(RECIPE_TUNE) --out $(RECIPE_OUT)/grpc > $(RECIPE_OUT)/grpc.txt
 	@for m in sre finagle finagle-no-reserve grpc; do \
 		cp $(RECIPE_OUT)/$$m/pareto.png $(RECIPE_DOC)/$$m-pareto.png; \
 		cp $(RECIPE_OUT)/$$m/sensitivity.png $(RECIPE_DOC)/$$m-sensitivity.png; \
-		./$(BIN) run -q $(RECIPE_OUT)/$$m/best.yaml --set 'faults=[]' --no-charts --out $(RECIPE_OUT)/$$m-normal || exit 1; \
+		./$(BIN) run --force -q $(RECIPE_OUT)/$$m/best.yaml --set 'faults=[]' --no-charts --out $(RECIPE_OUT)/$$m-normal || exit 1; \
 		{ echo '```text'; cat $(RECIPE_OUT)/$$m.txt; \
 		  echo "no outage (best.yaml --set 'faults=[]'): success_ratio,amplification = $$(./$(BIN) summarize $(RECIPE_OUT)/$$m-normal --format csv --columns success_ratio,amplification | tail -1)"; \
 		  echo '```'; } > $(RECIPE_OUT)/$$m.md; done
@@ -719,7 +723,7 @@ experiments: experiment-admission-comparison
 experiment-admission-comparison: build ## Envoy admission control vs SRE throttle vs PID shedder vs degradation on the outage and cascade (docs/experiments/admission-comparison.md)
 	@mkdir -p $(ADMCMP_DOC)
 	@for s in $(ADMCMP_SCENARIOS); do \
-		./$(BIN) sweep -q scenarios/admission-$$s.yaml --jobs $(ADMCMP_JOBS) --out $(ADMCMP_OUT)/$$s || exit 1; \
+		./$(BIN) sweep --force -q scenarios/admission-$$s.yaml --jobs $(ADMCMP_JOBS) --out $(ADMCMP_OUT)/$$s || exit 1; \
 		./$(BIN) summarize $(ADMCMP_OUT)/$$s --columns "$(ADMCMP_COLUMNS)" > $(ADMCMP_OUT)/$$s-table.md || exit 1; \
 		for f in compare_goodput compare_local_drops compare_recovery; do cp $(ADMCMP_OUT)/$$s/$$f.png $(ADMCMP_DOC)/$$s-$$f.png; done; \
 	done

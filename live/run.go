@@ -129,6 +129,9 @@ type Info struct {
 	PeakHeapMB    float64 `json:"peak_heap_mb"`
 	CPUs          int     `json:"cpus"`
 	WallS         float64 `json:"wall_s"`
+	// NotMeasured names the summary fields this run could not see: the
+	// server's (metrics.ServerFields) when the target is not in process.
+	NotMeasured []string `json:"not_measured,omitempty"`
 }
 
 // Schedule is the live section of the run's summary.json: how well the
@@ -136,7 +139,8 @@ type Info struct {
 func (i *Info) Schedule() *rundir.LiveSchedule {
 	return &rundir.LiveSchedule{ScheduleLagP50MS: i.ScheduleLagP50MS, ScheduleLagP99MS: i.ScheduleLagP99MS,
 		ScheduleLagMaxMS: i.ScheduleLagMaxMS, ScheduleOK: i.ScheduleOK,
-		MaxInFlight: i.MaxInFlight, PeakInFlight: i.PeakInFlight, GeneratorDropped: i.GeneratorDropped}
+		MaxInFlight: i.MaxInFlight, PeakInFlight: i.PeakInFlight, GeneratorDropped: i.GeneratorDropped,
+		NotMeasured: i.NotMeasured}
 }
 
 // ScheduleKept reports whether a live run kept its schedule well enough
@@ -486,13 +490,7 @@ wait:
 	}
 	for i := range ser.Rows {
 		r := &ser.Rows[i]
-		r.LatencyP50, r.LatencyP99 = math.NaN(), math.NaN()
-		if v, ok := rec.hist[i].Quantile(0.5); ok {
-			r.LatencyP50 = v
-		}
-		if v, ok := rec.hist[i].Quantile(0.99); ok {
-			r.LatencyP99 = v
-		}
+		r.SetLatency(&rec.hist[i])
 		if srvSer != nil {
 			mergeServer(r, &srvSer.Rows[i])
 		}
@@ -508,6 +506,12 @@ wait:
 		Complete: !interrupted, StoppedAt: stoppedAt, MeanLatencyS: math.NaN(),
 	}
 	res.Summary = metrics.Summarise(ser, params(&rs), &rec.all, waitSum, waitN)
+	if !info.InProcess {
+		// A remote target's server is not ours to count: its figures are
+		// not measured, not zero.
+		res.Summary.ForgetServer()
+		info.NotMeasured = metrics.ServerFields()
+	}
 	if rec.latN > 0 {
 		res.MeanLatencyS = rec.latSum / float64(rec.latN) / 1e9
 	}

@@ -90,6 +90,7 @@ func All(in Input) ([]Chart, error) {
 		{"server_load.png", serverLoadChart},
 		{"local_drops.png", single(localDrops)},
 		{"recovery.png", single(recoveryChart)},
+		{"latency.png", single(latencyChart)},
 	} {
 		b, err := c.f(in)
 		if err != nil {

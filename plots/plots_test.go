@@ -16,9 +16,12 @@ func series() *metrics.Series {
 		r := &s.Rows[i]
 		r.Offered, r.Received, r.Accepted, r.Succeeded = 100, 110, 100, 95
 		r.CapacityNS = 10 * 1e9
-		r.LatencyP50, r.LatencyP99 = math.NaN(), math.NaN()
+		r.LatencyP50, r.LatencyP90, r.LatencyP99, r.LatencyMax = 50e6, 100e6, 200e6, 300e6
 		if i >= 20 && i < 30 {
 			r.Succeeded, r.FailedOutage, r.Received, r.Accepted, r.DropThrottle, r.Connected = 0, 120, 0, 0, 30, 0
+			// (not realistic with nothing succeeding: a step, so that every
+			// chart draws its vertical edges at 20 and 30 s)
+			r.LatencyP50, r.LatencyP90, r.LatencyP99, r.LatencyMax = 250e6, 500e6, 900e6, 1000e6
 		}
 	}
 	return s
@@ -36,9 +39,9 @@ func TestChartsRender(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		want := 3
+		want := 4 // server load, local drops, recovery, latency
 		if in.Clients > 0 {
-			want = 4
+			want = 5
 		}
 		if len(charts) != want {
 			t.Errorf("%s: %d charts, want %d", name, len(charts), want)

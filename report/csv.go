@@ -57,7 +57,7 @@ func RunsCSV(pts []sweep.PointData) ([]byte, error) {
 			rec := []string{strconv.Itoa(i), pt.Label, strconv.Itoa(r.Spec.Rep), strconv.FormatUint(r.Doc.Scenario.Seed, 10), r.Key, r.Doc.Run.Fingerprint, r.Doc.Run.Status}
 			for _, m := range Metrics {
 				v := ""
-				if x := m.Get(&r.Doc.Summary); x != nil {
+				if x := m.of(r.Doc); x != nil {
 					v = ff(*x)
 				}
 				rec = append(rec, v)

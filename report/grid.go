@@ -55,6 +55,9 @@ type Grid struct {
 	// is not plain (a service graph's backend figures are its entry
 	// service's); shown under the metric's name.
 	Scope map[string]string `json:"-"`
+	// NotMeasured are the metrics the run could not see (a live run's
+	// server against a remote --target): shown as "not measured".
+	NotMeasured map[string]bool `json:"-"`
 }
 
 // NewGrid summarises points; kind is "sweep" or "runs" (one run per

@@ -281,10 +281,14 @@ func MapReport(doc *explore.MapDoc, mapCSV, boundaryCSV []byte, charts []Chart) 
 	for _, s := range doc.Sets {
 		how += " --set " + s
 	}
+	r, o := doc.Result, doc.TriggerOrigin
+	lname, _, _ := strings.Cut(cmp.Or(doc.LoadLabel, ParamLabel(r.Load.Path)), " (")
+	tname, _, _ := strings.Cut(cmp.Or(doc.TriggerLabel, ParamLabel(r.Trigger.Path)), " (")
 	return HTML(Page{
-		Title: doc.Name + ": metastability map", Kind: "map",
-		Facts: []Fact{{Name: "load", Value: doc.Load}, {Name: "trigger", Value: doc.Trigger},
-			{Name: "horizon", Value: horizonFact(doc.HorizonS)}, {Name: "runs", Value: strconv.Itoa(doc.Result.Runs())}},
+		Title: doc.Name + ": metastability map", Kind: "map", Verdict: MapVerdict(doc),
+		Facts: []Fact{{Name: lname, Value: fmt.Sprintf("%s–%s (%d levels)", r.Load.Short(r.Load.Lo), r.Load.Short(r.Load.Hi), len(r.Levels))},
+			{Name: tname, Value: r.Trigger.Short(r.Trigger.Lo-o) + "–" + r.Trigger.Short(r.Trigger.Hi-o)},
+			{Name: "horizon", Value: horizonFact(doc.HorizonS)}, {Name: "runs", Value: strconv.Itoa(r.Runs())}},
 		Charts:   charts,
 		Sections: []Section{TextSection("boundary", "Where it stops recovering", txt.String()), bnd, probes},
 		Scenario: []Text{{Label: "command", Body: how}},

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"slices"
+
 	"github.com/throttlesim/throttlesim/sim/metrics"
+	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
@@ -71,11 +74,21 @@ func MetricByName(name string) (Metric, bool) {
 func (m Metric) Values(pt sweep.PointData) []float64 {
 	var xs []float64
 	for _, r := range pt.Runs {
-		if v := m.Get(&r.Doc.Summary); v != nil {
+		if v := m.of(r.Doc); v != nil {
 			xs = append(xs, *v)
 		}
 	}
 	return xs
+}
+
+// of is the metric of one run: nil where the run has no value, or did not
+// measure it (a live run's server against a remote --target, whose
+// summary.json holds null there, read back as 0).
+func (m Metric) of(d *rundir.SummaryDoc) *float64 {
+	if d.Live != nil && slices.Contains(d.Live.NotMeasured, m.Name) {
+		return nil
+	}
+	return m.Get(&d.Summary)
 }
 
 // Describe is the metric's mean and confidence interval over a point's runs.
@@ -91,7 +104,7 @@ func (m Metric) Paired(pt, base sweep.PointData) sweep.Stat {
 		if j >= len(base.Runs) {
 			break
 		}
-		x, y := m.Get(&r.Doc.Summary), m.Get(&base.Runs[j].Doc.Summary)
+		x, y := m.of(r.Doc), m.of(base.Runs[j].Doc)
 		if x != nil && y != nil {
 			ds = append(ds, *x-*y)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rundir"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
@@ -111,6 +112,17 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		Charts:   charts,
 		Scenario: []Text{{Body: y}},
 	}
+	if lv := doc.Live; lv != nil {
+		// A live run took wall time and has no fingerprint (nothing was
+		// simulated: its 0 would read as one).
+		p.Facts[1] = Fact{"wall time (live)", sc.Duration.String()}
+		p.Facts = p.Facts[:4]
+		if len(lv.NotMeasured) > 0 {
+			notMeasured(&p.Summary, lv.NotMeasured, len(sc.Faults) > 0)
+			p.Facts = append(p.Facts, Fact{"backend", "not measured (a remote --target)"})
+		}
+	}
+	runLatency(&p.Summary, &doc.Summary) // after notMeasured, which rebuilds the columns from Metrics
 	if g := doc.Graph; g != nil {
 		p.Lead = []Section{graphSection(g)}
 		p.Summary.Scope = map[string]string{}
@@ -119,6 +131,43 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		}
 	}
 	return p, nil
+}
+
+// runLatency puts a run's p50, p90 and maximum latency beside its p99
+// in the summary table (one run: no interval; the sweep's tables keep
+// the p99 alone).
+func runLatency(g *Grid, s *metrics.Summary) {
+	i := slices.Index(g.Columns, "latency_p99_ms")
+	if i < 0 || len(g.Rows) != 1 {
+		return
+	}
+	g.Columns = slices.Insert(g.Columns, i+1, "latency_max_ms")
+	g.Columns = slices.Insert(g.Columns, i, "latency_p50_ms", "latency_p90_ms")
+	for name, v := range map[string]*float64{"latency_p50_ms": s.LatencyP50MS, "latency_p90_ms": s.LatencyP90MS, "latency_max_ms": s.LatencyMaxMS} {
+		e := Estimate{Mean: v}
+		if v != nil {
+			e.N = 1
+		}
+		g.Rows[0].Metrics[name] = e
+	}
+}
+
+// notMeasured marks the grid's metrics a run could not see and shows
+// them, in Metrics' order, rather than a 0 or nothing (the figures of a
+// fault only when the scenario has one).
+func notMeasured(g *Grid, fields []string, faults bool) {
+	g.NotMeasured = map[string]bool{}
+	for _, f := range fields {
+		g.NotMeasured[f] = true
+	}
+	ofFault := map[string]bool{"fault_load_over_effective_capacity": true, "recovery_wasted_fraction": true}
+	var cols []string
+	for _, m := range Metrics {
+		if slices.Contains(g.Columns, m.Name) || g.NotMeasured[m.Name] && (faults || !ofFault[m.Name]) {
+			cols = append(cols, m.Name)
+		}
+	}
+	g.Columns = cols
 }
 
 // entryScoped are the summary's figures that, in a service graph, are

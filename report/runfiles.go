@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim/resultdir"
@@ -51,6 +52,11 @@ func RunFiles(run rundir.Run, b rundir.Build, charts bool, verdicts []threshold.
 			}
 			cs = append(cs, plots.Chart{File: rundir.ServicesLoadChart, PNG: load}, plots.Chart{File: rundir.AmplificationChart, PNG: amp})
 		}
+	}
+	if run.Live != nil && len(run.Live.NotMeasured) > 0 {
+		// Against a remote --target the backend's series are not
+		// measured: its chart would draw zeros as if they were.
+		cs = slices.DeleteFunc(cs, func(c plots.Chart) bool { return c.File == "server_load.png" })
 	}
 	var pngs []resultdir.File
 	for _, c := range cs {

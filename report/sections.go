@@ -28,7 +28,11 @@ func CSVSection(id, title, file string, data []byte, maxRows int) (Section, erro
 		}
 		b.WriteString(open)
 		for _, c := range rec {
-			b.WriteString("<" + cell + ">" + template.HTMLEscapeString(c) + "</" + cell + ">")
+			text := template.HTMLEscapeString(c)
+			if i == 0 {
+				text = headerHTML(c)
+			}
+			b.WriteString("<" + cell + ">" + text + "</" + cell + ">")
 		}
 		b.WriteString("</tr>")
 		if i == 0 {
@@ -44,4 +48,25 @@ func CSVSection(id, title, file string, data []byte, maxRows int) (Section, erro
 // summary).
 func TextSection(id, title, text string) Section {
 	return Section{ID: id, Title: title, HTML: template.HTML("<pre>" + template.HTMLEscapeString(text) + "</pre>")}
+}
+
+// headerHTML is a CSV column's name for people, with the file's own
+// name under it in small type: a metric ("success_ratio (worst scenario
+// mean)") by its label, a scenario field (clients.retry.max_attempts) by
+// ParamLabel; other columns as they are.
+func headerHTML(h string) string {
+	base, note, _ := strings.Cut(h, " (")
+	if note != "" {
+		note = " (" + note
+	}
+	var label string
+	switch _, known := metricLabels[base]; {
+	case known:
+		label = MetricLabel(base)
+	case strings.Contains(base, "."):
+		label = ParamLabel(base)
+	default:
+		return template.HTMLEscapeString(h)
+	}
+	return template.HTMLEscapeString(label+note) + `<span class="ci"><code>` + template.HTMLEscapeString(base) + `</code></span>`
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -191,9 +192,9 @@ func TuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult, dr
 	if len(cfg.Constraints) > 0 {
 		k := cfg.Constraints[0]
 		in := plots.ParetoInput{
-			Title:           fmt.Sprintf("%s: %s against %s, every candidate", name, cfg.Objective, k.Metric),
-			ObjectiveLabel:  cfg.Objective + " (mean over seeds)",
-			ConstraintLabel: fmt.Sprintf("%s (mean; constraint %s)", k.Metric, k),
+			Title:           fmt.Sprintf("%s: %s against %s, every candidate", name, objectiveName(cfg.Objective), objectiveName(k.Metric)),
+			ObjectiveLabel:  objectiveName(cfg.Objective) + ", mean over seeds",
+			ConstraintLabel: fmt.Sprintf("%s, mean (constraint %s)", objectiveName(k.Metric), limitText(k)),
 			Bound:           k.Bound, AtMost: k.AtMost, Maximize: cfg.Maximize,
 		}
 		for _, x := range res.Candidates {
@@ -208,7 +209,7 @@ func TuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult, dr
 	if len(res.Sensitivity) > 0 {
 		var panels []plots.SensitivityPanel
 		for i, scan := range res.Sensitivity {
-			p := plots.SensitivityPanel{Param: cfg.Params[i].Path, Best: res.Best.Values[i]}
+			p := plots.SensitivityPanel{Param: ParamLabel(cfg.Params[i].Path), Best: res.Best.Values[i]}
 			for _, s := range scan {
 				p.Values = append(p.Values, s.Value)
 				p.Mean, p.Lo, p.Hi = append(p.Mean, s.Objective.Mean), append(p.Lo, s.Objective.Lo), append(p.Hi, s.Objective.Hi)
@@ -216,7 +217,7 @@ func TuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult, dr
 			}
 			panels = append(panels, p)
 		}
-		png, err := draw.Sensitivity(fmt.Sprintf("%s: %s as each parameter varies", name, cfg.Objective), cfg.Objective, panels)
+		png, err := draw.Sensitivity(fmt.Sprintf("%s: %s as each parameter varies", name, objectiveName(cfg.Objective)), objectiveName(cfg.Objective), panels)
 		if err != nil {
 			return nil, err
 		}
@@ -230,9 +231,20 @@ func TuneCharts(name string, cfg explore.TuneConfig, res *explore.TuneResult, dr
 func TuneReport(name string, cfg explore.TuneConfig, res *explore.TuneResult, files []resultdir.File) ([]byte, error) {
 	var txt bytes.Buffer
 	WriteTuneChoice(&txt, cfg, res)
-	p := Page{Title: name + ": tuning", Kind: "tune",
-		Facts:    []Fact{{Name: "candidates", Value: strconv.Itoa(len(res.Candidates))}, {Name: "runs", Value: strconv.Itoa(res.Runs)}},
-		Sections: []Section{TextSection("choice", "The choice", txt.String())}}
+	goal := "minimise "
+	if cfg.Maximize {
+		goal = "maximise "
+	}
+	if cfg.Worst {
+		goal += "the worst scenario's "
+	}
+	facts := []Fact{{Name: "objective", Value: goal + objectiveName(cfg.Objective)}}
+	for _, c := range cfg.Constraints {
+		facts = append(facts, Fact{Name: "subject to", Value: objectiveName(c.Metric) + " " + limitText(c)})
+	}
+	facts = append(facts, Fact{Name: "candidates", Value: strconv.Itoa(len(res.Candidates))}, Fact{Name: "runs", Value: strconv.Itoa(res.Runs)})
+	p := Page{Title: name + ": tuning", Kind: "tune", Verdict: TuneVerdict(cfg, res), Facts: facts,
+		Sections: []Section{TextSection("choice", "The choice, as printed", txt.String())}}
 	for _, f := range files {
 		switch {
 		case f.Name == "tune.csv":
@@ -242,7 +254,9 @@ func TuneReport(name string, cfg explore.TuneConfig, res *explore.TuneResult, fi
 			}
 			p.Sections = append(p.Sections, sec)
 		case strings.HasSuffix(f.Name, ".png"):
-			p.Charts = append(p.Charts, Chart{Title: strings.TrimSuffix(f.Name, ".png"), File: f.Name, PNG: f.Data})
+			title := map[string]string{"pareto.png": "every candidate: the objective against the first constraint",
+				"sensitivity.png": "the objective as each parameter moves away from the choice"}[f.Name]
+			p.Charts = append(p.Charts, Chart{Title: cmp.Or(title, strings.TrimSuffix(f.Name, ".png")), File: f.Name, PNG: f.Data})
 		case strings.HasPrefix(f.Name, "best"):
 			p.Scenario = append(p.Scenario, Text{Label: f.Name + " (the scenario with the chosen values)", Body: string(f.Data)})
 		}

@@ -83,16 +83,10 @@ func (mt *meter) rowAt(t int64) *metrics.Row {
 func (mt *meter) flushHist(next int) {
 	if mt.histRow < len(mt.ser.Rows) {
 		r := &mt.ser.Rows[mt.histRow]
-		r.LatencyP50, r.LatencyP99 = math.NaN(), math.NaN()
-		if v, ok := mt.hist.Quantile(0.5); ok {
-			r.LatencyP50 = v
-		}
-		if v, ok := mt.hist.Quantile(0.99); ok {
-			r.LatencyP99 = v
-		}
+		r.SetLatency(&mt.hist)
 		// Rows skipped without any completion get NaN too.
 		for i := mt.histRow + 1; i < next && i < len(mt.ser.Rows); i++ {
-			mt.ser.Rows[i].LatencyP50, mt.ser.Rows[i].LatencyP99 = math.NaN(), math.NaN()
+			mt.ser.Rows[i].SetLatency(nil)
 		}
 	}
 	mt.hist.Reset()

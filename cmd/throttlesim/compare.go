@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 // compareOptions are compare's arguments and flags.
 type compareOptions struct {
+	force      bool     // replace an existing results folder
 	dirs       []string // the run folders compared
 	out, title string
 	baseline   string   // a run folder (among the compared, or added first) or a label
@@ -42,6 +44,7 @@ with a verdict and the fields in which the scenarios differ. --baseline
 RUN prints every other run's figures against RUN's, as a ratio and a
 difference marked better or worse. Each run's thresholds, and every
 --threshold, are checked on each run; a failed one makes the exit code 99.
+An existing results folder is refused unless --force replaces it.
 
 More: docs/cli.md, "throttlesim sweep, compare, merge".`,
 		Example: `  throttlesim compare results/outage results/outage-no-policy --out results/compare
@@ -58,6 +61,7 @@ More: docs/cli.md, "throttlesim sweep, compare, merge".`,
 		},
 	}
 	addOutFlag(cmd, &o.out, filepath.Join("results", "compare"), "folder for the comparison")
+	addForceFlag(cmd.Flags(), &o.force)
 	cmd.Flags().StringVar(&o.title, "title", "", "chart title (default: the runs' names, or their number when more than two)")
 	cmd.Flags().StringVar(&o.baseline, "baseline", "", "print ratios and differences against this run (a folder or a run's label)")
 	addThresholdFlag(cmd.Flags(), &o.thresholds)
@@ -81,7 +85,7 @@ func baselineIndex(run string, dirs, labels []string) int {
 
 func compareRun(ctx context.Context, e *env, o *compareOptions) error {
 	dirs, out, title := o.dirs, filepath.Clean(o.out), o.title
-	if err := checkOut(out); err != nil {
+	if err := checkOut(out, o.force); err != nil {
 		return err
 	}
 	extra, err := parseThresholds(o.thresholds)
@@ -181,6 +185,7 @@ func compareRun(ctx context.Context, e *env, o *compareOptions) error {
 
 // mergeOptions are merge's arguments and flags.
 type mergeOptions struct {
+	force      bool // replace an existing results folder
 	shards     []string
 	out        string
 	thresholds []string
@@ -198,7 +203,8 @@ func newMergeCmd(e *env, runF func(context.Context, *env, *mergeOptions) error) 
 		Short: "Combine the shards of a sweep into the sweep's results",
 		Long: `Merge combines sweep shards (throttlesim sweep --shard i/n) into exactly the
 folder an unsharded sweep writes, byte for byte. Every shard must come from the
-same sweep (identical sweep.json) and together they must hold every run.`,
+same sweep (identical sweep.json) and together they must hold every run.
+An existing results folder is refused unless --force replaces it.`,
 		Example: `  throttlesim sweep scenarios/k-sweep.yaml --shard 0/2 --out results/k-sweep-shard0   # on one machine
   throttlesim sweep scenarios/k-sweep.yaml --shard 1/2 --out results/k-sweep-shard1   # on another
   throttlesim merge --out results/k-sweep results/k-sweep-shard*`,
@@ -217,13 +223,16 @@ same sweep (identical sweep.json) and together they must hold every run.`,
 		},
 	}
 	addOutFlag(cmd, &o.out, "", "the merged sweep folder")
+	addForceFlag(cmd.Flags(), &o.force)
 	addThresholdFlag(cmd.Flags(), &o.thresholds)
 	return cmd
 }
 
 func mergeRun(ctx context.Context, e *env, o *mergeOptions) error {
 	shards, out, thresholds := o.shards, filepath.Clean(o.out), o.thresholds
-	if err := checkOut(out); err != nil {
+	// Merging a sweep's shards again (after a requeued shard) replaces
+	// that sweep's own earlier merge: not a surprise, so no --force.
+	if err := checkOut(out, o.force || sameSweep(out, shards)); err != nil {
 		return err
 	}
 	extra, err := parseThresholds(thresholds)
@@ -255,4 +264,18 @@ func mergeRun(ctx context.Context, e *env, o *mergeOptions) error {
 		fmt.Fprintf(e.stdout, "results: %s%c\n", out, filepath.Separator)
 	}
 	return pointsVerdictError(agg.verdicts)
+}
+
+// sameSweep reports whether the folder out holds a merge of the sweep the
+// shards are of: its sweep.json is the first shard's, byte for byte.
+func sameSweep(out string, shards []string) bool {
+	if len(shards) == 0 {
+		return false
+	}
+	a, err := os.ReadFile(filepath.Join(out, rundir.SweepFile))
+	if err != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(shards[0], rundir.SweepFile))
+	return err == nil && bytes.Equal(a, b)
 }

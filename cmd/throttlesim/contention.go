@@ -21,6 +21,7 @@ import (
 // contentionOptions are contention's flags, as given (clients,
 // strategies) and as parsed (counts, strats).
 type contentionOptions struct {
+	force                    bool // replace an existing results folder
 	out, clients, strategies string
 	runs                     int
 	seed                     uint64
@@ -44,6 +45,7 @@ versioned row once, and a stale write retries after its backoff. For every
 client count and strategy it averages --runs runs and writes
 contention.csv, contention.md, two charts and contention.json into --out.
 It is a model of its own (sim/occ), not a scenario backend kind.
+An existing results folder is refused unless --force replaces it.
 
 More: docs/cli.md, "throttlesim contention" (the model's constants).`,
 		Example: `  throttlesim contention
@@ -68,6 +70,7 @@ More: docs/cli.md, "throttlesim contention" (the model's constants).`,
 		},
 	}
 	addOutFlag(cmd, &o.out, filepath.Join("results", "contention"), "results folder")
+	addForceFlag(cmd.Flags(), &o.force)
 	cmd.Flags().StringVar(&o.clients, "clients", "10:190:20", "client counts: a list (10,50,100) or a range FROM:TO:STEP")
 	cmd.Flags().StringVar(&o.strategies, "strategies", strings.Join(occ.Strategies, ","), "backoff strategies to compare")
 	cmd.Flags().IntVar(&o.runs, "runs", 100, "runs averaged per point (seeds seed, seed+1, ...)")
@@ -127,7 +130,7 @@ func parseClients(s string) ([]int, error) {
 
 func contentionRun(ctx context.Context, e *env, o *contentionOptions) error {
 	clients, strategies, runs, seed, out := o.counts, o.strats, o.runs, o.seed, filepath.Clean(o.out)
-	if err := checkOut(out); err != nil {
+	if err := checkOut(out, o.force); err != nil {
 		return err
 	}
 	// Cells in the order of the table: client count, then strategy.

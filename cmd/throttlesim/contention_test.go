@@ -39,7 +39,8 @@ func TestContentionCommand(t *testing.T) {
 	var first map[string][]byte
 	for i := 0; i < 2; i++ {
 		out := filepath.Join(dir, "c")
-		r := runCLI(t, "contention", "--clients", "5,20", "--runs", "3", "--strategies", "none,full", "--out", out)
+		// The second writes over the first: --force.
+		r := runCLI(t, "contention", "--clients", "5,20", "--runs", "3", "--strategies", "none,full", "--out", out, "--force")
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}

@@ -36,3 +36,10 @@ func addOutFlag(cmd *cobra.Command, p *string, def, usage string) {
 func addJobsFlag(f *pflag.FlagSet, p *int) {
 	f.IntVarP(p, "jobs", "j", runtime.GOMAXPROCS(0), "runs in parallel")
 }
+
+// addForceFlag adds --force: replace the results folder if it exists.
+// Without it a command refuses a folder that holds results before it runs
+// anything (checkOut), so nothing the user had is replaced by surprise.
+func addForceFlag(f *pflag.FlagSet, p *bool) {
+	f.BoolVar(p, "force", false, "replace the results folder if it exists (without it an existing one is refused)")
+}

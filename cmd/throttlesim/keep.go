@@ -68,7 +68,7 @@ func flagInputs(cmd *cobra.Command) []keepInput {
 	var in []keepInput
 	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "jobs", "out", "resume", "help":
+		case "jobs", "out", "resume", "force", "help":
 			return
 		}
 		if _, ok := emitFlags[f.Name]; ok || roundFlags[f.Name] {

@@ -52,7 +52,8 @@ scenario's backend served in process (or to --target, any URL). It writes
 the results folder run writes, plus live.json (schedule lag, goroutines,
 heap), so compare and summarize read live and simulated runs alike. A run
 takes the scenario's duration in wall time; loads one machine cannot drive
-honestly are refused unless --force.
+honestly, and an --out that holds results already, are refused unless
+--force.
 
 More: docs/cli.md, "throttlesim live" (limits, --max-in-flight, Ctrl-C).`,
 		Example: `  throttlesim live scenarios/live-outage.yaml
@@ -72,7 +73,7 @@ More: docs/cli.md, "throttlesim live" (limits, --max-in-flight, Ctrl-C).`,
 	addOutFlag(cmd, &o.out, "", "results folder (default results/<scenario name>-live)")
 	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts")
-	f.BoolVar(&o.force, "force", false, "run loads above the limits anyway")
+	f.BoolVar(&o.force, "force", false, "replace the results folder if it exists; run loads above the limits anyway")
 	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "cap on requests in flight; an arrival beyond it is dropped by the generator and counted (default 10,000, lowered to fit the open-file limit)")
 	return cmd
 }
@@ -102,7 +103,7 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 		out = filepath.Join("results", sc.Name+"-live")
 	}
 	out = filepath.Clean(out)
-	if err := checkOut(out); err != nil {
+	if err := checkOut(out, o.force); err != nil {
 		return err
 	}
 	if !o.quiet {

@@ -256,7 +256,7 @@ func TestSetProblem(t *testing.T) {
 	}
 }
 
-var chartFiles = []string{"local_drops.png", "recovery.png", "server_load.png"}
+var chartFiles = []string{"latency.png", "local_drops.png", "recovery.png", "server_load.png"}
 
 func TestRunQuiet(t *testing.T) {
 	dir := t.TempDir()
@@ -591,7 +591,7 @@ backend:
 	writeFile(t, out, "summary.json", "previous")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := runCLICtx(t, ctx, false, "run", file, "--out", out, "--no-charts")
+	r := runCLICtx(t, ctx, false, "run", file, "--out", out, "--no-charts", "--force")
 	if r.code != 130 {
 		t.Fatalf("exit code: got %d, want 130 (stderr %q)", r.code, r.stderr)
 	}

@@ -25,6 +25,7 @@ import (
 )
 
 type mapOptions struct {
+	force         bool // replace an existing results folder
 	file          string
 	load, trigger string
 	sets          []string
@@ -75,6 +76,7 @@ above or below 1/2. It prints the boundary per level and writes map.csv,
 boundary.csv, map.json, map.png and report.html. --rare estimates small
 probabilities of no recovery below the boundary; --shard i/n splits the
 levels over machines and 'throttlesim map merge' joins the shards.
+An existing results folder is refused unless --force replaces it.
 
 The method, its guarantees, every flag and output: docs/cli.md,
 "throttlesim map".`,
@@ -121,6 +123,7 @@ The method, its guarantees, every flag and output: docs/cli.md,
 	addSeedFlag(f, &o.seed, 0, "base seed (default: the scenario's seed)")
 	addJobsFlag(f, &o.jobs)
 	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-map)")
+	addForceFlag(f, &o.force)
 	f.StringVar(&o.shard, "shard", "", "compute only load levels i, i+n, ... (i/n, 0-based), for batch clusters; auto reads i and n from a Kubernetes Indexed Job or a Slurm array (see sweep --help)")
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted map: its finished runs are kept in <out>.incomplete and not run again (refused if the scenario or a flag changed)")
 	f.StringVar(&o.rare, "rare", "", "estimate small P(no recovery) below each boundary; the measure (in_system, outstanding, timed_out) the method ranks runs by, with split optionally =l1,l2,... levels")
@@ -281,7 +284,7 @@ func mapRun(ctx context.Context, e *env, o *mapOptions) error {
 		return emitRun(e, &o.emit, emitJob{verb: []string{"map"}, mergeVerb: []string{"map", "merge"}, file: o.file, data: data,
 			forward: o.forward, out: out, units: len(load.Values(steps)), unit: "load levels", rounds: o.emit.rounds})
 	}
-	if err := checkOut(out); err != nil {
+	if err := checkOut(out, o.force); err != nil {
 		return err
 	}
 	rounds := o.round.next || o.round.shard != ""
@@ -371,6 +374,7 @@ func writeMap(e *env, out string, doc *explore.MapDoc) error {
 
 // mapMergeOptions are map merge's arguments and flags.
 type mapMergeOptions struct {
+	force  bool // replace an existing results folder
 	shards []string
 	out    string
 }
@@ -385,6 +389,8 @@ func newMapMergeCmd(e *env, runF func(context.Context, *env, *mapMergeOptions) e
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Combine the shards of a map (map --shard i/n) into one map",
+		Long: `Map merge combines the shards of a map (map --shard i/n) into one map.
+An existing results folder is refused unless --force replaces it.`,
 		Example: `  throttlesim map scenarios/outage.yaml --load clients.arrival.total_rate=400/s..900/s/20 \
       --trigger faults.0.duration=5s..5m --shard 0/2 --out results/map-shard0   # and --shard 1/2 elsewhere
   throttlesim map merge --out results/map results/map-shard*`,
@@ -403,12 +409,13 @@ func newMapMergeCmd(e *env, runF func(context.Context, *env, *mapMergeOptions) e
 		},
 	}
 	addOutFlag(cmd, &o.out, "", "the merged map folder")
+	addForceFlag(cmd.Flags(), &o.force)
 	return cmd
 }
 
 func mapMergeRun(_ context.Context, e *env, o *mapMergeOptions) error {
 	shards, out := o.shards, filepath.Clean(o.out)
-	if err := checkOut(out); err != nil {
+	if err := checkOut(out, o.force); err != nil {
 		return err
 	}
 	merged, err := sweep.MergeMaps(shards)

@@ -62,7 +62,7 @@ func TestSignalStopsARun(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeFile(t, out, "summary.json", `{"previous": true}`)
-			cmd := child(t, nil, "run", file, "--out", out, "-q")
+			cmd := child(t, nil, "run", file, "--out", out, "-q", "--force")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -113,7 +113,7 @@ func TestKillLeavesNoTruncatedFile(t *testing.T) {
 	want := testfs.Tree(t, out)
 	r := rand.New(rand.NewPCG(7, 7))
 	for i := 0; i < 12; i++ {
-		cmd := child(t, nil, "run", file, "-q", "--out", out)
+		cmd := child(t, nil, "run", file, "-q", "--out", out, "--force")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestSignalStopsLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			writeFile(t, out, "summary.json", `{"previous": true}`)
-			cmd := child(t, nil, "live", file, "--out", out, "--no-charts", "--set", "duration=1h")
+			cmd := child(t, nil, "live", file, "--out", out, "--no-charts", "--set", "duration=1h", "--force")
 			pipe, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)

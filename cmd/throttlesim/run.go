@@ -51,10 +51,10 @@ func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cob
 results folder, results/<name>/ unless --out says otherwise: timeseries.csv,
 summary.json, charts and report.html, one page with all of them. A short
 summary goes to stdout, a progress bar to stderr when it is a terminal. The
-folder is replaced atomically; an interrupted run's partial result goes to
-<folder>.incomplete/. A failed threshold (thresholds: or --threshold)
-makes the exit code 99; a run estimated above 8 GiB or 1 hour is refused
-unless --force.
+folder must not hold results already (--force replaces them, atomically);
+an interrupted run's partial result goes to <folder>.incomplete/. A failed
+threshold (thresholds: or --threshold) makes the exit code 99; a run
+estimated above 8 GiB or 1 hour is refused unless --force.
 
 More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 		Example: `  throttlesim run scenarios/outage.yaml
@@ -73,7 +73,7 @@ More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 	addOutFlag(cmd, &o.out, "", "results folder (default results/<scenario name>)")
 	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts: timeseries.csv, summary.json and a report.html without charts")
-	f.BoolVar(&o.force, "force", false, "run even when the estimated memory or time is above the limits")
+	f.BoolVar(&o.force, "force", false, "replace the results folder if it exists; run even when the estimated memory or time is above the limits")
 	addThresholdFlag(f, &o.thresholds)
 	return cmd
 }
@@ -146,7 +146,7 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 		out = filepath.Join("results", sc.Name)
 	}
 	out = filepath.Clean(out)
-	if err := checkOut(out); err != nil {
+	if err := checkOut(out, o.force); err != nil {
 		return err
 	}
 	var bar *progressbar.ProgressBar
@@ -187,8 +187,9 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 }
 
 // checkOut refuses, before any simulation, an output path that cannot
-// become a results folder.
-func checkOut(out string) error {
+// become a results folder, and one that already holds results unless
+// replace (--force): results are never replaced by surprise.
+func checkOut(out string, replace bool) error {
 	if b := filepath.Base(out); b == "." || b == ".." || b == string(filepath.Separator) {
 		return fmt.Errorf("--out %s: cannot be a results folder (it would replace the folder itself); name a new folder", out)
 	}
@@ -196,6 +197,8 @@ func checkOut(out string) error {
 		return fmt.Errorf("--out %s: exists and is not a folder", out)
 	} else if err == nil && !isResultsFolder(out) {
 		return fmt.Errorf("--out %s: exists and is not a throttlesim results folder (no summary.json, sweep.json or compare.json); refusing to replace it", out)
+	} else if err == nil && !replace && !isEmptyDir(out) {
+		return fmt.Errorf("%s holds earlier results; nothing was run: add --force to replace them, or --out DIR to write elsewhere", out)
 	}
 	parent := filepath.Dir(out)
 	for p := parent; ; p = filepath.Dir(p) {
@@ -241,6 +244,12 @@ func plainIOError(err error) string {
 		return le.Err.Error()
 	}
 	return strings.TrimPrefix(err.Error(), "resultdir: ")
+}
+
+// isEmptyDir reports whether dir is a folder with nothing in it.
+func isEmptyDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) == 0
 }
 
 // isResultsFolder reports whether dir can be replaced by new results: it is
@@ -328,7 +337,7 @@ func printSummary(w io.Writer, res *sim.Result, wall time.Duration, out string, 
 	rows = append(rows, [][2]string{
 		{"attempts", fmt.Sprintf("%s sent   amplification %s attempts per request", group(s.Attempts), num(s.Amplification, 3))},
 		{backend, fmt.Sprintf("%s received   %s rejected   peak %s× capacity   %s of worker time wasted", group(s.Received), group(s.Rejected), num(s.PeakReceivedOverCapacity, 2), pct(s.WastedWorkFraction))},
-		{"latency", fmt.Sprintf("p50 %s ms   p99 %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP99MS, 1))},
+		{"latency", fmt.Sprintf("p50 %s ms   p90 %s ms   p99 %s ms   max %s ms", num(s.LatencyP50MS, 1), num(s.LatencyP90MS, 1), num(s.LatencyP99MS, 1), num(s.LatencyMaxMS, 0))},
 	}...)
 	if s.TimeAboveCapacityS != nil && (s.FaultLoadOverCapacity != nil || s.RecoveryWastedFraction != nil) {
 		line := fmt.Sprintf("%s s above capacity", num(s.TimeAboveCapacityS, 0))

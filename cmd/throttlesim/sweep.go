@@ -24,6 +24,7 @@ import (
 )
 
 type sweepOptions struct {
+	force       bool // replace an existing results folder
 	file        string
 	sets, vary  []string
 	seeds       int
@@ -57,7 +58,7 @@ paired.csv (differences from the baseline point, paired by seed), charts
 and report.html. Every point uses the same seeds (common random numbers),
 and the results are the same bytes whatever --jobs is. An interrupted
 sweep continues with --resume; --shard i/n splits it over machines and
-'throttlesim merge' joins the shards.
+'throttlesim merge' joins the shards. An existing results folder is refused unless --force replaces it.
 
 More: docs/sweeps.md and docs/cli.md, "throttlesim sweep, compare, merge".`,
 		Example: `  throttlesim sweep scenarios/k-sweep.yaml
@@ -83,6 +84,7 @@ More: docs/sweeps.md and docs/cli.md, "throttlesim sweep, compare, merge".`,
 	addJobsFlag(f, &o.jobs)
 	f.BoolVar(&o.independent, "independent-seeds", false, "give every point its own seeds instead of common random numbers")
 	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-sweep, or results/<name> when the name says sweep)")
+	addForceFlag(f, &o.force)
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
 	f.StringVar(&o.shard, "shard", "", "run only share i of n (i/n, 0-based), for batch clusters; auto reads the index and count from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, THROTTLESIM_SHARDS) or a Slurm array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT)")
 	addThresholdFlag(f, &o.thresholds)
@@ -166,17 +168,21 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		}
 		return emitRun(e, &o.emit, j)
 	}
-	if err := checkOut(out); err != nil {
+	work := out + ".incomplete"
+	inPlace := false
+	if _, werr := os.Stat(work); werr != nil && o.resume {
+		if _, err := os.Stat(out); err == nil {
+			// Resume a finished sweep in place: nothing to run, the
+			// outputs rewritten from its own runs. Intended, so not
+			// refused as a replacement.
+			work, inPlace = out, true
+		}
+	}
+	if err := checkOut(out, o.force || inPlace); err != nil {
 		return err
 	}
-	work := out + ".incomplete"
-	switch _, werr := os.Stat(work); {
-	case werr == nil && !o.resume:
+	if _, werr := os.Stat(out + ".incomplete"); werr == nil && !o.resume {
 		return fmt.Errorf("%s exists: an earlier sweep was interrupted there; continue it with --resume, or delete it", work)
-	case werr != nil && o.resume:
-		if _, err := os.Stat(out); err == nil {
-			work = out // resume a finished sweep in place: nothing to run, outputs rewritten
-		}
 	}
 	if err := sweep.WritePlan(work, plan); err != nil {
 		return err

@@ -122,7 +122,7 @@ func TestSweepThresholdsAndCompareBaseline(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cmp, "paired.csv")); err != nil {
 		t.Errorf("compare --baseline: %v", err)
 	}
-	r = runCLI(t, "compare", "--baseline", "nosuch", a, b, "--out", cmp)
+	r = runCLI(t, "compare", "--baseline", "nosuch", a, b, "--out", filepath.Join(dir, "cmp-nosuch"))
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--baseline nosuch: not a run folder nor the label of a compared run (the labels are a, b)") {
 		t.Errorf("compare --baseline nosuch: exit %d, stderr %q", r.code, r.stderr)
 	}

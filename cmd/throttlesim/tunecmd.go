@@ -19,6 +19,7 @@ import (
 )
 
 type tuneOptions struct {
+	force       bool // replace an existing results folder
 	files       []string
 	params      []string
 	sets        []string
@@ -59,7 +60,7 @@ spends --budget runs on rounds of a grid and successive halving, then
 compares the best candidates on more seeds and reports the chosen value,
 the runner-up and whether they differ significantly. Writes tune.csv,
 best.yaml, tune.json, pareto.png and sensitivity.png. No candidate meets
-the constraints: "infeasible", exit code 1.
+the constraints: "infeasible", exit code 1. An existing results folder is refused unless --force replaces it.
 
 The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`,
 		Example: `  throttlesim tune scenarios/tune-overload.yaml --param clients.throttle.k=1..4 \
@@ -104,6 +105,7 @@ The search, the feasibility rule, the metrics: docs/cli.md, "throttlesim tune".`
 	addSeedFlag(f, &o.seed, 0, "base seed (default: the first scenario's seed)")
 	addJobsFlag(f, &o.jobs)
 	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-tune)")
+	addForceFlag(f, &o.force)
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted tuning: its finished runs are kept in <out>.incomplete and not run again (refused if a scenario or a flag changed)")
 	addRoundFlags(f, &o.round, "tuning")
 	addEmitFlags(f, &o.emit)
@@ -199,7 +201,7 @@ func tuneRun(ctx context.Context, e *env, o *tuneOptions) error {
 		// A tuning is sequential: on a cluster it runs in rounds.
 		return emitRun(e, &o.emit, emitJob{verb: []string{"tune"}, file: srcs[0].File, data: srcs[0].Data, forward: o.forward, out: out, rounds: true})
 	}
-	if err := checkOut(out); err != nil {
+	if err := checkOut(out, o.force); err != nil {
 		return err
 	}
 	rounds := o.round.next || o.round.shard != ""

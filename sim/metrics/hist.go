@@ -79,3 +79,34 @@ func (h *Histogram) Quantile(q float64) (v float64, ok bool) {
 	}
 	return 0, false // unreachable
 }
+
+// Quantiles sets out[i] to the qs[i]-quantile, as Quantile would, in one
+// pass over the buckets; qs must be ascending (q = 1 is the largest
+// value's bucket midpoint: the maximum within the same 1.6%). It returns
+// false, leaving out alone, when the histogram is empty.
+func (h *Histogram) Quantiles(qs, out []float64) bool {
+	if h.n == 0 {
+		return false
+	}
+	j := 0
+	rank := func(q float64) uint64 {
+		r := uint64(q*float64(h.n) + 0.999999999)
+		return min(max(r, 1), h.n)
+	}
+	var seen uint64
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		seen += uint64(c)
+		for j < len(qs) && seen >= rank(qs[j]) {
+			lo, w := bucketRange(i)
+			out[j] = float64(lo) + float64(w-1)/2
+			j++
+		}
+		if j == len(qs) {
+			break
+		}
+	}
+	return true
+}

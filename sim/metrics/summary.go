@@ -29,7 +29,9 @@ type Params struct {
 
 // Summary is the headline figures of one run. Ratios whose denominator is
 // zero, and figures that do not apply (recovery without a fault), are nil
-// and written as JSON null.
+// and written as JSON null. The fields tagged measured:"server" are
+// counted at the server: a live run against a remote --target cannot see
+// them (ServerFields, ForgetServer).
 type Summary struct {
 	Offered          int64 `json:"offered"`
 	Succeeded        int64 `json:"succeeded"`
@@ -60,27 +62,32 @@ type Summary struct {
 	// figures (backend_*, the capacity, wasted-work and overload figures)
 	// describe: the one the clients call. Absent with one backend.
 	EntryService  string `json:"entry_service,omitempty"`
-	Received      int64  `json:"backend_received"`
-	Accepted      int64  `json:"backend_accepted"`
-	Rejected      int64  `json:"backend_rejected"`
-	Unanswered    int64  `json:"backend_unanswered"`
-	QueueTimeouts int64  `json:"queue_timeouts"`
-	FailedOutage  int64  `json:"failed_outage"`
-	LostOutage    int64  `json:"lost_outage"`
+	Received      int64  `json:"backend_received" measured:"server"`
+	Accepted      int64  `json:"backend_accepted" measured:"server"`
+	Rejected      int64  `json:"backend_rejected" measured:"server"`
+	Unanswered    int64  `json:"backend_unanswered" measured:"server"`
+	QueueTimeouts int64  `json:"queue_timeouts" measured:"server"`
+	FailedOutage  int64  `json:"failed_outage" measured:"server"`
+	LostOutage    int64  `json:"lost_outage" measured:"server"`
 	TimedOut      int64  `json:"timed_out"`
-	Served        int64  `json:"served"`
-	Errors        int64  `json:"errors"`
-	Cancelled     int64  `json:"cancelled"`
+	Served        int64  `json:"served" measured:"server"`
+	Errors        int64  `json:"errors" measured:"server"`
+	Cancelled     int64  `json:"cancelled" measured:"server"`
 
 	SuccessRatio             *float64 `json:"success_ratio"`
 	LocalDropRate            *float64 `json:"local_drop_rate"`
 	Amplification            *float64 `json:"amplification"`
-	PeakReceivedOverCapacity *float64 `json:"peak_received_over_capacity"`
-	WastedWorkFraction       *float64 `json:"wasted_work_fraction"`
-	Utilisation              *float64 `json:"utilisation"`
-	LatencyP50MS             *float64 `json:"latency_p50_ms"`
-	LatencyP99MS             *float64 `json:"latency_p99_ms"`
-	MeanQueueWaitMS          *float64 `json:"mean_queue_wait_ms"`
+	PeakReceivedOverCapacity *float64 `json:"peak_received_over_capacity" measured:"server"`
+	WastedWorkFraction       *float64 `json:"wasted_work_fraction" measured:"server"`
+	Utilisation              *float64 `json:"utilisation" measured:"server"`
+	// The latency of the requests that succeeded, from one histogram:
+	// each figure within 1.6% of the exact value (the maximum is the
+	// largest value's bucket midpoint).
+	LatencyP50MS    *float64 `json:"latency_p50_ms"`
+	LatencyP90MS    *float64 `json:"latency_p90_ms"`
+	LatencyP99MS    *float64 `json:"latency_p99_ms"`
+	LatencyMaxMS    *float64 `json:"latency_max_ms"`
+	MeanQueueWaitMS *float64 `json:"mean_queue_wait_ms" measured:"server"`
 	// LastSuccessS is when the last request that succeeded completed
 	// (seconds from the start): with arrival process once, the time until
 	// every client was served (Brooker's "completion time").
@@ -91,7 +98,7 @@ type Summary struct {
 	// by capacity faults) could serve in them: above 1, the clients kept
 	// pushing more than was left. Null without a fault, without a
 	// capacity (occ), or when no capacity was left (an outage).
-	FaultLoadOverCapacity *float64 `json:"fault_load_over_effective_capacity"`
+	FaultLoadOverCapacity *float64 `json:"fault_load_over_effective_capacity" measured:"server"`
 	// FaultSuccessRatio is the success ratio while the faults last: the
 	// application requests that succeeded ÷ those that arrived, both
 	// counted over the metrics intervals that overlap a fault window
@@ -103,14 +110,14 @@ type Summary struct {
 	// TimeAboveCapacityS is the simulated time, in whole metrics
 	// intervals, in which the backend received more attempts per second
 	// than its effective capacity. Null without a capacity (occ).
-	TimeAboveCapacityS *float64 `json:"time_above_capacity_s"`
+	TimeAboveCapacityS *float64 `json:"time_above_capacity_s" measured:"server"`
 	// RecoveryWastedWorkerS is the worker time wasted (rejections, work
 	// for clients that had given up, failed handshakes) from the end of
 	// the last fault until the service recovered, or until the end of
 	// the run when it did not; RecoveryWastedFraction is its share of
 	// the worker time spent in that span. Null without a fault.
-	RecoveryWastedWorkerS  *float64 `json:"recovery_wasted_worker_s"`
-	RecoveryWastedFraction *float64 `json:"recovery_wasted_fraction"`
+	RecoveryWastedWorkerS  *float64 `json:"recovery_wasted_worker_s" measured:"server"`
+	RecoveryWastedFraction *float64 `json:"recovery_wasted_fraction" measured:"server"`
 
 	Recovery    Recovery     `json:"recovery"`
 	Connections *ConnSummary `json:"connections"`
@@ -337,6 +344,12 @@ func Summarise(s *Series, p Params, all *Histogram, waitSum float64, waitN int64
 	}
 	if v, ok := all.Quantile(0.99); ok {
 		sum.LatencyP99MS = ptr(v / 1e6)
+	}
+	if v, ok := all.Quantile(0.9); ok {
+		sum.LatencyP90MS = ptr(v / 1e6)
+	}
+	if v, ok := all.Quantile(1); ok {
+		sum.LatencyMaxMS = ptr(v / 1e6)
 	}
 	if waitN > 0 {
 		sum.MeanQueueWaitMS = ptr(waitSum / float64(waitN) / 1e6)

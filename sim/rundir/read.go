@@ -109,12 +109,14 @@ func ReadTimeseries(r io.Reader, workers int) (*metrics.Series, error) {
 			QueueAreaNS:       ns("queue_len", float64(s.Interval)),
 			LatencyP50:        num("latency_p50_ms") * 1e6,
 			LatencyP99:        num("latency_p99_ms") * 1e6,
-			OutNS:             ns("replicas_out", float64(s.Interval)),
-			LimitNS:           ns("concurrency_limit", float64(s.Interval)),
-			ReplicasNS:        ns("replicas_ready", float64(s.Interval)),
-			DesiredNS:         ns("replicas_desired", float64(s.Interval)),
-			ReplicasPeak:      cnt("replicas_peak"),
-			Degraded:          cnt(DegradedColumn),
+			// Not in timeseries.csv: unknown, not 0.
+			LatencyP90: math.NaN(), LatencyMax: math.NaN(),
+			OutNS:        ns("replicas_out", float64(s.Interval)),
+			LimitNS:      ns("concurrency_limit", float64(s.Interval)),
+			ReplicasNS:   ns("replicas_ready", float64(s.Interval)),
+			DesiredNS:    ns("replicas_desired", float64(s.Interval)),
+			ReplicasPeak: cnt("replicas_peak"),
+			Degraded:     cnt(DegradedColumn),
 		})
 		if _, ok := col["replicas_ready"]; ok && rec[col["replicas_ready"]] != "" {
 			s.Autoscaled = true

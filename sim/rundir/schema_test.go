@@ -93,6 +93,10 @@ func schemaOf(t reflect.Type) map[string]any {
 				name = f.Name
 			}
 			ps := schemaOf(f.Type)
+			if f.Tag.Get("measured") == "server" && ps["type"] == "integer" {
+				// null when not measured (a live run against --target).
+				ps["type"] = []any{"integer", "null"}
+			}
 			if e := scenario.EnumOf(f); e != "" {
 				var vals []any
 				for _, v := range strings.Split(e, ",") {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/throttlesim/throttlesim/sim"
@@ -82,6 +83,11 @@ type LiveSchedule struct {
 	MaxInFlight      int   `json:"max_in_flight"`
 	PeakInFlight     int   `json:"peak_in_flight"`
 	GeneratorDropped int64 `json:"generator_dropped"`
+	// NotMeasured names the summary's fields this run could not see: the
+	// server's (metrics.ServerFields) when it ran against a remote
+	// --target. They are null in summary.json, never a 0 that reads as
+	// measured. Absent when every field was measured.
+	NotMeasured []string `json:"not_measured,omitempty"`
 }
 
 // Build identifies the binary; the CLI fills it from its link-time flags.
@@ -152,14 +158,77 @@ func capacityOf(sc *scenario.Scenario) *float64 {
 }
 
 // SummaryJSON is summary.json's bytes: indented, with a final newline.
+// The fields a live run did not measure (Live.NotMeasured) are null.
 func (r Run) SummaryJSON(b Build) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(r.Doc(b)); err != nil {
+	doc := r.Doc(b)
+	var v any = doc
+	if doc.Live != nil && len(doc.Live.NotMeasured) > 0 {
+		v = docWithNulls{doc}
+	}
+	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("rundir: %s: %w", SummaryFile, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// docWithNulls encodes a SummaryDoc with its summary's not-measured
+// fields null, keeping every other key where it was.
+type docWithNulls struct{ SummaryDoc }
+
+// MarshalJSON writes the document with the not-measured summary fields
+// replaced by null.
+func (d docWithNulls) MarshalJSON() ([]byte, error) {
+	whole, err := json.Marshal(d.SummaryDoc)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := json.Marshal(d.Summary)
+	if err != nil {
+		return nil, err
+	}
+	nulled, err := nullKeys(sum, d.Live.NotMeasured)
+	if err != nil {
+		return nil, err
+	}
+	// The summary's encoding appears once, after "summary":.
+	return bytes.Replace(whole, append([]byte(`"summary":`), sum...), append([]byte(`"summary":`), nulled...), 1), nil
+}
+
+// nullKeys rewrites a flat-topped JSON object with the values of keys
+// null, in the order it had.
+func nullKeys(obj []byte, keys []string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for first := true; dec.More(); first = false {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, err
+		}
+		if !first {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(tok)
+		out.Write(k)
+		out.WriteByte(':')
+		if slices.Contains(keys, tok.(string)) {
+			out.WriteString("null")
+		} else {
+			out.Write(val)
+		}
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 // ReadSummary reads dir/summary.json, checking its schema version.

@@ -59,6 +59,10 @@ type Sweep struct {
 type Vary struct {
 	Path   string     `yaml:"path" json:"path"`
 	Values []RawValue `yaml:"values" json:"values"`
+	// Labels, when given, name the values in tables, legends and the
+	// terminal (one per value, in order) instead of path=value: a short
+	// name for a structured value such as {kind: sre, ...}.
+	Labels []string `yaml:"labels" json:"labels,omitempty"`
 }
 
 // Point is one explicitly listed variant: overrides as path=value.

@@ -376,6 +376,18 @@ func (s *Scenario) validate(file string, pos map[string]Pos) Errors {
 			for j, val := range vr.Values {
 				v.short(fmt.Sprintf("%s.values.%d", p, j), string(val), MaxValueLen)
 			}
+			if len(vr.Labels) > 0 {
+				v.check(len(vr.Labels) == len(vr.Values), p+".labels", "needs one label per value: %d labels for %d values", len(vr.Labels), len(vr.Values))
+				seen := map[string]bool{}
+				for j, l := range vr.Labels {
+					lp := fmt.Sprintf("%s.labels.%d", p, j)
+					if v.short(lp, l, MaxLabelLen) {
+						v.check(strings.TrimSpace(l) != "", lp, "is empty: a label names its value in tables and legends")
+						v.check(!seen[l], lp, "%q labels two values; each needs its own", l)
+					}
+					seen[l] = true
+				}
+			}
 		}
 		for i, pt := range sw.Points {
 			p := fmt.Sprintf("sweep.points.%d", i)

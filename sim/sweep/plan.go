@@ -113,8 +113,11 @@ func NewPlan(file string, data []byte, o PlanOptions) (*Plan, error) {
 	for _, v := range vary {
 		var next []PointSpec
 		for _, g := range grid {
-			for _, val := range v.Values {
+			for j, val := range v.Values {
 				label := shortPath(v.Path) + "=" + string(val)
+				if j < len(v.Labels) {
+					label = v.Labels[j] // validated: one per value
+				}
 				if g.Label != "" {
 					label = g.Label + ", " + label
 				}
