@@ -30,7 +30,7 @@ for cfg in "1 1" "1 2" "2 1" "2 2" "4 1" "8 1"; do
 	read -r n c <<<"$cfg"
 	name=s$n-$c
 	rm -f cpu.log
-	./throttlesim sweep -q scenarios/k-sweep.yaml --emit slurm --shards "$n" --cpus "$c" --memory 512M --binary "$w/bin.sh" --out "results/$name" >/dev/null
+	./throttlesim sweep --force -q scenarios/k-sweep.yaml --emit slurm --shards "$n" --cpus "$c" --memory 512M --binary "$w/bin.sh" --out "results/$name" >/dev/null
 	t0=$(now)
 	sh "jobs/$name-slurm/submit.sh" >/dev/null
 	while [ ! -f "results/$name/report.html" ] || [ -n "$(squeue -h -n "$name-merge,$name-shards" -o %i)" ]; do sleep 0.2; done
