@@ -50,6 +50,16 @@ type Result struct {
 	// Per step, answered requests by class (req/s).
 	Success, Errors, Rejected []float64 `json:"-"`
 	InFlight, Workers, Down   []float64 `json:"-"`
+	// Per step, the recorded latency of the successful requests (ms; NaN
+	// where none completed): from the latency_bucket answers, else the
+	// duration_bucket ones.
+	LatencyP50, LatencyP99 []float64 `json:"-"`
+	// Simulated is the recorded window against the fitted scenario's runs
+	// (Simulate; nil until then).
+	Simulated *Comparison `json:"simulated,omitempty"`
+	// Extra are more files Write puts in the folder (the chart, the
+	// page), by name.
+	Extra map[string][]byte `json:"-"`
 
 	Buckets     []scenario.Bucket `json:"buckets"`
 	InfCap      float64           `json:"inf_cap_s,omitempty"`
@@ -145,6 +155,17 @@ func Fit(ctx context.Context, src Source, n Names, selector string, w Window) (*
 		}
 	}
 	if err := r.histogram(ans, n.ServiceTimes); err != nil {
+		return nil, err
+	}
+	lat := ans["latency_bucket"]
+	if lat == nil {
+		lat = ans["duration_bucket"]
+	}
+	var err error
+	if r.LatencyP50, err = quantiles(lat, w, steps, 0.5); err != nil {
+		return nil, err
+	}
+	if r.LatencyP99, err = quantiles(lat, w, steps, 0.99); err != nil {
 		return nil, err
 	}
 	r.rates()

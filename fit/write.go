@@ -213,6 +213,9 @@ func (r *Result) Write(dir string, o Options, replace bool) error {
 	files := map[string][]byte{
 		ScenarioFile: r.Scenario(o), ArrivalsFile: r.ArrivalsCSV(), ResultFile: append(js, '\n'), ReportFile: r.Report(o),
 	}
+	for name, data := range r.Extra {
+		files[name] = data
+	}
 	for name, raw := range r.Raw {
 		files[filepath.Join(QueriesDir, name+".json")] = raw
 	}
