@@ -39,22 +39,16 @@ func newFitCmd(e *env, runF func(context.Context, *env, *fitOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "fit (--prometheus URL | --from-files DIR) [--last 10m | --start T --end T]",
 		Short: "Build a scenario from what Prometheus recorded of a real server",
-		Long: `Fit reads a server's metrics for a window of time, from a Prometheus server's
+		Long: `Fit reads a server's metrics for a window, from a Prometheus server's
 HTTP API or from exported query answers, and writes a scenario that replays
-it: the arrival trace (the rate of the requests counter, per --step), the
-service-time distribution (the latency histogram's buckets over the window,
-as dist: histogram), the workers and queue (from a workers gauge, else the
-throughput at saturation by Little's law, else the requests in flight; the
-report says which and why), the error rate, and the outages and capacity
-drops it saw as faults. Into --out it writes scenario.yaml (a comment on
-each field names its query), arrivals.csv, report.md, fit.json and the
-query answers (queries/, readable back with --from-files). Unless
---seeds 0, it runs the scenario as written with seeds 1..N and draws the
-recorded goodput, rejections and latency against the simulated ones
-(recorded_vs_simulated.png, report.html; the error measures in report.md
-and fit.json). Nothing is written if a query fails. The folder must not
-hold results already (--force replaces an earlier fit, atomically; a
-folder fit did not write is never replaced).
+it: the arrival trace, the service-time histogram, workers and queue (the
+report says which estimate and why), the error rate and the faults seen.
+Into --out: scenario.yaml (each field's query in a comment), arrivals.csv,
+report.md, fit.json, queries/ (readable back with --from-files) and, unless
+--seeds 0, the scenario as written run with seeds 1..N against the
+recording: recorded_vs_simulated.png and report.html. Nothing is written if
+a query fails. --out must not hold results already (--force replaces an
+earlier fit, atomically; a folder fit did not write is never replaced).
 
 More: docs/cli.md, "throttlesim fit" (the queries, the estimates, their limits).`,
 		Example: `  throttlesim fit --prometheus http://127.0.0.1:9090 --last 10m --convention throttlesim --selector 'job="serve"' --out incident
