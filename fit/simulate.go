@@ -206,6 +206,9 @@ func (c *Comparison) Get(name string) *Compared {
 
 func (c *Comparison) verdict() string {
 	gp, rj, p50 := c.Get(SeriesGoodput), c.Get(SeriesRejections), c.Get(SeriesP50)
+	if meanOf(gp.Recorded) <= 0 {
+		return fmt.Sprintf("The recording holds no successful answers (check --code-label and the metric names); the fitted scenario, over %d seeds, serves %.1f req/s on average.", len(c.Seeds), meanOf(gp.Mean))
+	}
 	s := fmt.Sprintf("Over %d seeds, the fitted scenario reproduces goodput within %.0f%% (mean absolute error %.1f req/s per %gs step) and rejections within %.1f req/s",
 		len(c.Seeds), 100*gp.Rel, gp.MAE, c.StepS, rj.MAE)
 	if p50.Steps > 0 {
