@@ -256,6 +256,7 @@ func fitSimulate(ctx context.Context, res *fit.Result, opt fit.Options, n int) e
 			{Name: "seeds", Value: fmt.Sprint(seeds)}},
 		Verdict:  []string{c.Verdict, "Client policies are not in a server's metrics: the simulated clients are the scenario's (a 2 s timeout, no retries, unless you set them); the recorded ones may have differed."},
 		Charts:   []report.Chart{{Title: "Recorded against simulated, per step", File: fit.RecordedChart, PNG: png}},
+		Scenario: []report.Text{{Label: fit.ScenarioFile, Body: string(res.Scenario(opt))}},
 		Sections: []report.Section{{ID: "fit", Title: "The fit", HTML: htmltemplate.HTML("<pre>" + htmltemplate.HTMLEscapeString(string(res.Report(opt))) + "</pre>")}},
 	})
 	if err != nil {
