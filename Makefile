@@ -730,3 +730,33 @@ experiment-admission-comparison: build ## Envoy admission control vs SRE throttl
 	$(call splice,$(ADMCMP_DOC).md,$(ADMCMP_OUT)/outage-table.md,outage)
 	$(call splice,$(ADMCMP_DOC).md,$(ADMCMP_OUT)/cascade-table.md,cascade)
 	@echo "updated $(ADMCMP_DOC).md and its figures"
+
+REPLAY_DOC := docs/experiments/replay
+REPLAY_OUT := results/experiments/replay
+# The outage of incident.yaml (serve's schedule, from the window's start),
+# as fit finds it: the what-if's first-attempt arrivals replace its steps.
+REPLAY_OUTAGE_FROM := 40
+REPLAY_OUTAGE_TO := 100
+REPLAY_COLUMNS := point,success,success during fault,recovered,recovery (s),dropped locally,amplification,peak load / capacity
+
+.PHONY: experiment-replay experiment-replay-record
+experiments: experiment-replay
+experiment-replay: build ## fit the recorded incident (committed Prometheus exports), replay it, K = 2 and a retry budget over 10 seeds (docs/experiments/replay.md; ~5 s)
+	@rm -rf $(REPLAY_OUT) && mkdir -p $(REPLAY_OUT)
+	./$(BIN) fit --from-files $(REPLAY_DOC)/recording --convention throttlesim --selector 'job="serve"' --clients 200 --name incident \
+		--seeds 10 --out $(REPLAY_OUT)/fit --force > $(REPLAY_OUT)/fit.txt
+	cp $(REPLAY_OUT)/fit/recorded_vs_simulated.png $(REPLAY_DOC)/recorded_vs_simulated.png
+	awk -F, -v from=$(REPLAY_OUTAGE_FROM) -v to=$(REPLAY_OUTAGE_TO) 'NR > 1 && $$1 + 0 < from { r = $$2 } \
+		NR > 1 && $$1 + 0 >= from && $$1 + 0 < to { print $$1 "," r; next } { print }' \
+		$(REPLAY_OUT)/fit/arrivals.csv > $(REPLAY_OUT)/fit/arrivals-first.csv
+	cat $(REPLAY_OUT)/fit/scenario.yaml $(REPLAY_DOC)/whatif-sweep.yaml > $(REPLAY_OUT)/fit/whatif.yaml
+	./$(BIN) sweep --force -q --jobs 1 $(REPLAY_OUT)/fit/whatif.yaml --out $(REPLAY_OUT)/whatif
+	./$(BIN) summarize $(REPLAY_OUT)/whatif --columns "$(REPLAY_COLUMNS)" > $(REPLAY_OUT)/table.md
+	cp $(REPLAY_OUT)/whatif/compare_goodput.png $(REPLAY_DOC)/compare_goodput.png
+	{ echo '```text'; cat $(REPLAY_OUT)/fit.txt; echo '```'; echo; sed -n '/^## Recorded against simulated/,$$p' $(REPLAY_OUT)/fit/report.md | tail -n +2; } > $(REPLAY_OUT)/fit-section.md
+	$(call splice,$(REPLAY_DOC).md,$(REPLAY_OUT)/fit-section.md,fit)
+	$(call splice,$(REPLAY_DOC).md,$(REPLAY_OUT)/table.md,whatif)
+	@echo "updated $(REPLAY_DOC).md and its figures"
+
+experiment-replay-record: build ## record the incident of docs/experiments/replay.md again: serve + a real Prometheus + live (~4 min of wall time; needs prometheus)
+	sh $(REPLAY_DOC)/record.sh $(BIN) $(REPLAY_OUT)-record

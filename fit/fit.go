@@ -50,6 +50,16 @@ type Result struct {
 	// Per step, answered requests by class (req/s).
 	Success, Errors, Rejected []float64 `json:"-"`
 	InFlight, Workers, Down   []float64 `json:"-"`
+	// Per step, the recorded latency of the successful requests (ms; NaN
+	// where none completed): from the latency_bucket answers, else the
+	// duration_bucket ones.
+	LatencyP50, LatencyP99 []float64 `json:"-"`
+	// Simulated is the recorded window against the fitted scenario's runs
+	// (Simulate; nil until then).
+	Simulated *Comparison `json:"simulated,omitempty"`
+	// Extra are more files Write puts in the folder (the chart, the
+	// page), by name.
+	Extra map[string][]byte `json:"-"`
 
 	Buckets     []scenario.Bucket `json:"buckets"`
 	InfCap      float64           `json:"inf_cap_s,omitempty"`
@@ -123,6 +133,9 @@ func Fit(ctx context.Context, src Source, n Names, selector string, w Window) (*
 		}
 	}
 	r.Success, r.Errors, r.Rejected = make([]float64, steps), make([]float64, steps), make([]float64, steps)
+	if err := codeLabel(ans["codes"], n.CodeLabel); err != nil {
+		return nil, err
+	}
 	for _, s := range ans["codes"] {
 		v, _ := grid(s)
 		c := s.Metric[n.CodeLabel]
@@ -145,6 +158,17 @@ func Fit(ctx context.Context, src Source, n Names, selector string, w Window) (*
 		}
 	}
 	if err := r.histogram(ans, n.ServiceTimes); err != nil {
+		return nil, err
+	}
+	lat := ans["latency_bucket"]
+	if lat == nil {
+		lat = ans["duration_bucket"]
+	}
+	var err error
+	if r.LatencyP50, err = quantiles(lat, w, steps, 0.5); err != nil {
+		return nil, err
+	}
+	if r.LatencyP99, err = quantiles(lat, w, steps, 0.99); err != nil {
 		return nil, err
 	}
 	r.rates()
@@ -461,4 +485,31 @@ func (r *Result) faults() {
 		k = j
 	}
 	sort.SliceStable(r.Faults, func(i, j int) bool { return r.Faults[i].Start < r.Faults[j].Start })
+}
+
+// codeLabel refuses a codes answer none of whose series has the status
+// code's label: every answer would be dropped as "not a status code" and
+// the fit would read a server that answered nothing (the otel
+// convention's http_response_status_code against a server labelled by
+// promhttp's code, as throttlesim serve is).
+func codeLabel(ss []scenario.PromSeries, label string) error {
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if _, ok := s.Metric[label]; ok {
+			return nil
+		}
+		for k := range s.Metric {
+			seen[k] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for k := range seen {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	have := "none"
+	if len(names) > 0 {
+		have = strings.Join(names, ", ")
+	}
+	return fmt.Errorf("fit: query codes: no series has the status code's label %q (labels seen: %s): give --code-label, or the --convention whose names the server uses (throttlesim serve: throttlesim or prometheus)", label, have)
 }

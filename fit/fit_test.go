@@ -374,3 +374,49 @@ func TestFitRecordedRunGeneric(t *testing.T) {
 	}
 	checkGeneric(t, r, recorded)
 }
+
+// A status-code label the server does not use is an error naming the
+// labels it does use, not a server that answered nothing: the otel
+// convention's http_response_status_code against promhttp's code (as
+// throttlesim serve labels its requests).
+func TestFitCodeLabelMissing(t *testing.T) {
+	_, err := Fit(context.Background(), synthetic(false), Conventions["otel"], "", synthWindow)
+	want := `fit: query codes: no series has the status code's label "http_response_status_code" (labels seen: code)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error containing %q", err, want)
+	}
+}
+
+// The otel convention queries the names OpenTelemetry's HTTP semantic
+// conventions (v1.23 and later: http.server.request.duration, seconds,
+// with http.response.status_code) take under its Prometheus exporter, and
+// fits a server answering under them as the prometheus convention does.
+func TestFitOtelNames(t *testing.T) {
+	want := map[string]string{
+		"arrivals":        `sum(rate(http_server_request_duration_seconds_count{job="api"}[10s]))`,
+		"codes":           `sum by (http_response_status_code) (rate(http_server_request_duration_seconds_count{job="api"}[10s]))`,
+		"duration_bucket": `sum by (le) (http_server_request_duration_seconds_bucket{http_response_status_code=~"2..",job="api"})`,
+		"in_flight":       `sum(http_server_active_requests{job="api"})`,
+	}
+	for _, q := range Queries(Conventions["otel"], `job="api"`, synthWindow) {
+		if w, ok := want[q.Name]; ok && q.Expr != w {
+			t.Errorf("query %s: got %s, want %s", q.Name, q.Expr, w)
+		}
+	}
+	f := synthetic(false)
+	for i, s := range f["codes"] {
+		f["codes"][i].Metric = map[string]string{"http_response_status_code": s.Metric["code"]}
+	}
+	got, err := Fit(context.Background(), f, Conventions["otel"], `job="api"`, synthWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Fit(context.Background(), synthetic(false), Conventions["prometheus"], `job="api"`, synthWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.WorkersFit != ref.WorkersFit || got.QueueFit != ref.QueueFit || got.ErrorRate != ref.ErrorRate || got.RejectRate != ref.RejectRate {
+		t.Errorf("otel names: got workers %d, queue %d, error rate %g, rejection rate %g; want the prometheus convention's %d, %d, %g, %g",
+			got.WorkersFit, got.QueueFit, got.ErrorRate, got.RejectRate, ref.WorkersFit, ref.QueueFit, ref.ErrorRate, ref.RejectRate)
+	}
+}

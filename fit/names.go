@@ -30,6 +30,11 @@ type Names struct {
 	// service); Workers a gauge of the workers available; Down a gauge
 	// that is 1 during an outage. Any may be "" (not exposed).
 	InFlight, Workers, Down string
+	// Latency is the histogram (without _bucket) of request durations,
+	// arrival to answer, with LatencyFilter its matchers: the recorded
+	// latency the fit report compares with the simulated one. "" uses
+	// Duration (a request-duration histogram already).
+	Latency, LatencyFilter string
 }
 
 // Conventions are the metric names of common instrumentations, by the
@@ -47,7 +52,8 @@ var Conventions = map[string]Names{
 	"throttlesim": {Requests: "http_requests_total", CodeLabel: "code",
 		Arrivals: `throttlesim_server_requests_total{result=~"received|refused_outage"}`,
 		Duration: "throttlesim_server_service_seconds", ServiceTimes: true, InFlight: "http_server_active_requests",
-		Workers: "throttlesim_server_workers_available", Down: "throttlesim_server_down"},
+		Workers: "throttlesim_server_workers_available", Down: "throttlesim_server_down",
+		Latency: "http_server_request_duration_seconds", LatencyFilter: `code=~"2.."`},
 }
 
 // ConventionNames lists the conventions, for --help and errors.
@@ -67,6 +73,9 @@ func Queries(n Names, selector string, w Window) []Query {
 		{Name: "duration_bucket", Expr: fmt.Sprintf("sum by (le) (%s)", with(n.Duration+"_bucket", join(n.DurationFilter, selector)))},
 		{Name: "duration_sum", Expr: fmt.Sprintf("sum(%s)", with(n.Duration+"_sum", join(n.DurationFilter, selector))), Optional: true},
 		{Name: "duration_count", Expr: fmt.Sprintf("sum(%s)", with(n.Duration+"_count", join(n.DurationFilter, selector))), Optional: true},
+	}
+	if n.Latency != "" {
+		q = append(q, Query{Name: "latency_bucket", Expr: fmt.Sprintf("sum by (le) (%s)", with(n.Latency+"_bucket", join(n.LatencyFilter, selector))), Optional: true})
 	}
 	for _, g := range []struct{ name, metric, agg string }{{"in_flight", n.InFlight, "sum"}, {"workers", n.Workers, "sum"}, {"down", n.Down, "max"}} {
 		if g.metric != "" {

@@ -154,6 +154,23 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	t.Logf("fit report:\n%s", report)
 	checkE2E(t, res, tl)
 
+	// The fitted scenario as written, with the load generator's 5 s
+	// timeout, against what Prometheus recorded: goodput per step within
+	// 10% on average (TestFittedScenarioAsWritten's tolerance).
+	fsc, err := res.Load(Options{Name: "e2e", Clients: 100, Source: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsc.Clients.Timeout = scenario.Duration(5 * time.Second)
+	cmp, err := res.Simulate(context.Background(), fsc, []uint64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp := cmp.Get(SeriesGoodput); gp.Rel > 0.10 {
+		t.Errorf("the fitted scenario's goodput per step: got a mean absolute error of %.1f%% of the recorded mean, want <= 10%%", 100*gp.Rel)
+	}
+	t.Logf("simulated against recorded: %s", cmp.Verdict)
+
 	// The same window under the generic names any HTTP server exposes
 	// (no workers or down gauge): serve's conventional metrics.
 	res, err = Fit(context.Background(), p, genericNames, `job="serve"`, w)

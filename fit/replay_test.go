@@ -13,17 +13,17 @@ import (
 )
 
 // The scenario fitted from the real run (testdata/serve-outage) simulates
-// what the run recorded. Until the arrival trace section is merged, its
-// trace is replaced by the load generator's known schedule as a profile
-// (100 req/s, 300 from 65 s: what arrivals.csv holds, step by step) and
-// the generator's 5 s timeout without retries; workers, queue, service
-// histogram, error rate and the outage are the fit's. The simulated
-// rejection rate (503s over answers) must be within 0.03 of the recorded
-// one, and the error rate within 0.015 of the recorded 5% (5 SE of a
-// binomial over ~7,400 served is 0.013). The arrival process differs
-// (Poisson here, constant gaps in the run), which changes little: the
-// rejections come from the 15 s at 300 req/s over a capacity of ~190.
-// After the merge: re-run with the trace itself (see the report).
+// what the run recorded, with its trace replaced by the load generator's
+// known schedule as a profile (100 req/s, 300 from 65 s: what
+// arrivals.csv holds, step by step) and the generator's 5 s timeout
+// without retries; workers, queue, service histogram, error rate and the
+// outage are the fit's. The simulated rejection rate (503s over answers)
+// must be within 0.03 of the recorded one, and the error rate within
+// 0.015 of the recorded 5% (5 SE of a binomial over ~7,400 served is
+// 0.013). The arrival process differs (Poisson here, constant gaps in
+// the run), which changes little: the rejections come from the 15 s at
+// 300 req/s over a capacity of ~190. TestFittedScenarioAsWritten runs the
+// scenario as fit writes it, trace and all.
 func TestFittedScenarioSimulatesTheRecordedRun(t *testing.T) {
 	r, err := Fit(context.Background(), Files{Dir: filepath.Join("testdata", "serve-outage")}, Conventions["throttlesim"], `job="serve"`, Window{})
 	if err != nil {

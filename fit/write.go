@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,10 @@ const (
 	ResultFile   = "fit.json"
 	ReportFile   = "report.md"
 	QueriesDir   = "queries" // the answers, readable back with --from-files
+	// RecordedChart and PageFile: the recorded series against the
+	// simulated ones, as a chart and a page (with Simulate).
+	RecordedChart = "recorded_vs_simulated.png"
+	PageFile      = "report.html"
 )
 
 // Options of the scenario fit writes.
@@ -166,7 +171,16 @@ func (r *Result) Report(o Options) []byte {
 	for _, q := range r.Queries {
 		p("- `%s`: `%s`\n", q.Name, q.Expr)
 	}
-	p("\nThe recorded series against the simulated ones need the fitted scenario to run (its arrival trace section): `throttlesim run %s`.\n", ScenarioFile)
+	if c := r.Simulated; c != nil {
+		p("\n## Recorded against simulated\n\n%s\n\n", c.Verdict)
+		p("The fitted scenario as written, run with seeds %v, one row per %gs step (%s).\n\n", c.Seeds, c.StepS, RecordedChart)
+		p("| series | recorded mean | simulated mean | mean absolute error | relative | steps inside the seeds' range |\n|---|---|---|---|---|---|\n")
+		for _, x := range c.Series {
+			p("| %s (%s) | %s | %s | %s | %.0f%% | %.0f%% of %d |\n", x.Name, x.Unit, g(meanOf(x.Recorded)), g(meanOf(x.Mean)), g(x.MAE), 100*x.Rel, 100*x.Inside, x.Steps)
+		}
+	} else {
+		p("\nNot simulated (--seeds 0): `throttlesim run %s` runs the fitted scenario.\n", ScenarioFile)
+	}
 	return b.Bytes()
 }
 
@@ -213,6 +227,9 @@ func (r *Result) Write(dir string, o Options, replace bool) error {
 	files := map[string][]byte{
 		ScenarioFile: r.Scenario(o), ArrivalsFile: r.ArrivalsCSV(), ResultFile: append(js, '\n'), ReportFile: r.Report(o),
 	}
+	for name, data := range r.Extra {
+		files[name] = data
+	}
 	for name, raw := range r.Raw {
 		files[filepath.Join(QueriesDir, name+".json")] = raw
 	}
@@ -245,4 +262,20 @@ func (r *Result) Write(dir string, o Options, replace bool) error {
 	}
 	done = true
 	return nil
+}
+
+// meanOf is the mean of the finite values (NaN when none).
+func meanOf(xs []float64) float64 {
+	var s float64
+	n := 0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			s += x
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return s / float64(n)
 }

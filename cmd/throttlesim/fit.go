@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	htmltemplate "html/template"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/throttlesim/throttlesim/fit"
+	"github.com/throttlesim/throttlesim/plots"
+	"github.com/throttlesim/throttlesim/report"
 )
 
 // fitOptions are fit's flags.
@@ -23,6 +26,7 @@ type fitOptions struct {
 	names                 fit.Names // overrides of the convention's names ("" keeps it)
 	clients               int
 	name                  string
+	seeds                 int
 }
 
 // newFitCmd builds `throttlesim fit`; runF replaces the run function in
@@ -35,17 +39,16 @@ func newFitCmd(e *env, runF func(context.Context, *env, *fitOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "fit (--prometheus URL | --from-files DIR) [--last 10m | --start T --end T]",
 		Short: "Build a scenario from what Prometheus recorded of a real server",
-		Long: `Fit reads a server's metrics for a window of time, from a Prometheus server's
+		Long: `Fit reads a server's metrics for a window, from a Prometheus server's
 HTTP API or from exported query answers, and writes a scenario that replays
-it: the arrival trace (the rate of the requests counter, per --step), the
-service-time distribution (the latency histogram's buckets over the window,
-as dist: histogram), the workers and queue (from a workers gauge, else the
-throughput at saturation by Little's law, else the requests in flight; the
-report says which and why), the error rate, and the outages and capacity
-drops it saw as faults. Into --out it writes scenario.yaml (a comment on
-each field names its query), arrivals.csv, report.md, fit.json and the
-query answers (queries/, readable back with --from-files). Nothing is
-written if a query fails.
+it: the arrival trace, the service-time histogram, workers and queue (the
+report says which estimate and why), the error rate and the faults seen.
+Into --out: scenario.yaml (each field's query in a comment), arrivals.csv,
+report.md, fit.json, queries/ (readable back with --from-files) and, unless
+--seeds 0, the scenario as written run with seeds 1..N against the
+recording: recorded_vs_simulated.png and report.html. Nothing is written if
+a query fails. --out must not hold results already (--force replaces an
+earlier fit, atomically; a folder fit did not write is never replaced).
 
 More: docs/cli.md, "throttlesim fit" (the queries, the estimates, their limits).`,
 		Example: `  throttlesim fit --prometheus http://127.0.0.1:9090 --last 10m --convention throttlesim --selector 'job="serve"' --out incident
@@ -76,6 +79,7 @@ More: docs/cli.md, "throttlesim fit" (the queries, the estimates, their limits).
 	f.StringVar(&o.names.Down, "down", "", "gauge that is 1 during an outage (default: the convention's)")
 	f.IntVar(&o.clients, "clients", 100, "clients.count of the scenario (a server's metrics do not say how many clients there were)")
 	f.StringVar(&o.name, "name", "fitted", "the scenario's name")
+	f.IntVar(&o.seeds, "seeds", 5, "run the fitted scenario as written with seeds 1..N and compare it with the recording, step by step (0: do not)")
 	return cmd
 }
 
@@ -173,6 +177,14 @@ func fitRun(ctx context.Context, e *env, o *fitOptions) error {
 		return err
 	}
 	opt := fit.Options{Name: o.name, Clients: o.clients, Source: from}
+	if o.seeds < 0 || o.seeds > 1000 {
+		return usageError{fmt.Errorf("--seeds must be 0 to 1000, got %d", o.seeds)}
+	}
+	if o.seeds > 0 {
+		if err := fitSimulate(ctx, res, opt, o.seeds); err != nil {
+			return err
+		}
+	}
 	if err := res.Write(o.out, opt, o.force); err != nil {
 		return err
 	}
@@ -185,7 +197,12 @@ func fitRun(ctx context.Context, e *env, o *fitOptions) error {
 				fmt.Fprintf(e.stdout, "workers from %s: %s\n", strings.TrimPrefix(est.Name, "workers, "), est.Why)
 			}
 		}
-		fmt.Fprintf(e.stdout, "wrote %s/{%s,%s,%s,%s}\n", o.out, fit.ScenarioFile, fit.ArrivalsFile, fit.ReportFile, fit.ResultFile)
+		if c := res.Simulated; c != nil {
+			fmt.Fprintf(e.stdout, "verdict: %s\n", c.Verdict)
+			fmt.Fprintf(e.stdout, "wrote %s/{%s,%s,%s,%s,%s,%s}\n", o.out, fit.ScenarioFile, fit.ArrivalsFile, fit.ReportFile, fit.ResultFile, fit.RecordedChart, fit.PageFile)
+		} else {
+			fmt.Fprintf(e.stdout, "wrote %s/{%s,%s,%s,%s}\n", o.out, fit.ScenarioFile, fit.ArrivalsFile, fit.ReportFile, fit.ResultFile)
+		}
 	}
 	return nil
 }
@@ -199,4 +216,52 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// fitSimulate runs the fitted scenario as written with seeds 1..n, draws
+// the recorded series against the simulated ones and makes the page;
+// Write puts them in the folder with the rest.
+func fitSimulate(ctx context.Context, res *fit.Result, opt fit.Options, n int) error {
+	sc, err := res.Load(opt)
+	if err != nil {
+		return err
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	c, err := res.Simulate(ctx, sc, seeds)
+	if err != nil {
+		return err
+	}
+	res.Simulated = c
+	in := plots.RecordedInput{Title: fmt.Sprintf("%s: the fitted scenario reproduces goodput within %.0f%%, rejections within %.1f req/s (recorded black, %d seeds blue)", opt.Name, 100*c.Get(fit.SeriesGoodput).Rel, c.Get(fit.SeriesRejections).MAE, n), StepS: c.StepS, Seeds: n}
+	for _, f := range res.Faults {
+		in.Faults = append(in.Faults, plots.Fault{Start: int64(f.Start), End: int64(f.Start + f.Duration), Label: string(f.Kind), Outage: f.Kind == "outage"})
+	}
+	for _, x := range c.Series {
+		in.Panels = append(in.Panels, plots.RecordedPanel{
+			Title:  fmt.Sprintf("%s: mean absolute error %.3g %s (%.0f%% of the recorded mean), recorded inside the seeds' range in %.0f%% of %d steps", x.Name, x.MAE, x.Unit, 100*x.Rel, 100*x.Inside, x.Steps),
+			YLabel: x.Name + " (" + x.Unit + ")", Recorded: x.Recorded, Mean: x.Mean, Lo: x.Lo, High: x.Hi})
+	}
+	png, err := plots.Recorded(in)
+	if err != nil {
+		return fmt.Errorf("fit: drawing %s: %w", fit.RecordedChart, err)
+	}
+	page, err := report.HTML(report.Page{
+		Title: "Fit of " + opt.Name, Kind: "fit",
+		Facts: []report.Fact{{Name: "from", Value: opt.Source},
+			{Name: "window", Value: fmt.Sprintf("%s to %s, step %s", res.Start.UTC().Format(time.RFC3339), res.End.UTC().Format(time.RFC3339), res.Step)},
+			{Name: "fitted", Value: fmt.Sprintf("%d workers, queue %d, mean service %.1f ms, error rate %.3f, %d fault(s)", res.WorkersFit, res.QueueFit, res.MeanService*1e3, res.ErrorRate, len(res.Faults))},
+			{Name: "seeds", Value: fmt.Sprint(seeds)}},
+		Verdict:  []string{c.Verdict, "Client policies are not in a server's metrics: the simulated clients are the scenario's (a 2 s timeout, no retries, unless you set them); the recorded ones may have differed."},
+		Charts:   []report.Chart{{Title: "Recorded against simulated, per step", File: fit.RecordedChart, PNG: png}},
+		Scenario: []report.Text{{Label: fit.ScenarioFile, Body: string(res.Scenario(opt))}},
+		Sections: []report.Section{{ID: "fit", Title: "The fit", HTML: htmltemplate.HTML("<pre>" + htmltemplate.HTMLEscapeString(string(res.Report(opt))) + "</pre>")}},
+	})
+	if err != nil {
+		return fmt.Errorf("fit: %s: %w", fit.PageFile, err)
+	}
+	res.Extra = map[string][]byte{fit.RecordedChart: png, fit.PageFile: page}
+	return nil
 }

@@ -29,6 +29,7 @@ func TestFitCommand(t *testing.T) {
 		{[]string{"fit", "--from-files", rec, "--last", "10m", "--out", out}, 2, "the files hold their own window"},
 		{[]string{"fit", "--prometheus", "http://127.0.0.1:1", "--last", "10m", "--out", out}, 1, "cannot reach Prometheus at http://127.0.0.1:1"},
 		{[]string{"fit", "--from-files", dir, "--out", out}, 1, "no arrivals.json or arrivals.csv"},
+		{[]string{"fit", "--from-files", rec, "--seeds", "-1", "--out", out}, 2, "--seeds must be 0 to 1000"},
 	} {
 		r := runCLI(t, tt.args...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.msg) {
@@ -39,13 +40,31 @@ func TestFitCommand(t *testing.T) {
 		}
 	}
 	r := runCLI(t, "fit", "--from-files", rec, "--convention", "throttlesim", "--selector", `{job="serve"}`, "--out", out)
-	if r.code != 0 || !strings.Contains(r.stdout, "4 workers, queue 20") || !strings.Contains(r.stdout, "workers from workers gauge") {
+	if r.code != 0 || !strings.Contains(r.stdout, "4 workers, queue 20") || !strings.Contains(r.stdout, "workers from workers gauge") ||
+		!strings.Contains(r.stdout, "verdict: Over 5 seeds, the fitted scenario reproduces goodput within") {
 		t.Fatalf("from files: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, f := range []string{"scenario.yaml", "arrivals.csv", "report.md", "fit.json", "queries/arrivals.json"} {
+	for _, f := range []string{"scenario.yaml", "arrivals.csv", "report.md", "fit.json", "queries/arrivals.json", "recorded_vs_simulated.png", "report.html"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("from files: %v", err)
 		}
+	}
+	if md, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(md), "| goodput (req/s) |") {
+		t.Errorf("report.md: no recorded-against-simulated table:\n%s", md)
+	}
+	if page, _ := os.ReadFile(filepath.Join(out, "report.html")); !strings.Contains(string(page), "reproduces goodput within") {
+		t.Errorf("report.html: no verdict")
+	}
+	if r := runCLI(t, "validate", filepath.Join(out, "scenario.yaml")); r.code != 0 {
+		t.Errorf("validate of the fitted scenario: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// --seeds 0: no simulation, no chart.
+	out0 := filepath.Join(dir, "fit0")
+	if r := runCLI(t, "fit", "--from-files", rec, "--convention", "throttlesim", "--seeds", "0", "--out", out0); r.code != 0 {
+		t.Fatalf("--seeds 0: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out0, "report.html")); err == nil {
+		t.Errorf("--seeds 0 wrote report.html")
 	}
 	// The window of --last ends now, in whole steps.
 	w, err := fitWindow(&fitOptions{last: 10 * time.Minute, step: 5 * time.Second, end: "2026-12-06T02:00:03Z"}, time.Time{})
