@@ -313,7 +313,18 @@ func (c *ConcurrencyLimit) failsafeQueue(v *validator, p string) {
 		v.check(!c.Prioritized, p+".prioritized", "applies to kind failsafe only, not %s", c.Kind)
 		v.check(!factors, p+".initial_rejection_factor", "applies to kind failsafe only, not %s", c.Kind)
 		v.check(!latency, p+".max_execution_time", "applies to kind failsafe only, not %s", c.Kind)
+		// The failsafe limit's own fields are read by kind failsafe alone.
+		v.check(c.MaxLimitFactor == 0, p+".max_limit_factor", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.BaselineWindow == 0, p+".baseline_window", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.CorrelationWindow == 0, p+".correlation_window", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.CalibrationInterval == 0, p+".calibration_interval", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.LevelWindow == 0, p+".level_window", "applies to kind failsafe only, not %s", c.Kind)
 		return
+	}
+	if !c.Prioritized {
+		// The prioritizer's fields are read by the prioritised limit alone.
+		v.check(c.CalibrationInterval == 0, p+".calibration_interval", "applies with prioritized: true only")
+		v.check(c.LevelWindow == 0, p+".level_window", "applies with prioritized: true only")
 	}
 	if factors {
 		v.check(c.InitialRejectionFactor >= 1, p+".initial_rejection_factor", "must be >= 1, got %g", c.InitialRejectionFactor)
