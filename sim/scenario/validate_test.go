@@ -199,6 +199,14 @@ func TestValidationRules(t *testing.T) {
 			name: "calibration interval without prioritized", sets: []string{"backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 3, calibration_interval: 2s}"},
 			path: "backend.concurrency_limit.calibration_interval", msg: []string{"applies with prioritized: true only"},
 		},
+		{
+			name: "failsafe correlation window too long", sets: []string{"backend.concurrency_limit={kind: failsafe, correlation_window: 1000000000000}"},
+			path: "backend.concurrency_limit.correlation_window", msg: []string{"must be in 2..100000, got 1000000000000"},
+		},
+		{
+			name: "failsafe level window too long", sets: []string{"backend.concurrency_limit={kind: failsafe, prioritized: true, level_window: 1000000000000}"},
+			path: "backend.concurrency_limit.level_window", msg: []string{"must be in 1..1000000, got 1000000000000"},
+		},
 		// Priority shedding (DAGOR) and request priorities.
 		{
 			name: "priority level out of range", sets: []string{"clients.priority={level: 9}"},
