@@ -19,7 +19,7 @@ build: ## build bin/throttlesim
 # so make run and the experiment-* targets pass --force: running one twice
 # (CI's clean clone, then a developer again) replaces what it wrote.
 run: build ## run the outage scenario (SCENARIO=file to choose another); results in results/
-	./$(BIN) run --force $(SCENARIO)
+	./$(BIN) run --replace $(SCENARIO)
 
 # make test runs every test at full size (no -short): 1 min 9 s on 2 idle
 # cores (measured December 2026; 1 min 24 s before the live/server tests

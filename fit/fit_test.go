@@ -420,3 +420,20 @@ func TestFitOtelNames(t *testing.T) {
 			got.WorkersFit, got.QueueFit, got.ErrorRate, got.RejectRate, ref.WorkersFit, ref.QueueFit, ref.ErrorRate, ref.RejectRate)
 	}
 }
+
+// A folder without the arrivals answer is named as such, not as "the
+// answer of )": Fit's first read (for the window) names no query.
+func TestFitFilesMissingArrivals(t *testing.T) {
+	_, err := Fit(context.Background(), Files{Dir: t.TempDir()}, Conventions["throttlesim"], "", Window{})
+	if err == nil {
+		t.Fatal("got no error, want a missing arrivals.json")
+	}
+	for _, want := range []string{"no arrivals.json or arrivals.csv", "the arrivals series"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("got %q, want it to contain %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "answer of )") {
+		t.Errorf("got %q: an empty query", err)
+	}
+}

@@ -129,7 +129,11 @@ func (f Files) QueryRange(_ context.Context, q Query, _ Window) ([]scenario.Prom
 	if q.Optional {
 		return nil, nil, nil
 	}
-	return nil, nil, fmt.Errorf("fit: --from-files %s: no %s.json or %s.csv (the answer of %s)", f.Dir, q.Name, q.Name, q.Expr)
+	what := "the arrivals series, whose points give the window" // Fit's first read names no query
+	if q.Expr != "" {
+		what = "the answer of " + q.Expr
+	}
+	return nil, nil, fmt.Errorf("fit: --from-files %s: no %s.json or %s.csv (%s)", f.Dir, q.Name, q.Name, what)
 }
 
 // ParseCSV reads series from CSV: a header row naming a time column (unix

@@ -83,7 +83,7 @@ func (cl *fleet) init(sc *scenario.Scenario, src *rng.Source) error {
 	}
 	cl.fixed = cl.once || cl.replay != nil
 	for _, g := range sc.Clients.ResolvedGroups() {
-		p, err := buildStack(g, src)
+		p, err := buildStack(g, uint64(g.Start), src)
 		if err != nil {
 			return err
 		}

@@ -76,7 +76,24 @@ func EstimateCost(sc *scenario.Scenario) Estimate {
 	}
 	inflight := rate * attempts * math.Max(sc.Clients.Timeout.Seconds(), 1)
 	bytes := float64(sc.Clients.Count)*bytesPerClient + float64(sc.Intervals())*bytesPerInterval + inflight*48
+	bytes += adaptiveBreakerBytes(sc)
 	return Estimate{Events: events, Bytes: bytes, Seconds: events / eventsPerSecond}
+}
+
+// adaptiveBreakerBytes is the adaptive breakers' windows
+// (policy.AdaptiveBreakerSet): two uint32 counts per interval of the
+// window, per breaker. A window of up to 65536 intervals is allowed per
+// breaker, so with many clients this, not bytesPerClient, is the run's
+// memory (a million clients at 65536 intervals: 512 GiB).
+func adaptiveBreakerBytes(sc *scenario.Scenario) float64 {
+	var b float64
+	for _, g := range sc.Clients.ResolvedGroups() {
+		if a := g.Policies.AdaptiveBreaker; a != nil && a.Interval > 0 {
+			breakers := math.Ceil(float64(g.Count) / float64(max(a.GroupSize, 1)))
+			b += breakers * 8 * math.Ceil(float64(a.Window)/float64(a.Interval))
+		}
+	}
+	return b
 }
 
 // Limits above which the CLI asks for --force.

@@ -21,3 +21,27 @@ func TestEstimateIsAnUpperBoundWithinReason(t *testing.T) {
 		}
 	}
 }
+
+// The adaptive breakers' windows count: a window of 65536 intervals per
+// client is 512 KiB a client, so 100,000 clients (about 49 GiB) are over
+// the limit that makes the CLI ask for --force, while the default window
+// (10 intervals) adds 80 bytes a client.
+func TestEstimateCountsAdaptiveBreakerWindows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		big  bool
+	}{
+		{"default window", []string{"clients.adaptive_breaker={}"}, false},
+		{"65536 intervals", []string{"clients.adaptive_breaker={window: 65536s, interval: 1s}"}, true},
+		{"65536 intervals, groups of 1000", []string{"clients.adaptive_breaker={window: 65536s, interval: 1s, group_size: 1000}"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := parseGraph(t, "name: e\nduration: 1m\nclients: {count: 100000, arrival: {total_rate: 100/s}}\nbackend: {workers: 10}\n", tc.sets...)
+			e := EstimateCost(sc)
+			if got := e.TooBig() != ""; got != tc.big {
+				t.Errorf("got too big %v (%.3g bytes), want %v", got, e.Bytes, tc.big)
+			}
+		})
+	}
+}

@@ -116,7 +116,9 @@ func (m *model) initGraph(sc *scenario.Scenario) error {
 		}
 		var calls []uint16
 		for _, c := range nd.Calls {
-			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.Policies}, &m.src)
+			// The call's entity, as m.entity names its attempts' draws.
+			ent := uint64(len(m.edges)+1) << 40
+			p, err := buildStack(scenario.GroupSpec{Name: nd.Name + "→" + c.To, Count: 1, Policies: c.Policies}, ent, &m.src)
 			if err != nil {
 				return err
 			}

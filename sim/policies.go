@@ -31,12 +31,15 @@ type cpol struct {
 // buildStack builds the request-policy stack of group g from its
 // section's stack configuration (scenario.Policies.StackConfig, the one
 // translation); src names the random draws (a pointer, so that a branch
-// that re-seeds the run, Options.Branches, reaches them too).
-func buildStack(g scenario.GroupSpec, src *rng.Source) (cpol, error) {
+// that re-seeds the run, Options.Branches, reaches them too); first is
+// the random-stream entity of the stack's client 0 (stack.Config.First):
+// the group's first client, or a call's edge entity.
+func buildStack(g scenario.GroupSpec, first uint64, src *rng.Source) (cpol, error) {
 	cfg, err := g.Policies.StackConfig()
 	if err != nil {
 		return cpol{}, fmt.Errorf("sim: group %q: %w", g.Name, err)
 	}
+	cfg.First = first
 	st, err := stack.New(cfg, g.Count, src)
 	if err != nil {
 		return cpol{}, fmt.Errorf("sim: group %q: %w", g.Name, err)

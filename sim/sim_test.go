@@ -268,14 +268,14 @@ func TestRunReturnsPolicyBuildErrors(t *testing.T) {
 	b := &scenario.Budget{}
 	scenario.SetDefaults(b)
 	sc.Clients.Retry.Budget = b
-	p, err := buildStack(sc.Clients.ResolvedGroups()[0], new(rng.New(1)))
+	p, err := buildStack(sc.Clients.ResolvedGroups()[0], 0, new(rng.New(1)))
 	if err != nil || p.Budget() == nil {
 		t.Fatalf("valid stack: err %v, budget %v", err, p.Budget())
 	}
 	neg := -0.5
 	b.Ratio = &neg // refused by policy.BudgetConfig.Validate
 	g := sc.Clients.ResolvedGroups()[0]
-	if _, err := buildStack(g, new(rng.New(1))); err == nil || !strings.Contains(err.Error(), "retry.budget") {
+	if _, err := buildStack(g, 0, new(rng.New(1))); err == nil || !strings.Contains(err.Error(), "retry.budget") {
 		t.Errorf("buildStack with ratio -0.5: got %v, want an error naming retry.budget", err)
 	}
 }

@@ -97,6 +97,8 @@ func fitWindow(o *fitOptions, now time.Time) (fit.Window, error) {
 		}
 	}
 	switch {
+	case o.last < 0:
+		return w, usageError{fmt.Errorf("--last must be > 0 (the window up to --end: 10m, 1h), got %s", o.last)}
 	case o.start != "" && o.last != 0:
 		return w, usageError{errors.New("--start and --last name the window twice: give one")}
 	case o.start != "":

@@ -23,6 +23,7 @@ func TestFitCommand(t *testing.T) {
 		{[]string{"fit", "--out", out}, 2, "give --prometheus URL or --from-files DIR"},
 		{[]string{"fit", "--prometheus", "http://127.0.0.1:1", "--from-files", rec, "--out", out}, 2, "give one source"},
 		{[]string{"fit", "--prometheus", "http://127.0.0.1:1", "--out", out}, 2, "give --last (e.g. 10m) or --start"},
+		{[]string{"fit", "--prometheus", "http://127.0.0.1:1", "--last", "-5m", "--out", out}, 2, "--last must be > 0"},
 		{[]string{"fit", "--prometheus", "http://127.0.0.1:1", "--last", "10m", "--start", "1700000000", "--out", out}, 2, "--start and --last name the window twice"},
 		{[]string{"fit", "--prometheus", "http://127.0.0.1:1", "--last", "10m", "--step", "1500ms", "--out", out}, 2, "--step must be a whole number of seconds"},
 		{[]string{"fit", "--prometheus", "http://127.0.0.1:1", "--last", "10m", "--convention", "statsd", "--out", out}, 2, `--convention "statsd": one of prometheus, otel, throttlesim`},

@@ -98,3 +98,22 @@ func TestSweepResumeInPlaceIsNotRefused(t *testing.T) {
 		t.Errorf("sweep again without --resume or --force: got exit %d stderr %q, want 1 and a refusal", r.code, r.stderr)
 	}
 }
+
+// --replace replaces a results folder and nothing else: make run passes
+// it so that a second make run works, and a run above the cost limits is
+// still refused (only --force lifts them). Before --replace, make run
+// passed --force, and make run SCENARIO=huge.yaml ran past the 8 GiB limit.
+func TestReplaceKeepsTheCostLimits(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "tiny.yaml", tinyScenario)
+	out := filepath.Join(dir, "out")
+	for i := range 2 {
+		if r := runCLI(t, "run", "-q", "--no-charts", "--replace", file, "--out", out); r.code != 0 {
+			t.Fatalf("run %d with --replace: got exit code %d, want 0 (stderr %q)", i+1, r.code, r.stderr)
+		}
+	}
+	r := runCLI(t, "run", "-q", "--replace", file, "--set", "clients.count=1000000000", "--out", out)
+	if r.code != 1 || !strings.Contains(r.stderr, "the limits are") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("too big a run with --replace: got exit code %d, stderr %q; want 1 and the limits named", r.code, r.stderr)
+	}
+}

@@ -33,6 +33,7 @@ type runOptions struct {
 	quiet    bool
 	noCharts bool
 	force    bool
+	replace  bool // --replace: the results folder only, not the cost limits
 	// thresholds are --threshold flags, added to the scenario's.
 	thresholds []string
 }
@@ -51,10 +52,11 @@ func newRunCmd(e *env, runF func(context.Context, *env, *runOptions) error) *cob
 results folder, results/<name>/ unless --out says otherwise: timeseries.csv,
 summary.json, charts and report.html, one page with all of them. A short
 summary goes to stdout, a progress bar to stderr when it is a terminal. The
-folder must not hold results already (--force replaces them, atomically);
-an interrupted run's partial result goes to <folder>.incomplete/. A failed
-threshold (thresholds: or --threshold) makes the exit code 99; a run
-estimated above 8 GiB or 1 hour is refused unless --force.
+folder must not hold results already (--replace or --force replaces them,
+atomically); an interrupted run's partial result goes to
+<folder>.incomplete/. A failed threshold (thresholds: or --threshold) makes
+the exit code 99; a run estimated above 8 GiB or 1 hour is refused unless
+--force (--replace does not lift it).
 
 More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 		Example: `  throttlesim run scenarios/outage.yaml
@@ -74,6 +76,7 @@ More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 	addSetFlag(cmd, &o.sets, "override a scenario field by its YAML path, e.g. clients.throttle.k=3 (repeatable)")
 	f.BoolVar(&o.noCharts, "no-charts", false, "no PNG charts: timeseries.csv, summary.json and a report.html without charts")
 	f.BoolVar(&o.force, "force", false, "replace the results folder if it exists; run even when the estimated memory or time is above the limits")
+	f.BoolVar(&o.replace, "replace", false, "replace the results folder if it exists, and nothing else: a run above the limits is still refused (--force does both)")
 	addThresholdFlag(f, &o.thresholds)
 	return cmd
 }
@@ -146,7 +149,7 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 		out = filepath.Join("results", sc.Name)
 	}
 	out = filepath.Clean(out)
-	if err := checkOut(out, o.force); err != nil {
+	if err := checkOut(out, o.force || o.replace); err != nil {
 		return err
 	}
 	var bar *progressbar.ProgressBar

@@ -143,6 +143,11 @@ func New(cfg Config) (*Transport, error) {
 		anyVerb: cfg.RetryNonIdempotent, attemptT: time.Duration(cfg.Stack.Timeout), overallT: time.Duration(cfg.Stack.Deadline),
 		ords: make([]uint32, n), first: uint64(max(cfg.First, 0)), maxRA: int64(cfg.MaxRetryAfter),
 	}
+	if cfg.Stack.First == 0 {
+		// Per-instance draws (the adaptive breakers' phases) keyed as the
+		// simulator keys them: from the group's first client.
+		cfg.Stack.First = t.first
+	}
 	st, err := stack.New(cfg.Stack, n, &t.src)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/throttlesim/throttlesim/sim/policy"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/stack"
 )
@@ -521,5 +522,32 @@ func TestWithOrdinalNamesTheDraws(t *testing.T) {
 	}
 	if told[0] != own[3] || told[0] == own[0] {
 		t.Errorf("request told it is number 3 waits %v; want request 3's %v, not request 0's %v", told[0], own[3], own[0])
+	}
+}
+
+// Two groups' transports (First 0 and First 4, as live mode builds them)
+// draw their adaptive breakers' phases from their own clients' keys, as
+// the simulator does: breaker 0 of the second group is not breaker 0 of
+// the first.
+func TestAdaptiveBreakerPhaseFollowsFirst(t *testing.T) {
+	cfg := stack.Config{AdaptiveBreaker: &stack.AdaptiveBreakerConfig{Breaker: policy.SemianAdaptiveDefaults(), Failures: stack.Outcomes(stack.Error)}}
+	a, err := New(Config{Stack: cfg, Clients: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{Stack: cfg, Clients: 4, First: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, pb := a.Stack().AdaptiveBreaker(), b.Stack().AdaptiveBreaker()
+	if got, other := pb.Phase(0), pa.Phase(0); got == other {
+		t.Errorf("second group's breaker 0: got phase %d, the first group's too", got)
+	}
+	one, err := New(Config{Stack: cfg, Clients: 8, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pb.Phase(0), one.Stack().AdaptiveBreaker().Phase(4); got != want {
+		t.Errorf("second group's breaker 0: got phase %d, want %d (client 4's of one fleet)", got, want)
 	}
 }

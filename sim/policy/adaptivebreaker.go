@@ -172,6 +172,9 @@ func NewAdaptiveBreakerSet(n int, c AdaptiveBreakerConfig, phase func(i int) int
 	return s, nil
 }
 
+// Phase is the time of breaker i's first update, in (0, Interval].
+func (s *AdaptiveBreakerSet) Phase(i int) int64 { return s.interval - s.off[i] }
+
 // Len is the number of breakers.
 func (s *AdaptiveBreakerSet) Len() int { return len(s.rate) }
 

@@ -288,7 +288,7 @@ func (v *validator) concurrencyLimit(p string, c *ConcurrencyLimit) {
 		v.check(c.MinWindow >= 0 && c.MaxWindow >= c.MinWindow, p+".max_window", "must be >= min_window >= 0, got %s and %s", c.MinWindow, c.MaxWindow)
 		v.check(c.Percentile > 0 && c.Percentile <= 1, p+".percentile", "must be in (0, 1], got %g", c.Percentile)
 		v.check(c.BaselineWindow >= 1, p+".baseline_window", "must be >= 1, got %d", c.BaselineWindow)
-		v.check(c.CorrelationWindow >= 2, p+".correlation_window", "must be >= 2, got %d", c.CorrelationWindow)
+		v.check(c.CorrelationWindow >= 2 && c.CorrelationWindow <= MaxCorrelationWindow, p+".correlation_window", "must be in 2..%d, got %d", MaxCorrelationWindow, c.CorrelationWindow)
 	}
 	c.failsafeQueue(v, p)
 	if c.Window {
@@ -302,6 +302,17 @@ func (v *validator) concurrencyLimit(p string, c *ConcurrencyLimit) {
 	}
 }
 
+// MaxCorrelationWindow and MaxLevelWindow bound a failsafe limit's
+// correlation windows and its prioritizer's level window: each replica's
+// limit allocates them whole when it is built (four float64 slices of
+// correlation_window, an int slice of level_window), so an unbounded value
+// was an out-of-memory crash instead of an error. Their defaults are 50
+// and 1000.
+const (
+	MaxCorrelationWindow = 100_000
+	MaxLevelWindow       = 1_000_000
+)
+
 // failsafeQueue checks the queueing fields of concurrency_limit p (c
 // resolved): only kind failsafe has them; the factors come as a pair
 // with 1 <= initial <= max (WithQueueing); the latency rule needs
@@ -313,7 +324,18 @@ func (c *ConcurrencyLimit) failsafeQueue(v *validator, p string) {
 		v.check(!c.Prioritized, p+".prioritized", "applies to kind failsafe only, not %s", c.Kind)
 		v.check(!factors, p+".initial_rejection_factor", "applies to kind failsafe only, not %s", c.Kind)
 		v.check(!latency, p+".max_execution_time", "applies to kind failsafe only, not %s", c.Kind)
+		// The failsafe limit's own fields are read by kind failsafe alone.
+		v.check(c.MaxLimitFactor == 0, p+".max_limit_factor", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.BaselineWindow == 0, p+".baseline_window", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.CorrelationWindow == 0, p+".correlation_window", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.CalibrationInterval == 0, p+".calibration_interval", "applies to kind failsafe only, not %s", c.Kind)
+		v.check(c.LevelWindow == 0, p+".level_window", "applies to kind failsafe only, not %s", c.Kind)
 		return
+	}
+	if !c.Prioritized {
+		// The prioritizer's fields are read by the prioritised limit alone.
+		v.check(c.CalibrationInterval == 0, p+".calibration_interval", "applies with prioritized: true only")
+		v.check(c.LevelWindow == 0, p+".level_window", "applies with prioritized: true only")
 	}
 	if factors {
 		v.check(c.InitialRejectionFactor >= 1, p+".initial_rejection_factor", "must be >= 1, got %g", c.InitialRejectionFactor)
@@ -323,7 +345,7 @@ func (c *ConcurrencyLimit) failsafeQueue(v *validator, p string) {
 		v.check(c.Kind == LimiterFailsafe, p+".prioritized", "applies to kind failsafe only, not %s", c.Kind)
 		v.check(!latency, p+".prioritized", "needs the queueing factors, not the latency rule (max_execution_time)")
 		v.check(c.CalibrationInterval > 0, p+".calibration_interval", "must be > 0, got %s", c.CalibrationInterval)
-		v.check(c.LevelWindow >= 1, p+".level_window", "must be >= 1, got %d", c.LevelWindow)
+		v.check(c.LevelWindow >= 1 && c.LevelWindow <= MaxLevelWindow, p+".level_window", "must be in 1..%d, got %d", MaxLevelWindow, c.LevelWindow)
 	}
 	if latency {
 		v.check(!factors, p+".max_execution_time", "excludes initial_rejection_factor and max_rejection_factor (one queueing rule)")

@@ -175,6 +175,38 @@ func TestValidationRules(t *testing.T) {
 			name: "failsafe max limit factor", sets: []string{"backend.concurrency_limit={kind: failsafe, max_limit_factor: 0.5}"},
 			path: "backend.concurrency_limit.max_limit_factor", msg: []string{"must be >= 1, got 0.5"},
 		},
+		{
+			name: "failsafe field on another kind", sets: []string{"backend.concurrency_limit={kind: aimd, max_limit_factor: 3}"},
+			path: "backend.concurrency_limit.max_limit_factor", msg: []string{"applies to kind failsafe only, not aimd"},
+		},
+		{
+			name: "failsafe baseline on another kind", sets: []string{"backend.concurrency_limit={kind: vegas, baseline_window: 3}"},
+			path: "backend.concurrency_limit.baseline_window", msg: []string{"applies to kind failsafe only, not vegas"},
+		},
+		{
+			name: "failsafe correlation on another kind", sets: []string{"backend.concurrency_limit={kind: gradient2, correlation_window: 9}"},
+			path: "backend.concurrency_limit.correlation_window", msg: []string{"applies to kind failsafe only, not gradient2"},
+		},
+		{
+			name: "level window on another kind", sets: []string{"backend.concurrency_limit={kind: envoy, level_window: 9}"},
+			path: "backend.concurrency_limit.level_window", msg: []string{"applies to kind failsafe only, not envoy"},
+		},
+		{
+			name: "level window without prioritized", sets: []string{"backend.concurrency_limit={kind: failsafe, level_window: 9}"},
+			path: "backend.concurrency_limit.level_window", msg: []string{"applies with prioritized: true only"},
+		},
+		{
+			name: "calibration interval without prioritized", sets: []string{"backend.concurrency_limit={kind: failsafe, initial_rejection_factor: 2, max_rejection_factor: 3, calibration_interval: 2s}"},
+			path: "backend.concurrency_limit.calibration_interval", msg: []string{"applies with prioritized: true only"},
+		},
+		{
+			name: "failsafe correlation window too long", sets: []string{"backend.concurrency_limit={kind: failsafe, correlation_window: 1000000000000}"},
+			path: "backend.concurrency_limit.correlation_window", msg: []string{"must be in 2..100000, got 1000000000000"},
+		},
+		{
+			name: "failsafe level window too long", sets: []string{"backend.concurrency_limit={kind: failsafe, prioritized: true, level_window: 1000000000000}"},
+			path: "backend.concurrency_limit.level_window", msg: []string{"must be in 1..1000000, got 1000000000000"},
+		},
 		// Priority shedding (DAGOR) and request priorities.
 		{
 			name: "priority level out of range", sets: []string{"clients.priority={level: 9}"},

@@ -18,6 +18,11 @@ type Config struct {
 	RateLimiter       *RateLimiterConfig
 	Hedge             *HedgeConfig
 	AdaptiveBreaker   *AdaptiveBreakerConfig
+	// First is the random-stream entity of the stack's client 0 (in the
+	// simulator: the group's first client id, or a call's edge entity);
+	// per-instance draws (the adaptive breakers' update phases) are keyed
+	// by First + instance, so that two stacks of one run never share them.
+	First uint64
 }
 
 // ThrottleConfig is the adaptive throttle (SRE "Handling Overload").

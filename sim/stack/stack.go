@@ -172,10 +172,13 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 			return nil, fmt.Errorf("stack: adaptive breaker: %w", err)
 		}
 		// Each breaker's updates start at its own phase in (0, interval],
-		// as each process starts its update thread at its own time.
+		// as each process starts its update thread at its own time; the
+		// phase is keyed by c.First + b, unique in the run (breaker b's
+		// clients start at First + b·group, so First + b is within the
+		// stack's own entities).
 		iv := a.Breaker.Interval
 		phase := func(b int) int64 {
-			return iv - int64(rng.Float64(src.Key(rng.AdaptiveBreaker, uint64(b)), rng.AdaptivePhaseDraw)*float64(iv))
+			return iv - int64(rng.Float64(src.Key(rng.AdaptiveBreaker, c.First+uint64(b)), rng.AdaptivePhaseDraw)*float64(iv))
 		}
 		ab, err := policy.NewAdaptiveBreakerSet(groups(n, g), a.Breaker, phase)
 		if err != nil {

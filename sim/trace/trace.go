@@ -101,7 +101,7 @@ func (r *Rates) Cut(shift, window int64, linear bool) (*Rates, error) {
 	}
 	end := r.End
 	if window > 0 {
-		if shift+window > span {
+		if window > span-shift { // not shift+window: it may overflow
 			return nil, &Error{Msg: fmt.Sprintf("shift %s + window %s runs past the recording's end (it lasts %s)", time.Duration(shift), time.Duration(window), time.Duration(span))}
 		}
 		end = r.T[0] + shift + window
@@ -135,7 +135,7 @@ func CutTimes(t []int64, shift, window int64) ([]int64, error) {
 	}
 	start := t[0] + shift
 	end := int64(math.MaxInt64)
-	if window > 0 {
+	if window > 0 && window <= math.MaxInt64-start { // else to the last: start+window would overflow
 		end = start + window
 	}
 	i, _ := slices.BinarySearch(t, start)

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -177,6 +178,7 @@ func TestCut(t *testing.T) {
 		{name: "linear shift and window", shift: 15, window: 10, linear: true, wantT: []int64{0, 5, 10}, wantR: []float64{2.5, 3, 3.5}, wantEnd: 10},
 		{name: "shift past the end", shift: 40, wantErr: "shift 40ns is not before the recording's end"},
 		{name: "window past the end", shift: 10, window: 31, wantErr: "runs past the recording's end"},
+		{name: "window so long shift+window overflows", shift: 10, window: math.MaxInt64 - 5, wantErr: "runs past the recording's end"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := r.Cut(tc.shift, tc.window, tc.linear)
@@ -208,6 +210,7 @@ func TestCutTimes(t *testing.T) {
 		{name: "shift", shift: 10, want: []int64{0, 0, 20, 40}},
 		{name: "window excludes its end", shift: 10, window: 20, want: []int64{0, 0}},
 		{name: "empty window", shift: 11, window: 5, wantErr: "no request in the window"},
+		{name: "window so long start+window overflows", shift: 10, window: math.MaxInt64 - 50, want: []int64{0, 0, 20, 40}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := CutTimes(ts, tc.shift, tc.window)
