@@ -139,8 +139,12 @@ func TuneVerdict(cfg explore.TuneConfig, res *explore.TuneResult) []string {
 		return strconv.FormatFloat(x, 'g', 3, 64)
 	}
 	by := diff(math.Abs(d.Mean))
+	// rel is the difference as a share of the value (in %), or for a
+	// percent metric its size in points: under 1 either way is negligible.
 	rel := math.NaN()
-	if !percentMetric(key) && o.Mean != 0 && !math.IsNaN(d.Mean) {
+	if percentMetric(key) {
+		rel = 100 * math.Abs(d.Mean)
+	} else if o.Mean != 0 && !math.IsNaN(d.Mean) {
 		rel = 100 * math.Abs(d.Mean/o.Mean)
 		by += " (" + strconv.FormatFloat(rel, 'g', 2, 64) + "% of its value)"
 	}
@@ -148,11 +152,20 @@ func TuneVerdict(cfg explore.TuneConfig, res *explore.TuneResult) []string {
 	ru := candidateText(cfg, res.RunnerUp)
 	switch {
 	case res.Significant && rel < 1:
-		out = append(out, fmt.Sprintf("It beats the runner-up, %s, by %s: real (paired by seed, %s at 95%% excludes 0) but under 1%%, so in practice either will do.", ru, by, ci))
+		out = append(out, fmt.Sprintf("It beats the runner-up, %s, by %s: real (paired by seed, %s at 95%% excludes 0) but under %s, so in practice either will do.", ru, by, ci, negligible(key)))
 	case res.Significant:
 		out = append(out, fmt.Sprintf("It beats the runner-up, %s, by %s (paired by seed, %s at 95%%): the choice matters.", ru, by, ci))
 	default:
 		out = append(out, fmt.Sprintf("The runner-up, %s, differs by %s, within noise (paired by seed, %s at 95%% includes 0): either will do.", ru, by, ci))
 	}
 	return out
+}
+
+// negligible names the size under which a real difference does not
+// matter: 1% of the value, or 1 point of a percent metric.
+func negligible(key string) string {
+	if percentMetric(key) {
+		return "1 point"
+	}
+	return "1%"
 }

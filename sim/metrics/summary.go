@@ -54,10 +54,10 @@ type Summary struct {
 	// Shed is the requests the server's rate limit refused (part of
 	// backend_rejected) or CoDel dropped (part of queue_timeouts); absent
 	// without them.
-	Shed int64 `json:"shed,omitempty"`
+	Shed int64 `json:"shed,omitempty" measured:"server"`
 	// Degraded is the attempts served with a degraded (cheaper) response
 	// (backend.degrade), part of backend_accepted; absent without it.
-	Degraded int64 `json:"degraded,omitempty"`
+	Degraded int64 `json:"degraded,omitempty" measured:"server"`
 	// EntryService, in a service graph, names the service the backend
 	// figures (backend_*, the capacity, wasted-work and overload figures)
 	// describe: the one the clients call. Absent with one backend.

@@ -188,6 +188,9 @@ func (f *Failsafe) median(v float64) float64 {
 // update is updateLimit with the smoothed recent RTT, the window's
 // largest inflight and whether the limiter is full.
 func (f *Failsafe) update(recent float64, inflight int, full bool) {
+	if recent <= 0 {
+		return // no time to compare: int(Ceil(l·(1 − baseline/0))) is undefined in Go, inflight/0 infinite
+	}
 	baseline := f.base.add(recent)
 	queue := int(math.Ceil(f.l * (1 - baseline/recent)))
 	thrpt := float64(inflight) / (recent / 1e9)

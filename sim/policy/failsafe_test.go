@@ -222,3 +222,4 @@ func TestFailsafePrioritizer(t *testing.T) {
 		}
 	}
 }
+
