@@ -222,4 +222,3 @@ func TestFailsafePrioritizer(t *testing.T) {
 		}
 	}
 }
-
