@@ -13,8 +13,10 @@ import (
 // report and add its own sections.
 type Page struct {
 	Title string
-	Kind  string // "run", "sweep", "compare", "map" or "tune": what the folder holds
-	Facts []Fact // short facts under the title: seed, duration, runs
+	// Description is the scenario's description, shown under the title.
+	Description string
+	Kind        string // "run", "sweep", "compare", "map" or "tune": what the folder holds
+	Facts       []Fact // short facts under the title: seed, duration, runs
 	// Verdict is what the page found, in a sentence or two a person can
 	// act on (RunVerdict, SweepVerdict, CompareVerdict): shown first.
 	Verdict []string
@@ -65,8 +67,12 @@ type Chart struct {
 	SVG   []byte
 }
 
-// Text is a labelled block of preformatted text.
-type Text struct{ Label, Body string }
+// Text is a labelled block of preformatted text; a folded one is shown
+// by its label until opened (the defaults of a scenario).
+type Text struct {
+	Label, Body string
+	Folded      bool
+}
 
 // Section is a section added by a command: its HTML is trusted.
 type Section struct {
@@ -141,6 +147,8 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 76rem; 
 nav { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ddd; padding: .5rem 0; }
 nav a { margin-right: 1.2rem; }
 h1 { margin: 1.2rem 0 .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #eee; }
+.desc { margin: .1rem 0 .4rem; color: #333; font-size: 16px; }
+details { margin: .6rem 0; } summary { cursor: pointer; color: #3b6fb6; }
 .facts { color: #555; margin: 0; } .facts span { margin-right: 1.4rem; }
 table { border-collapse: collapse; margin: .6rem 0; }
 th, td { border: 1px solid #ddd; padding: .25rem .55rem; vertical-align: top; }
@@ -162,7 +170,8 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 <body>
 <nav id="top">{{if .Diffs}}<a href="#diff">What differs</a>{{end}}{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Matrix}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
 <h1>{{.Title}}</h1>
-<p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
+{{with .Description}}<p class="desc">{{.}}</p>
+{{end}}<p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
 {{if .Verdict}}<div id="verdict" class="verdict">{{range .Verdict}}<p>{{.}}</p>{{end}}</div>
 {{end}}{{if .Verdicts}}{{$f := failed .Verdicts}}<p>{{if $f}}<span class="fail">✗ {{$f}} of {{total .Verdicts}} thresholds failed</span>{{else}}<span class="pass">✓ all {{total .Verdicts}} thresholds passed</span>{{end}} — <a href="#thresholds">details</a></p>{{end}}
 
@@ -213,8 +222,9 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 {{.HTML}}
 {{end}}
 <h2 id="scenario">Scenario as run<a class="top" href="#top">↑ top</a></h2>
-{{range .Scenario}}{{if .Label}}<h3>{{.Label}}</h3>{{end}}<pre>{{.Body}}</pre>
-{{end}}
+{{range .Scenario}}{{if .Folded}}<details><summary>{{.Label}}</summary><pre>{{.Body}}</pre></details>
+{{else}}{{if .Label}}<h3>{{.Label}}</h3>{{end}}<pre>{{.Body}}</pre>
+{{end}}{{end}}
 </body>
 </html>
 `))

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"maps"
@@ -9,43 +8,12 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rundir"
-	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
-
-// ScenarioYAML is the resolved scenario as YAML, in the field order and
-// units of summary.json (durations as "30s", rates as "100/s").
-func ScenarioYAML(sc *scenario.Scenario) (string, error) {
-	b, err := json.Marshal(sc)
-	if err != nil {
-		return "", err
-	}
-	var n yaml.Node
-	if err := yaml.Unmarshal(b, &n); err != nil { // JSON is YAML: the node keeps the order
-		return "", err
-	}
-	var plain func(*yaml.Node)
-	plain = func(n *yaml.Node) {
-		n.Style = 0
-		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
-			if len(n.Content) == 0 {
-				n.Style = yaml.FlowStyle // {} and []
-			}
-		}
-		for _, c := range n.Content {
-			plain(c)
-		}
-	}
-	plain(&n)
-	out, err := yaml.Marshal(&n)
-	return string(out), err
-}
 
 // chartTitle is a chart's file name in words: compare_server_load.png is
 // "server load".
@@ -91,18 +59,20 @@ func ChartFiles(files map[string][]byte) []Chart {
 }
 
 // RunPage is the report of one run: its summary, the verdicts of its
-// thresholds, its charts and its scenario.
-func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, error) {
+// thresholds, its charts and its scenario (the fields w gave, when w is
+// not nil, and every field folded).
+func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart, w *AsWritten) (Page, error) {
 	sc := doc.Scenario
-	y, err := ScenarioYAML(sc)
+	scen, err := RunScenario(sc, w)
 	if err != nil {
 		return Page{}, err
 	}
 	pt := sweep.PointData{Label: sc.Name, Runs: []sweep.RunData{{Doc: doc}}}
 	p := Page{
-		Title:   sc.Name,
-		Kind:    "run",
-		Verdict: RunVerdict(doc),
+		Title:       sc.Name,
+		Description: sc.Description,
+		Kind:        "run",
+		Verdict:     RunVerdict(doc),
 		Facts: []Fact{
 			{"seed", fmt.Sprint(sc.Seed)}, {"simulated", sc.Duration.String()}, {"clients", group(fmt.Sprint(sc.Clients.Count))},
 			{"status", doc.Run.Status}, {"fingerprint", doc.Run.Fingerprint},
@@ -110,7 +80,7 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		Summary:  NewGrid("runs", []sweep.PointData{pt}),
 		Verdicts: vs,
 		Charts:   charts,
-		Scenario: []Text{{Body: y}},
+		Scenario: scen,
 	}
 	if lv := doc.Live; lv != nil {
 		// A live run took wall time and has no fingerprint (nothing was

@@ -53,6 +53,7 @@ type shownPage struct {
 	Verdict     string  // the text of #verdict, the sentences the page starts with
 	Visible     string  // the page's text outside code, pre, style and script
 	Height      float64 // the document's height in CSS pixels at the window's width
+	Folded      int     // closed <details> holding preformatted text (a scenario's defaults)
 }
 
 const inspectJS = `(() => ({
@@ -65,6 +66,7 @@ const inspectJS = `(() => ({
   verdict: (document.getElementById('verdict') || {textContent: ''}).textContent,
   visible: (() => { const c = document.body.cloneNode(true); c.querySelectorAll('pre, code, style, script').forEach(e => e.remove()); return c.textContent; })(),
   height: document.documentElement.scrollHeight,
+  folded: [...document.querySelectorAll('details:not([open])')].filter(d => d.querySelector('pre')).length,
 }))()`
 
 // browser loads pages in one headless Chromium and reports what the
@@ -314,6 +316,10 @@ func TestReportInBrowser(t *testing.T) {
 			if !strings.Contains(strings.Join(p.Sections, " "), want) {
 				t.Errorf("sections %v: no %s", p.Sections, want)
 			}
+		}
+		// The scenario as given, the defaults folded away.
+		if p.Folded != 1 {
+			t.Errorf("got %d folded texts, want the scenario's every field, folded", p.Folded)
 		}
 		shown := map[string]bool{}
 		for _, v := range p.Values {
