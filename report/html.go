@@ -20,10 +20,10 @@ type Page struct {
 	// Verdict is what the page found, in a sentence or two a person can
 	// act on (RunVerdict, SweepVerdict, CompareVerdict): shown first.
 	Verdict []string
-	// Diffs are the fields in which compared scenarios differ, each
-	// against the baseline's (or the first run's): shown after the
-	// verdict.
-	Diffs []ScenarioDiffView
+	// Diff is the fields in which compared scenarios differ from the
+	// baseline's (or the first run's), every run's value in a column:
+	// shown after the verdict.
+	Diff ScenarioDiffTable
 	// Summary is the summary table: one column per point (or run), one
 	// row per metric, each a mean with its 95% interval over the runs;
 	// left out when it has no rows (map, tune).
@@ -43,10 +43,12 @@ type Page struct {
 	Sections []Section // more sections, after the charts
 }
 
-// ScenarioDiffView is how one scenario differs from another.
-type ScenarioDiffView struct {
-	Old, New string // the labels of the two runs
-	Fields   []FieldDiff
+// ScenarioDiffTable is how compared scenarios differ: a row per field,
+// a column per run (Runs[Ref] the one the others are read against).
+type ScenarioDiffTable struct {
+	Runs []string
+	Ref  int
+	Rows []DiffRow
 }
 
 // Fact is a name and a value shown under the title.
@@ -133,6 +135,7 @@ var funcs = template.FuncMap{
 		return n
 	},
 	"anchor": func(i int) string { return "chart-" + strconv.Itoa(i) },
+	"inc":    func(i int) int { return i + 1 },
 }
 
 var page = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -163,23 +166,23 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 .verdict { font-size: 17px; background: #f3f6fb; border-left: 4px solid #3b6fb6; padding: .5rem 1rem; margin: .8rem 0; }
 .verdict p { margin: .3rem 0; }
 #matrix-table td.better { background: #e3f4e8; } #matrix-table td.worse { background: #fbe4e4; } #matrix-table td.same { background: #f1f1f1; color: #555; }
-#matrix-table td { white-space: nowrap; } .ci.inline { display: inline; margin-left: .3rem; }
+#matrix-table td { white-space: nowrap; } .diff-table td.same { color: #888; } .ci.inline { display: inline; margin-left: .3rem; }
 .legend span { padding: 0 .4rem; margin-right: .6rem; } .legend .better { background: #e3f4e8; } .legend .worse { background: #fbe4e4; } .legend .same { background: #f1f1f1; color: #555; }
 </style>
 </head>
 <body>
-<nav id="top">{{if .Diffs}}<a href="#diff">What differs</a>{{end}}{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Matrix}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
+<nav id="top">{{if .Diff.Runs}}<a href="#diff">What differs</a>{{end}}{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Matrix}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
 <h1>{{.Title}}</h1>
 {{with .Description}}<p class="desc">{{.}}</p>
 {{end}}<p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
 {{if .Verdict}}<div id="verdict" class="verdict">{{range .Verdict}}<p>{{.}}</p>{{end}}</div>
 {{end}}{{if .Verdicts}}{{$f := failed .Verdicts}}<p>{{if $f}}<span class="fail">✗ {{$f}} of {{total .Verdicts}} thresholds failed</span>{{else}}<span class="pass">✓ all {{total .Verdicts}} thresholds passed</span>{{end}} — <a href="#thresholds">details</a></p>{{end}}
 
-{{if .Diffs}}<h2 id="diff">What differs<a class="top" href="#top">↑ top</a></h2>
-{{range .Diffs}}<table class="diff-table">
-<thead><tr><th>field</th><th>{{.Old}}</th><th>{{.New}}</th></tr></thead>
-<tbody>{{range .Fields}}<tr><td>{{param .Path}} <span class="ci inline"><code>{{.Path}}</code></span></td><td>{{if .Old}}{{.Old}}{{else}}—{{end}}</td><td>{{if .New}}{{.New}}{{else}}—{{end}}</td></tr>
-{{else}}<tr><td colspan="3">no field differs (other than the name)</td></tr>
+{{with .Diff}}{{if .Runs}}<h2 id="diff">What differs<a class="top" href="#top">↑ top</a></h2>
+{{$ref := .Ref}}<table class="diff-table">
+<thead><tr><th>field</th>{{range $i, $r := .Runs}}<th>{{$r}}{{if and (eq $i $ref) (gt (len $.Diff.Runs) 2)}} <span class="ci inline">(the others against it)</span>{{end}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr><td>{{param .Path}} <span class="ci inline"><code>{{.Path}}</code></span></td>{{$vs := .Values}}{{range $i, $v := .Values}}<td{{if and (ne $i $ref) (eq $v (index $vs $ref))}} class="same"{{end}}>{{if $v}}{{$v}}{{else}}—{{end}}</td>{{end}}</tr>
+{{else}}<tr><td colspan="{{inc (len .Runs)}}">no field differs (other than the name)</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{end}}
@@ -205,7 +208,7 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 </table>{{end}}
 
 {{with .Matrix}}<h2 id="baseline">Against the baseline<a class="top" href="#top">↑ top</a></h2>
-<p>{{if eq $.Kind "compare"}}Each run{{else}}Each point{{end}} against the baseline <b>{{.Baseline}}</b>: {{if eq $.Kind "compare"}}the ratio of the two values (× 1.5 is half as much again), or for a share the difference in percentage points{{else}}the mean of the differences run by run (paired by seed under common random numbers; a share's in percentage points), with its 95% interval in small type{{end}}. Hover a cell for both values{{if ne $.Kind "compare"}} and their ratio{{end}}.
+<p>{{if eq $.Kind "compare"}}Each run{{else}}Each point{{end}} against the {{if .First}}first run{{else}}baseline{{end}} <b>{{.Baseline}}</b>{{if .First}} (no <code>--baseline</code> given){{end}}: {{if eq $.Kind "compare"}}the ratio of the two values (× 1.5 is half as much again), or for a share the difference in percentage points{{else}}the mean of the differences run by run (paired by seed under common random numbers; a share's in percentage points), with its 95% interval in small type{{end}}. Hover a cell for both values{{if ne $.Kind "compare"}} and their ratio{{end}}.
 <span class="legend"><span class="better">better</span><span class="worse">worse</span><span class="same">same, or within noise</span></span></p>
 <table id="matrix-table">
 <thead><tr><th>metric</th>{{range .Points}}<th>{{.}}</th>{{end}}</tr></thead>

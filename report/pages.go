@@ -12,6 +12,7 @@ import (
 	"github.com/throttlesim/throttlesim/sim"
 	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/rundir"
+	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
@@ -198,22 +199,39 @@ func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Char
 	if kind == "compare" {
 		p.Verdict = CompareVerdict(c.Points, c.Baseline)
 		ref := max(c.Baseline, 0)
-		for i, pt := range c.Points {
-			if i == ref || len(pt.Runs) == 0 || len(c.Points[ref].Runs) == 0 {
-				continue
+		var scs []*scenario.Scenario
+		for _, pt := range c.Points {
+			if len(pt.Runs) == 0 {
+				scs = nil
+				break
 			}
-			d, err := ScenarioDiff(c.Points[ref].Runs[0].Doc.Scenario, pt.Runs[0].Doc.Scenario)
+			scs = append(scs, pt.Runs[0].Doc.Scenario)
+			p.Diff.Runs = append(p.Diff.Runs, pt.Label)
+		}
+		if len(scs) > 1 {
+			rows, err := ScenarioDiffs(scs, ref)
 			if err != nil {
-				return Page{}, fmt.Errorf("comparing the scenarios of %s and %s: %w", c.Points[ref].Label, pt.Label, err)
+				return Page{}, fmt.Errorf("comparing the scenarios of %s: %w", strings.Join(p.Diff.Runs, ", "), err)
 			}
-			p.Diffs = append(p.Diffs, ScenarioDiffView{Old: c.Points[ref].Label, New: pt.Label, Fields: d})
+			p.Diff.Rows, p.Diff.Ref = rows, ref
+		} else {
+			p.Diff.Runs = nil
 		}
 	} else {
 		p.Verdict = SweepVerdict(c.Points, c.Paired)
 	}
-	if c.Baseline >= 0 {
+	switch {
+	case c.Baseline >= 0:
 		p.Paired = Paired(c.Points, c.Baseline)
 		p.Matrix = NewMatrix(p.Paired, kind != "compare")
+	case kind == "compare" && len(c.Points) > 1:
+		// Without --baseline the runs are read against the first, as the
+		// verdict reads them.
+		p.Paired = Paired(c.Points, 0)
+		p.Matrix = NewMatrix(p.Paired, false)
+		if p.Matrix != nil {
+			p.Matrix.First = true
+		}
 	}
 	return p, nil
 }
