@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"html/template"
 	"strconv"
+	"strings"
 
 	"github.com/throttlesim/throttlesim/sim/threshold"
 )
@@ -61,12 +63,14 @@ type PointVerdicts struct {
 }
 
 // Chart is one chart, embedded in the page: a PNG (base64) or an SVG
-// document (inline).
+// document (inline); an SVG's named series (its groups ser-N, as
+// plots.RenderSVG writes them) get a switch each that hides them.
 type Chart struct {
-	Title string
-	File  string // the file it also is in the results folder
-	PNG   []byte
-	SVG   []byte
+	Title  string
+	File   string // the file it also is in the results folder
+	PNG    []byte
+	SVG    []byte
+	Series []string
 }
 
 // Text is a labelled block of preformatted text; a folded one is shown
@@ -112,7 +116,7 @@ var funcs = template.FuncMap{
 	"img": func(c Chart) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG))
 	},
-	"svg": func(c Chart) template.HTML { return template.HTML(c.SVG) },
+	"svg": svgFigure,
 	"est": func(r GridRow, m string) Estimate { return r.Metrics[m] },
 	"missing": func(m string) string {
 		if mt, ok := MetricByName(m); ok && mt.Missing != "" {
@@ -160,6 +164,10 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .ci { display: block; color: #666; font-size: 85%; }
 .pass { color: #17803d; font-weight: 600; } .fail { color: #c62828; font-weight: 600; }
 .better { color: #17803d; } .worse { color: #c62828; }
+figure svg text { font-family: "Liberation Serif", Tinos, "Times New Roman", Times, "Nimbus Roman", "DejaVu Serif Condensed", serif !important; font-stretch: condensed; }
+.hover rect { fill: #000; fill-opacity: 0; } .hover rect:hover { fill-opacity: .07; }
+.switches { font-size: 13px; margin: .2rem 0; } .switches label { margin-right: .9rem; cursor: pointer; user-select: none; }
+.switches label::before { content: "☑ "; } figure > input { display: none; }
 figure { margin: 1rem 0 2rem; } figure img, figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 .top { font-size: 80%; font-weight: normal; margin-left: .6rem; }
@@ -218,7 +226,7 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 
 {{if .Charts}}<h2 id="charts">Charts<a class="top" href="#top">↑ top</a></h2>
 <p>{{range $i, $c := .Charts}}{{if $i}} · {{end}}<a href="#{{anchor $i}}">{{$c.Title}}</a>{{end}}</p>
-{{range $i, $c := .Charts}}<figure id="{{anchor $i}}">{{if $c.SVG}}{{svg $c}}{{else}}<img src="{{img $c}}" alt="{{$c.Title}}">{{end}}<figcaption>{{$c.Title}} ({{$c.File}}) <a href="#charts">↑ charts</a></figcaption></figure>
+{{range $i, $c := .Charts}}<figure id="{{anchor $i}}">{{if $c.SVG}}{{svg $i $c}}{{else}}<img src="{{img $c}}" alt="{{$c.Title}}">{{end}}<figcaption>{{$c.Title}} ({{$c.File}}) <a href="#charts">↑ charts</a></figcaption></figure>
 {{end}}{{end}}
 
 {{range .Sections}}<h2 id="{{.ID}}">{{.Title}}<a class="top" href="#top">↑ top</a></h2>
@@ -233,11 +241,41 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 `))
 
 // HTML renders the page as one self-contained HTML file: styles inline,
-// charts embedded, no scripts, nothing fetched.
+// charts embedded (PNG, or inline SVG with values on hover and series
+// switched by CSS), no scripts, nothing fetched.
 func HTML(p Page) ([]byte, error) {
 	var b bytes.Buffer
 	if err := page.Execute(&b, p); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// svgFigure is an inline SVG chart with a switch per named series: a
+// hidden checkbox before the drawing, which a rule of the figure's own
+// hides the series' group by when unchecked (no script), and its label
+// under the drawing.
+func svgFigure(i int, c Chart) template.HTML {
+	var b strings.Builder
+	id := func(k int) string { return "chart-" + strconv.Itoa(i) + "-s" + strconv.Itoa(k) }
+	if len(c.Series) > 0 {
+		b.WriteString("<style>")
+		for k := range c.Series {
+			fmt.Fprintf(&b, "#%[1]s:not(:checked) ~ div .ser-%[2]d { display: none; } #%[1]s:not(:checked) ~ .switches label[for=%[1]s] { opacity: .45; text-decoration: line-through; } ", id(k), k)
+			fmt.Fprintf(&b, "#%[1]s:not(:checked) ~ .switches label[for=%[1]s]::before { content: \"☐ \"; } ", id(k))
+		}
+		b.WriteString("</style>")
+		for k := range c.Series {
+			fmt.Fprintf(&b, `<input type="checkbox" id="%s" checked>`, id(k))
+		}
+	}
+	b.WriteString("<div>" + string(c.SVG) + "</div>")
+	if len(c.Series) > 0 {
+		b.WriteString(`<p class="switches">Show: `)
+		for k, name := range c.Series {
+			fmt.Fprintf(&b, `<label for="%s">%s</label>`, id(k), template.HTMLEscapeString(name))
+		}
+		b.WriteString(` <span class="ci inline">(hover the chart for its values)</span></p>`)
+	}
+	return template.HTML(b.String())
 }

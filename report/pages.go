@@ -28,7 +28,7 @@ func chartTitle(file string) string {
 func Charts(cs []plots.Chart) []Chart {
 	out := make([]Chart, len(cs))
 	for i, c := range cs {
-		out[i] = Chart{Title: chartTitle(c.File), File: c.File, PNG: c.PNG}
+		out[i] = Chart{Title: chartTitle(c.File), File: c.File, PNG: c.PNG, SVG: c.SVG, Series: c.Series}
 	}
 	return out
 }

@@ -54,6 +54,13 @@ type shownPage struct {
 	Visible     string  // the page's text outside code, pre, style and script
 	Height      float64 // the document's height in CSS pixels at the window's width
 	Folded      int     // closed <details> holding preformatted text (a scenario's defaults)
+	// Titles are the <title> elements inside inline SVG charts (the
+	// values shown on hover); External the src and href that leave the
+	// file (http: or https:); Toggle the display of a chart's first series
+	// after its switch is clicked, then after a second click.
+	Titles   int
+	External []string
+	Toggle   string
 }
 
 const inspectJS = `(() => ({
@@ -67,6 +74,14 @@ const inspectJS = `(() => ({
   visible: (() => { const c = document.body.cloneNode(true); c.querySelectorAll('pre, code, style, script').forEach(e => e.remove()); return c.textContent; })(),
   height: document.documentElement.scrollHeight,
   folded: [...document.querySelectorAll('details:not([open])')].filter(d => d.querySelector('pre')).length,
+  titles: document.querySelectorAll('svg title').length,
+  external: [...document.querySelectorAll('[src], [href]')].map(e => e.getAttribute('src') || e.getAttribute('href')).filter(u => /^\s*https?:/i.test(u)),
+  toggle: (() => {
+    const l = document.querySelector('.switches label'); if (!l) return '';
+    const g = l.closest('figure').querySelector('.ser-0'); if (!g) return 'no group';
+    l.click(); const off = getComputedStyle(g).display; l.click();
+    return off + '/' + getComputedStyle(g).display;
+  })(),
 }))()`
 
 // browser loads pages in one headless Chromium and reports what the
@@ -255,6 +270,9 @@ func checkPage(t *testing.T, p shownPage) {
 	if strings.TrimSpace(p.Verdict) == "" {
 		t.Errorf("no verdict (#verdict) on the page")
 	}
+	if len(p.External) > 0 {
+		t.Errorf("got links out of the file %q, want a self-contained page", p.External)
+	}
 	for _, k := range rawKeys() {
 		if i := strings.Index(p.Visible, k); i >= 0 {
 			t.Errorf("raw key %s in the visible text: …%s…", k, p.Visible[max(0, i-60):min(len(p.Visible), i+len(k)+60)])
@@ -311,9 +329,18 @@ func TestReportInBrowser(t *testing.T) {
 	t.Run("run", func(t *testing.T) {
 		p := b.load(t, filepath.Join(runs[0], "report.html"))
 		checkPage(t, p)
-		if n := pngCount(t, runs[0]); len(p.Images) != n || n == 0 {
-			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
+		// The run's charts are inline SVG: values on hover, series that
+		// hide, nothing fetched.
+		if n := pngCount(t, runs[0]); len(p.Images)+len(p.SVGs) != n || n == 0 || len(p.SVGs) == 0 {
+			t.Errorf("%d images and %d SVG charts shown, %d charts in the folder", len(p.Images), len(p.SVGs), n)
 		}
+		if p.Titles < 10*len(p.SVGs) {
+			t.Errorf("got %d hover values (<title> in an inline <svg>) in %d charts, want one per interval (at least 10 each)", p.Titles, len(p.SVGs))
+		}
+		if p.Toggle != "none/inline" {
+			t.Errorf("a chart's first series after one click on its switch, then two: got %q, want none/inline", p.Toggle)
+		}
+
 		for _, want := range []string{"summary", "thresholds", "charts", "scenario"} {
 			if !strings.Contains(strings.Join(p.Sections, " "), want) {
 				t.Errorf("sections %v: no %s", p.Sections, want)
