@@ -199,7 +199,7 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 {{end}}{{if .Summary.Rows}}<h2 id="summary">Summary<a class="top" href="#top">↑ top</a></h2>
 <p>{{if eq .Summary.Kind "sweep"}}Each figure is the mean over the point's runs, with its 95% confidence interval (Student's t) below it.{{else}}One run per column.{{end}} Shares are percentages, as the command prints them.{{if .Matrix}} Differences from the baseline: <a href="#baseline">Against the baseline</a>.{{end}}</p>
 <table id="summary-table">
-<thead><tr><th>metric</th>{{range .Summary.Rows}}<th data-point="{{.Label}}">{{.Label}}</th>{{end}}</tr></thead>
+<thead><tr><th>metric</th>{{range .Summary.Rows}}<th data-point="{{.Label}}"{{if .Shown}} title="{{.Label}}"{{end}}>{{or .Shown .Label}}</th>{{end}}</tr></thead>
 <tbody>
 <tr><th>runs</th>{{range .Summary.Rows}}<td class="num">{{.Runs}}</td>{{end}}</tr>
 <tr><th>recovered</th>{{range .Summary.Rows}}<td class="num">{{if .Applicable}}{{.Recovered}} of {{.Applicable}}{{else}}n/a (no fault){{end}}</td>{{end}}</tr>
@@ -219,7 +219,7 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 <p>{{if eq $.Kind "compare"}}Each run{{else}}Each point{{end}} against the {{if .First}}first run{{else}}baseline{{end}} <b>{{.Baseline}}</b>{{if .First}} (no <code>--baseline</code> given){{end}}: {{if eq $.Kind "compare"}}the ratio of the two values (× 1.5 is half as much again), or for a share the difference in percentage points{{else}}the mean of the differences run by run (paired by seed under common random numbers; a share's in percentage points), with its 95% interval in small type{{end}}. Hover a cell for both values{{if ne $.Kind "compare"}} and their ratio{{end}}.
 <span class="legend"><span class="better">better</span><span class="worse">worse</span><span class="same">same, or within noise</span></span></p>
 <table id="matrix-table">
-<thead><tr><th>metric</th>{{range .Points}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>metric</th>{{$shown := .Shown}}{{range $i, $pt := .Points}}<th{{if $shown}} title="{{$pt}}"{{end}}>{{if $shown}}{{index $shown $i}}{{else}}{{$pt}}{{end}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr><th data-metric="{{.Metric}}">{{label .Metric}}</th>{{range .Cells}}<td class="num {{.Class}}" title="{{.Title}}">{{if .Text}}{{.Text}}{{if .CI}}<span class="ci">{{.CI}}</span>{{end}}{{else}}—{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>{{end}}

@@ -13,7 +13,9 @@ type Matrix struct {
 	// First says the baseline is only the first run, no --baseline given.
 	First  bool
 	Points []string
-	Rows   []MatrixRow
+	// Shown are Points as the page shows them (ShortLabels); nil: Points.
+	Shown []string
+	Rows  []MatrixRow
 }
 
 // MatrixRow is one metric of a Matrix.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"maps"
@@ -220,6 +221,22 @@ func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Char
 	} else {
 		p.Verdict = SweepVerdict(c.Points, c.Paired)
 	}
+	// Structured sweep points by the fields that tell them apart, on the
+	// page as in the terminal (the full name on hover).
+	labels := make([]string, len(c.Points))
+	for i, pt := range c.Points {
+		labels[i] = pt.Label
+	}
+	short := ShortLabels(labels)
+	shown := map[string]string{}
+	if kind == "sweep" && !slices.Equal(short, labels) {
+		for i := range p.Summary.Rows {
+			if i < len(short) && p.Summary.Rows[i].Label == labels[i] {
+				p.Summary.Rows[i].Shown = short[i]
+				shown[labels[i]] = short[i]
+			}
+		}
+	}
 	switch {
 	case c.Baseline >= 0:
 		p.Paired = Paired(c.Points, c.Baseline)
@@ -231,6 +248,11 @@ func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Char
 		p.Matrix = NewMatrix(p.Paired, false)
 		if p.Matrix != nil {
 			p.Matrix.First = true
+		}
+	}
+	if p.Matrix != nil && len(shown) > 0 {
+		for _, pt := range p.Matrix.Points {
+			p.Matrix.Shown = append(p.Matrix.Shown, cmp.Or(shown[pt], pt))
 		}
 	}
 	return p, nil

@@ -94,3 +94,27 @@ func TestShortLabelsShippedSweeps(t *testing.T) {
 		t.Errorf("found %d sweeps, want the shipped ones", n)
 	}
 }
+
+// A sweep's page heads its columns with the short labels, the full name
+// on hover; data-point keeps the name.
+func TestSweepPageShortLabels(t *testing.T) {
+	pts := []sweep.PointData{point("budget=null", []*float64{fp(30)}, []float64{0.9}), point("budget={kind: sre, ratio: 0.1}", []*float64{fp(20)}, []float64{0.95}),
+		point("budget={kind: grpc}", []*float64{fp(25)}, []float64{0.93})}
+	p, err := ComparisonPage("sweep", Comparison{Name: "s", Points: pts, Baseline: 0, Paired: true}, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{p.Summary.Rows[0].Shown, p.Summary.Rows[1].Shown, p.Summary.Rows[2].Shown}; !slices.Equal(got, []string{"budget=null", "kind=sre", "kind=grpc"}) {
+		t.Errorf("got summary headers %q, want budget=null, kind=sre and kind=grpc", got)
+	}
+	if p.Matrix == nil || !slices.Equal(p.Matrix.Shown, []string{"kind=sre", "kind=grpc"}) {
+		t.Errorf("got matrix %+v, want its columns shown as kind=sre and kind=grpc", p.Matrix)
+	}
+	html, err := HTML(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `<th data-point="budget={kind: sre, ratio: 0.1}" title="budget={kind: sre, ratio: 0.1}">kind=sre</th>`; !strings.Contains(string(html), want) {
+		t.Errorf("page lacks %q", want)
+	}
+}
