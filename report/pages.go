@@ -219,7 +219,7 @@ func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Char
 			p.Diff.Runs = nil
 		}
 	} else {
-		p.Verdict = SweepVerdict(c.Points, c.Paired)
+		p.Verdict = SweepVerdict(WithShortLabels(c.Points), c.Paired)
 	}
 	// Structured sweep points by the fields that tell them apart, on the
 	// page as in the terminal (the full name on hover).

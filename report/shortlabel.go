@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/throttlesim/throttlesim/sim/sweep"
 )
 
 // maxShortPart is the most runes one part of a short label may take.
@@ -151,6 +153,20 @@ func render(l map[string]string, ps []string) []string {
 		if v, has := l[p]; has {
 			out = append(out, p[strings.LastIndex(p, ".")+1:]+"="+v)
 		}
+	}
+	return out
+}
+
+// WithShortLabels is pts labelled by ShortLabels, for sentences a person
+// reads (the verdict); the runs are shared, not copied.
+func WithShortLabels(pts []sweep.PointData) []sweep.PointData {
+	labels := make([]string, len(pts))
+	for i, pt := range pts {
+		labels[i] = pt.Label
+	}
+	out := slices.Clone(pts)
+	for i, l := range ShortLabels(labels) {
+		out[i].Label = l
 	}
 	return out
 }

@@ -110,6 +110,9 @@ func TestSweepPageShortLabels(t *testing.T) {
 	if p.Matrix == nil || !slices.Equal(p.Matrix.Shown, []string{"kind=sre", "kind=grpc"}) {
 		t.Errorf("got matrix %+v, want its columns shown as kind=sre and kind=grpc", p.Matrix)
 	}
+	if got := strings.Join(p.Verdict, " "); !strings.HasPrefix(got, "kind=sre recovers fastest") {
+		t.Errorf("got verdict %q, want it to name the point kind=sre", got)
+	}
 	html, err := HTML(p)
 	if err != nil {
 		t.Fatal(err)
