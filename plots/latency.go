@@ -52,7 +52,7 @@ func latencyChart(in Input) (*plot.Plot, *plot.Legend, error) {
 				return nil, nil, err
 			}
 			pg.Color, pg.LineStyle.Width = b.fill, 0
-			p.Add(pg)
+			p.Add(tagged(b.name, pg))
 			if i == 0 {
 				l.Add(b.name, pg)
 			}
@@ -74,7 +74,7 @@ func latencyChart(in Input) (*plot.Plot, *plot.Legend, error) {
 				return nil, nil, err
 			}
 			line.Color, line.Width, line.Dashes = ln.c, vg.Points(1.3), ln.dashes
-			p.Add(line)
+			p.Add(tagged(ln.name, line))
 			if i == 0 {
 				l.Add(ln.name, line)
 			}

@@ -53,10 +53,14 @@ type Input struct {
 	Contention bool
 }
 
-// Chart is one rendered file.
+// Chart is one rendered file. A chart of All has SVG too, for a page:
+// its named series are groups a page can hide (Series, by number) and
+// its values show on hover (RenderSVG).
 type Chart struct {
-	File string
-	PNG  []byte
+	File   string
+	PNG    []byte
+	SVG    []byte
+	Series []string
 }
 
 // Size of every chart.
@@ -80,23 +84,36 @@ var (
 	faultFill  = color.NRGBA{0xD5, 0x5E, 0x00, 0x30}
 )
 
-// All renders every run chart.
+// All renders every run chart, as PNG and SVG.
 func All(in Input) ([]Chart, error) {
 	var out []Chart
 	for _, c := range []struct {
 		file string
-		f    func(Input) ([]byte, error)
+		f    func(Input) ([]*plot.Plot, []*plot.Legend, error)
 	}{
-		{"server_load.png", serverLoadChart},
-		{"local_drops.png", single(localDrops)},
-		{"recovery.png", single(recoveryChart)},
-		{"latency.png", single(latencyChart)},
+		{"server_load.png", serverLoadPanels},
+		{"local_drops.png", panel(localDrops)},
+		{"recovery.png", panel(recoveryChart)},
+		{"latency.png", panel(latencyChart)},
 	} {
-		b, err := c.f(in)
+		ps, ls, err := c.f(in)
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", c.file, err)
 		}
-		out = append(out, Chart{File: c.file, PNG: b})
+		h := vg.Length(len(ps)) * Height
+		b, err := RenderStack(ps, ls, h)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %s: %w", c.file, err)
+		}
+		x := "t"
+		if in.WallClock {
+			x = "wall time"
+		}
+		svg, names, err := RenderSVG(ps, ls, h, x, " s")
+		if err != nil {
+			return nil, fmt.Errorf("plots: %s: %w", c.file, err)
+		}
+		out = append(out, Chart{File: c.file, PNG: b, SVG: svg, Series: names})
 	}
 	if in.Clients > 0 {
 		b, err := Connections(in, in.Clients)
@@ -108,13 +125,13 @@ func All(in Input) ([]Chart, error) {
 	return out, nil
 }
 
-func single(f func(Input) (*plot.Plot, *plot.Legend, error)) func(Input) ([]byte, error) {
-	return func(in Input) ([]byte, error) {
+func panel(f func(Input) (*plot.Plot, *plot.Legend, error)) func(Input) ([]*plot.Plot, []*plot.Legend, error) {
+	return func(in Input) ([]*plot.Plot, []*plot.Legend, error) {
 		p, l, err := f(in)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return Render(p, l)
+		return []*plot.Plot{p}, []*plot.Legend{l}, nil
 	}
 }
 
@@ -138,7 +155,18 @@ func Render(p *plot.Plot, l *plot.Legend) ([]byte, error) {
 // legend (nil: none) to the right, and returns PNG bytes.
 func RenderStack(ps []*plot.Plot, ls []*plot.Legend, height vg.Length) ([]byte, error) {
 	img := vgimg.NewWith(vgimg.UseWH(Width, height), vgimg.UseDPI(DPI))
-	dc := draw.Crop(draw.New(img), vg.Millimeter, -2*vg.Millimeter, vg.Millimeter, -vg.Millimeter)
+	drawStack(img, ps, ls)
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// drawStack draws plots stacked vertically on a canvas, x axes aligned,
+// each with its legend (nil: none) to the right.
+func drawStack(cv vg.CanvasSizer, ps []*plot.Plot, ls []*plot.Legend) {
+	dc := draw.Crop(draw.New(cv), vg.Millimeter, -2*vg.Millimeter, vg.Millimeter, -vg.Millimeter)
 	strip := vg.Length(0) // no legend: the data take the width
 	for _, l := range ls {
 		if l != nil {
@@ -170,11 +198,6 @@ func RenderStack(ps []*plot.Plot, ls []*plot.Legend, height vg.Length) ([]byte, 
 			l.Draw(lc)
 		}
 	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // fitTitle shrinks a title's font, down to 9 points, until it fits the
@@ -349,7 +372,7 @@ func addSteps(p *plot.Plot, l *plot.Legend, s *metrics.Series, series []stepSeri
 		if sr.width > 0 {
 			ln.Width = sr.width
 		}
-		p.Add(ln)
+		p.Add(tagged(sr.name, ln))
 		l.Add(sr.name, ln)
 	}
 	return nil
@@ -451,44 +474,41 @@ func capacityName(in Input, what string) string {
 	return what
 }
 
-// serverLoadChart is server_load.png: the attempts on the backend and,
+// serverLoadPanels are server_load.png's panels: the attempts on the backend and,
 // when clients hold connections, the handshakes in a panel of their own
 // (they come in storms an order of magnitude above the requests).
-func serverLoadChart(in Input) ([]byte, error) {
+func serverLoadPanels(in Input) ([]*plot.Plot, []*plot.Legend, error) {
 	p, l, err := serverLoad(in)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ps, ls := []*plot.Plot{p}, []*plot.Legend{l}
 	if in.Clients > 0 && !in.Contention {
 		hp, hl, err := handshakePanel(in, in.Name+": handshakes on the backend")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		wp, wl, err := workerTimePanel(in)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ps, ls = append(ps, hp, wp), append(ls, hl, wl)
 	}
 	if !in.Contention && !allZero(in.Series, func(r *metrics.Row) float64 { return float64(r.LimitNS) }) {
 		lp, ll, err := limitPanel(in)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ps, ls = append(ps, lp), append(ls, ll)
 	}
 	if in.Series.Autoscaled {
 		rp, rl, err := replicasPanel(in)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ps, ls = append(ps, rp), append(ls, rl)
 	}
-	if len(ps) == 1 {
-		return Render(p, l)
-	}
-	return RenderStack(ps, ls, vg.Length(len(ps))*Height)
+	return ps, ls, nil
 }
 
 // limitPanel plots an adaptive concurrency limit (backend.concurrency_limit)
@@ -804,7 +824,7 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p.Add(ln)
+	p.Add(tagged("goodput per interval", ln))
 	l.Add("goodput per interval", ln)
 	// Sliding-window goodput, as the recovery rule sees it.
 	w := int(in.RecoveryWindow / s.Interval)
@@ -819,8 +839,9 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 			return nil, nil, err
 		}
 		wl.Color, wl.Width = Blue, vg.Points(2)
-		p.Add(wl)
-		l.Add(fmt.Sprintf("goodput, %g s sliding mean", float64(in.RecoveryWindow)/1e9), wl)
+		name := fmt.Sprintf("goodput, %g s sliding mean", float64(in.RecoveryWindow)/1e9)
+		p.Add(tagged(name, wl))
+		l.Add(name, wl)
 	}
 	if base > 0 {
 		end := float64(int64(len(s.Rows))*s.Interval) / 1e9
@@ -839,7 +860,7 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 				return nil, nil, err
 			}
 			hl.Color, hl.Dashes, hl.Width = h.c, h.dashes, vg.Points(1)
-			p.Add(hl)
+			p.Add(tagged(h.name, hl))
 			l.Add(h.name, hl)
 		}
 	}
@@ -850,8 +871,9 @@ func recoveryChart(in Input) (*plot.Plot, *plot.Legend, error) {
 			return nil, nil, err
 		}
 		vl.Color, vl.Width = Green, vg.Points(2)
-		p.Add(vl)
-		l.Add(fmt.Sprintf("recovered at %.0f s (+%.0f s)", x, *rec.RecoveryTimeS), vl)
+		name := fmt.Sprintf("recovered at %.0f s (+%.0f s)", x, *rec.RecoveryTimeS)
+		p.Add(untagged(name, vl)) // a vertical line: no value to show
+		l.Add(name, vl)
 	} else if rec.Applicable {
 		x := 0.0
 		if rec.FaultEndS != nil {
@@ -878,4 +900,13 @@ func (in Input) timeAxis() string {
 		return "wall time (s), a live run"
 	}
 	return "simulated time (s)"
+}
+
+// serverLoadChart is server_load.png.
+func serverLoadChart(in Input) ([]byte, error) {
+	ps, ls, err := serverLoadPanels(in)
+	if err != nil {
+		return nil, err
+	}
+	return RenderStack(ps, ls, vg.Length(len(ps))*Height)
 }

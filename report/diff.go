@@ -83,18 +83,65 @@ func ScenarioDiff(a, b *scenario.Scenario) ([]FieldDiff, error) {
 			continue
 		}
 		done[q] = true
-		value := func(f []field) string {
-			if v, ok := get(f, q); ok {
-				return v
-			}
-			if hasUnder(f, q) {
-				return section(f, q)
-			}
-			return ""
-		}
-		out = append(out, FieldDiff{Path: q, Old: value(fa), New: value(fb)})
+		out = append(out, FieldDiff{Path: q, Old: valueAt(fa, q), New: valueAt(fb, q)})
 	}
 	return out, nil
+}
+
+// valueAt is the value at path q: a field's, a section's fields in one
+// line, or "" where there is neither.
+func valueAt(f []field, q string) string {
+	if v, ok := get(f, q); ok {
+		return v
+	}
+	if hasUnder(f, q) {
+		return section(f, q)
+	}
+	return ""
+}
+
+// DiffRow is a field in which some of several scenarios differ: its path
+// and each scenario's value ("" where it has no such field).
+type DiffRow struct {
+	Path   string
+	Values []string
+}
+
+// ScenarioDiffs is every field (a section one scenario lacks: one row)
+// in which scs differ from scs[ref], in the order ScenarioDiff finds them
+// run after run; each row has every scenario's value, so that one table
+// shows several runs.
+func ScenarioDiffs(scs []*scenario.Scenario, ref int) ([]DiffRow, error) {
+	flat := make([][]field, len(scs))
+	for i, sc := range scs {
+		var err error
+		if flat[i], err = flatten(sc); err != nil {
+			return nil, err
+		}
+	}
+	var rows []DiffRow
+	seen := map[string]bool{}
+	for i, sc := range scs {
+		if i == ref {
+			continue
+		}
+		d, err := ScenarioDiff(scs[ref], sc)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range d {
+			if seen[f.Path] {
+				continue
+			}
+			seen[f.Path] = true
+			r := DiffRow{Path: f.Path, Values: make([]string, len(scs))}
+			for k := range scs {
+				r.Values[k] = valueAt(flat[k], f.Path)
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows, nil
 }
 
 // section is a section's fields in one line, shortened: "{k: 2, window: 2m, …}".

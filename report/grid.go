@@ -34,7 +34,9 @@ func NewEstimate(s sweep.Stat) Estimate {
 
 // GridRow is one point (or run) of a Grid.
 type GridRow struct {
-	Label  string `json:"label"`
+	Label string `json:"label"`
+	// Shown is the label as a page shows it, when shorter (ShortLabels).
+	Shown  string `json:"-"`
 	Runs   int    `json:"runs"`
 	Status string `json:"status,omitempty"` // a single run's: complete or incomplete
 	// Recovered runs of the Applicable ones (runs with a fault to recover

@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"html/template"
 	"strconv"
+	"strings"
 
 	"github.com/throttlesim/throttlesim/sim/threshold"
 )
@@ -13,15 +15,17 @@ import (
 // report and add its own sections.
 type Page struct {
 	Title string
-	Kind  string // "run", "sweep", "compare", "map" or "tune": what the folder holds
-	Facts []Fact // short facts under the title: seed, duration, runs
+	// Description is the scenario's description, shown under the title.
+	Description string
+	Kind        string // "run", "sweep", "compare", "map" or "tune": what the folder holds
+	Facts       []Fact // short facts under the title: seed, duration, runs
 	// Verdict is what the page found, in a sentence or two a person can
 	// act on (RunVerdict, SweepVerdict, CompareVerdict): shown first.
 	Verdict []string
-	// Diffs are the fields in which compared scenarios differ, each
-	// against the baseline's (or the first run's): shown after the
-	// verdict.
-	Diffs []ScenarioDiffView
+	// Diff is the fields in which compared scenarios differ from the
+	// baseline's (or the first run's), every run's value in a column:
+	// shown after the verdict.
+	Diff ScenarioDiffTable
 	// Summary is the summary table: one column per point (or run), one
 	// row per metric, each a mean with its 95% interval over the runs;
 	// left out when it has no rows (map, tune).
@@ -41,10 +45,12 @@ type Page struct {
 	Sections []Section // more sections, after the charts
 }
 
-// ScenarioDiffView is how one scenario differs from another.
-type ScenarioDiffView struct {
-	Old, New string // the labels of the two runs
-	Fields   []FieldDiff
+// ScenarioDiffTable is how compared scenarios differ: a row per field,
+// a column per run (Runs[Ref] the one the others are read against).
+type ScenarioDiffTable struct {
+	Runs []string
+	Ref  int
+	Rows []DiffRow
 }
 
 // Fact is a name and a value shown under the title.
@@ -57,16 +63,22 @@ type PointVerdicts struct {
 }
 
 // Chart is one chart, embedded in the page: a PNG (base64) or an SVG
-// document (inline).
+// document (inline); an SVG's named series (its groups ser-N, as
+// plots.RenderSVG writes them) get a switch each that hides them.
 type Chart struct {
-	Title string
-	File  string // the file it also is in the results folder
-	PNG   []byte
-	SVG   []byte
+	Title  string
+	File   string // the file it also is in the results folder
+	PNG    []byte
+	SVG    []byte
+	Series []string
 }
 
-// Text is a labelled block of preformatted text.
-type Text struct{ Label, Body string }
+// Text is a labelled block of preformatted text; a folded one is shown
+// by its label until opened (the defaults of a scenario).
+type Text struct {
+	Label, Body string
+	Folded      bool
+}
 
 // Section is a section added by a command: its HTML is trusted.
 type Section struct {
@@ -104,7 +116,7 @@ var funcs = template.FuncMap{
 	"img": func(c Chart) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG))
 	},
-	"svg": func(c Chart) template.HTML { return template.HTML(c.SVG) },
+	"svg": svgFigure,
 	"est": func(r GridRow, m string) Estimate { return r.Metrics[m] },
 	"missing": func(m string) string {
 		if mt, ok := MetricByName(m); ok && mt.Missing != "" {
@@ -127,6 +139,7 @@ var funcs = template.FuncMap{
 		return n
 	},
 	"anchor": func(i int) string { return "chart-" + strconv.Itoa(i) },
+	"inc":    func(i int) int { return i + 1 },
 }
 
 var page = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -141,6 +154,8 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 76rem; 
 nav { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ddd; padding: .5rem 0; }
 nav a { margin-right: 1.2rem; }
 h1 { margin: 1.2rem 0 .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #eee; }
+.desc { margin: .1rem 0 .4rem; color: #333; font-size: 16px; }
+details { margin: .6rem 0; } summary { cursor: pointer; color: #3b6fb6; }
 .facts { color: #555; margin: 0; } .facts span { margin-right: 1.4rem; }
 table { border-collapse: collapse; margin: .6rem 0; }
 th, td { border: 1px solid #ddd; padding: .25rem .55rem; vertical-align: top; }
@@ -149,28 +164,33 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .ci { display: block; color: #666; font-size: 85%; }
 .pass { color: #17803d; font-weight: 600; } .fail { color: #c62828; font-weight: 600; }
 .better { color: #17803d; } .worse { color: #c62828; }
+figure svg text { font-family: "Liberation Serif", Tinos, "Times New Roman", Times, "Nimbus Roman", "DejaVu Serif Condensed", serif !important; font-stretch: condensed; }
+.hover rect { fill: #000; fill-opacity: 0; } .hover rect:hover { fill-opacity: .07; }
+.switches { font-size: 13px; margin: .2rem 0; } .switches label { margin-right: .9rem; cursor: pointer; user-select: none; }
+.switches label::before { content: "☑ "; } figure > input { display: none; }
 figure { margin: 1rem 0 2rem; } figure img, figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 .top { font-size: 80%; font-weight: normal; margin-left: .6rem; }
 .verdict { font-size: 17px; background: #f3f6fb; border-left: 4px solid #3b6fb6; padding: .5rem 1rem; margin: .8rem 0; }
 .verdict p { margin: .3rem 0; }
 #matrix-table td.better { background: #e3f4e8; } #matrix-table td.worse { background: #fbe4e4; } #matrix-table td.same { background: #f1f1f1; color: #555; }
-#matrix-table td { white-space: nowrap; } .ci.inline { display: inline; margin-left: .3rem; }
+#matrix-table td { white-space: nowrap; } .diff-table td.same { color: #888; } .ci.inline { display: inline; margin-left: .3rem; }
 .legend span { padding: 0 .4rem; margin-right: .6rem; } .legend .better { background: #e3f4e8; } .legend .worse { background: #fbe4e4; } .legend .same { background: #f1f1f1; color: #555; }
 </style>
 </head>
 <body>
-<nav id="top">{{if .Diffs}}<a href="#diff">What differs</a>{{end}}{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Matrix}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
+<nav id="top">{{if .Diff.Runs}}<a href="#diff">What differs</a>{{end}}{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}{{if .Summary.Rows}}<a href="#summary">Summary</a>{{end}}{{if .Verdicts}}<a href="#thresholds">Thresholds</a>{{end}}{{if .Matrix}}<a href="#baseline">Against the baseline</a>{{end}}{{if .Charts}}<a href="#charts">Charts</a>{{end}}{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}<a href="#scenario">Scenario</a></nav>
 <h1>{{.Title}}</h1>
-<p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
+{{with .Description}}<p class="desc">{{.}}</p>
+{{end}}<p class="facts">{{range .Facts}}<span>{{.Name}}: <b>{{.Value}}</b></span>{{end}}</p>
 {{if .Verdict}}<div id="verdict" class="verdict">{{range .Verdict}}<p>{{.}}</p>{{end}}</div>
 {{end}}{{if .Verdicts}}{{$f := failed .Verdicts}}<p>{{if $f}}<span class="fail">✗ {{$f}} of {{total .Verdicts}} thresholds failed</span>{{else}}<span class="pass">✓ all {{total .Verdicts}} thresholds passed</span>{{end}} — <a href="#thresholds">details</a></p>{{end}}
 
-{{if .Diffs}}<h2 id="diff">What differs<a class="top" href="#top">↑ top</a></h2>
-{{range .Diffs}}<table class="diff-table">
-<thead><tr><th>field</th><th>{{.Old}}</th><th>{{.New}}</th></tr></thead>
-<tbody>{{range .Fields}}<tr><td>{{param .Path}} <span class="ci inline"><code>{{.Path}}</code></span></td><td>{{if .Old}}{{.Old}}{{else}}—{{end}}</td><td>{{if .New}}{{.New}}{{else}}—{{end}}</td></tr>
-{{else}}<tr><td colspan="3">no field differs (other than the name)</td></tr>
+{{with .Diff}}{{if .Runs}}<h2 id="diff">What differs<a class="top" href="#top">↑ top</a></h2>
+{{$ref := .Ref}}<table class="diff-table">
+<thead><tr><th>field</th>{{range $i, $r := .Runs}}<th>{{$r}}{{if and (eq $i $ref) (gt (len $.Diff.Runs) 2)}} <span class="ci inline">(the others against it)</span>{{end}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr><td>{{param .Path}} <span class="ci inline"><code>{{.Path}}</code></span></td>{{$vs := .Values}}{{range $i, $v := .Values}}<td{{if and (ne $i $ref) (eq $v (index $vs $ref))}} class="same"{{end}}>{{if $v}}{{$v}}{{else}}—{{end}}</td>{{end}}</tr>
+{{else}}<tr><td colspan="{{inc (len .Runs)}}">no field differs (other than the name)</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{end}}
@@ -179,7 +199,7 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 {{end}}{{if .Summary.Rows}}<h2 id="summary">Summary<a class="top" href="#top">↑ top</a></h2>
 <p>{{if eq .Summary.Kind "sweep"}}Each figure is the mean over the point's runs, with its 95% confidence interval (Student's t) below it.{{else}}One run per column.{{end}} Shares are percentages, as the command prints them.{{if .Matrix}} Differences from the baseline: <a href="#baseline">Against the baseline</a>.{{end}}</p>
 <table id="summary-table">
-<thead><tr><th>metric</th>{{range .Summary.Rows}}<th data-point="{{.Label}}">{{.Label}}</th>{{end}}</tr></thead>
+<thead><tr><th>metric</th>{{range .Summary.Rows}}<th data-point="{{.Label}}"{{if .Shown}} title="{{.Label}}"{{end}}>{{or .Shown .Label}}</th>{{end}}</tr></thead>
 <tbody>
 <tr><th>runs</th>{{range .Summary.Rows}}<td class="num">{{.Runs}}</td>{{end}}</tr>
 <tr><th>recovered</th>{{range .Summary.Rows}}<td class="num">{{if .Applicable}}{{.Recovered}} of {{.Applicable}}{{else}}n/a (no fault){{end}}</td>{{end}}</tr>
@@ -196,35 +216,66 @@ pre { background: #f6f6f6; padding: .8rem; overflow-x: auto; font-size: 13px; }
 </table>{{end}}
 
 {{with .Matrix}}<h2 id="baseline">Against the baseline<a class="top" href="#top">↑ top</a></h2>
-<p>{{if eq $.Kind "compare"}}Each run{{else}}Each point{{end}} against the baseline <b>{{.Baseline}}</b>: {{if eq $.Kind "compare"}}the ratio of the two values (× 1.5 is half as much again), or for a share the difference in percentage points{{else}}the mean of the differences run by run (paired by seed under common random numbers; a share's in percentage points), with its 95% interval in small type{{end}}. Hover a cell for both values{{if ne $.Kind "compare"}} and their ratio{{end}}.
+<p>{{if eq $.Kind "compare"}}Each run{{else}}Each point{{end}} against the {{if .First}}first run{{else}}baseline{{end}} <b>{{.Baseline}}</b>{{if .First}} (no <code>--baseline</code> given){{end}}: {{if eq $.Kind "compare"}}the ratio of the two values (× 1.5 is half as much again), or for a share the difference in percentage points{{else}}the mean of the differences run by run (paired by seed under common random numbers; a share's in percentage points), with its 95% interval in small type{{end}}. Hover a cell for both values{{if ne $.Kind "compare"}} and their ratio{{end}}.
 <span class="legend"><span class="better">better</span><span class="worse">worse</span><span class="same">same, or within noise</span></span></p>
 <table id="matrix-table">
-<thead><tr><th>metric</th>{{range .Points}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>metric</th>{{$shown := .Shown}}{{range $i, $pt := .Points}}<th{{if $shown}} title="{{$pt}}"{{end}}>{{if $shown}}{{index $shown $i}}{{else}}{{$pt}}{{end}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr><th data-metric="{{.Metric}}">{{label .Metric}}</th>{{range .Cells}}<td class="num {{.Class}}" title="{{.Title}}">{{if .Text}}{{.Text}}{{if .CI}}<span class="ci">{{.CI}}</span>{{end}}{{else}}—{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>{{end}}
 
 {{if .Charts}}<h2 id="charts">Charts<a class="top" href="#top">↑ top</a></h2>
 <p>{{range $i, $c := .Charts}}{{if $i}} · {{end}}<a href="#{{anchor $i}}">{{$c.Title}}</a>{{end}}</p>
-{{range $i, $c := .Charts}}<figure id="{{anchor $i}}">{{if $c.SVG}}{{svg $c}}{{else}}<img src="{{img $c}}" alt="{{$c.Title}}">{{end}}<figcaption>{{$c.Title}} ({{$c.File}}) <a href="#charts">↑ charts</a></figcaption></figure>
+{{range $i, $c := .Charts}}<figure id="{{anchor $i}}">{{if $c.SVG}}{{svg $i $c}}{{else}}<img src="{{img $c}}" alt="{{$c.Title}}">{{end}}<figcaption>{{$c.Title}} ({{$c.File}}) <a href="#charts">↑ charts</a></figcaption></figure>
 {{end}}{{end}}
 
 {{range .Sections}}<h2 id="{{.ID}}">{{.Title}}<a class="top" href="#top">↑ top</a></h2>
 {{.HTML}}
 {{end}}
 <h2 id="scenario">Scenario as run<a class="top" href="#top">↑ top</a></h2>
-{{range .Scenario}}{{if .Label}}<h3>{{.Label}}</h3>{{end}}<pre>{{.Body}}</pre>
-{{end}}
+{{range .Scenario}}{{if .Folded}}<details><summary>{{.Label}}</summary><pre>{{.Body}}</pre></details>
+{{else}}{{if .Label}}<h3>{{.Label}}</h3>{{end}}<pre>{{.Body}}</pre>
+{{end}}{{end}}
 </body>
 </html>
 `))
 
 // HTML renders the page as one self-contained HTML file: styles inline,
-// charts embedded, no scripts, nothing fetched.
+// charts embedded (PNG, or inline SVG with values on hover and series
+// switched by CSS), no scripts, nothing fetched.
 func HTML(p Page) ([]byte, error) {
 	var b bytes.Buffer
 	if err := page.Execute(&b, p); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// svgFigure is an inline SVG chart with a switch per named series: a
+// hidden checkbox before the drawing, which a rule of the figure's own
+// hides the series' group by when unchecked (no script), and its label
+// under the drawing.
+func svgFigure(i int, c Chart) template.HTML {
+	var b strings.Builder
+	id := func(k int) string { return "chart-" + strconv.Itoa(i) + "-s" + strconv.Itoa(k) }
+	if len(c.Series) > 0 {
+		b.WriteString("<style>")
+		for k := range c.Series {
+			fmt.Fprintf(&b, "#%[1]s:not(:checked) ~ div .ser-%[2]d { display: none; } #%[1]s:not(:checked) ~ .switches label[for=%[1]s] { opacity: .45; text-decoration: line-through; } ", id(k), k)
+			fmt.Fprintf(&b, "#%[1]s:not(:checked) ~ .switches label[for=%[1]s]::before { content: \"☐ \"; } ", id(k))
+		}
+		b.WriteString("</style>")
+		for k := range c.Series {
+			fmt.Fprintf(&b, `<input type="checkbox" id="%s" checked>`, id(k))
+		}
+	}
+	b.WriteString("<div>" + string(c.SVG) + "</div>")
+	if len(c.Series) > 0 {
+		b.WriteString(`<p class="switches">Show: `)
+		for k, name := range c.Series {
+			fmt.Fprintf(&b, `<label for="%s">%s</label>`, id(k), template.HTMLEscapeString(name))
+		}
+		b.WriteString(` <span class="ci inline">(hover the chart for its values)</span></p>`)
+	}
+	return template.HTML(b.String())
 }

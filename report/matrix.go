@@ -10,8 +10,12 @@ import (
 // comparison in its title (shown on hover).
 type Matrix struct {
 	Baseline string
-	Points   []string
-	Rows     []MatrixRow
+	// First says the baseline is only the first run, no --baseline given.
+	First  bool
+	Points []string
+	// Shown are Points as the page shows them (ShortLabels); nil: Points.
+	Shown []string
+	Rows  []MatrixRow
 }
 
 // MatrixRow is one metric of a Matrix.

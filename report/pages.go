@@ -1,15 +1,13 @@
 package report
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"html/template"
 	"maps"
 	"path"
 	"slices"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/throttlesim/throttlesim/plots"
 	"github.com/throttlesim/throttlesim/sim"
@@ -18,34 +16,6 @@ import (
 	"github.com/throttlesim/throttlesim/sim/scenario"
 	"github.com/throttlesim/throttlesim/sim/sweep"
 )
-
-// ScenarioYAML is the resolved scenario as YAML, in the field order and
-// units of summary.json (durations as "30s", rates as "100/s").
-func ScenarioYAML(sc *scenario.Scenario) (string, error) {
-	b, err := json.Marshal(sc)
-	if err != nil {
-		return "", err
-	}
-	var n yaml.Node
-	if err := yaml.Unmarshal(b, &n); err != nil { // JSON is YAML: the node keeps the order
-		return "", err
-	}
-	var plain func(*yaml.Node)
-	plain = func(n *yaml.Node) {
-		n.Style = 0
-		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
-			if len(n.Content) == 0 {
-				n.Style = yaml.FlowStyle // {} and []
-			}
-		}
-		for _, c := range n.Content {
-			plain(c)
-		}
-	}
-	plain(&n)
-	out, err := yaml.Marshal(&n)
-	return string(out), err
-}
 
 // chartTitle is a chart's file name in words: compare_server_load.png is
 // "server load".
@@ -59,7 +29,7 @@ func chartTitle(file string) string {
 func Charts(cs []plots.Chart) []Chart {
 	out := make([]Chart, len(cs))
 	for i, c := range cs {
-		out[i] = Chart{Title: chartTitle(c.File), File: c.File, PNG: c.PNG}
+		out[i] = Chart{Title: chartTitle(c.File), File: c.File, PNG: c.PNG, SVG: c.SVG, Series: c.Series}
 	}
 	return out
 }
@@ -91,18 +61,20 @@ func ChartFiles(files map[string][]byte) []Chart {
 }
 
 // RunPage is the report of one run: its summary, the verdicts of its
-// thresholds, its charts and its scenario.
-func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, error) {
+// thresholds, its charts and its scenario (the fields w gave, when w is
+// not nil, and every field folded).
+func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart, w *AsWritten) (Page, error) {
 	sc := doc.Scenario
-	y, err := ScenarioYAML(sc)
+	scen, err := RunScenario(sc, w)
 	if err != nil {
 		return Page{}, err
 	}
 	pt := sweep.PointData{Label: sc.Name, Runs: []sweep.RunData{{Doc: doc}}}
 	p := Page{
-		Title:   sc.Name,
-		Kind:    "run",
-		Verdict: RunVerdict(doc),
+		Title:       sc.Name,
+		Description: sc.Description,
+		Kind:        "run",
+		Verdict:     RunVerdict(doc),
 		Facts: []Fact{
 			{"seed", fmt.Sprint(sc.Seed)}, {"simulated", sc.Duration.String()}, {"clients", group(fmt.Sprint(sc.Clients.Count))},
 			{"status", doc.Run.Status}, {"fingerprint", doc.Run.Fingerprint},
@@ -110,7 +82,7 @@ func RunPage(doc *rundir.SummaryDoc, vs []PointVerdicts, charts []Chart) (Page, 
 		Summary:  NewGrid("runs", []sweep.PointData{pt}),
 		Verdicts: vs,
 		Charts:   charts,
-		Scenario: []Text{{Body: y}},
+		Scenario: scen,
 	}
 	if lv := doc.Live; lv != nil {
 		// A live run took wall time and has no fingerprint (nothing was
@@ -228,22 +200,60 @@ func ComparisonPage(kind string, c Comparison, vs []PointVerdicts, charts []Char
 	if kind == "compare" {
 		p.Verdict = CompareVerdict(c.Points, c.Baseline)
 		ref := max(c.Baseline, 0)
-		for i, pt := range c.Points {
-			if i == ref || len(pt.Runs) == 0 || len(c.Points[ref].Runs) == 0 {
-				continue
+		var scs []*scenario.Scenario
+		for _, pt := range c.Points {
+			if len(pt.Runs) == 0 {
+				scs = nil
+				break
 			}
-			d, err := ScenarioDiff(c.Points[ref].Runs[0].Doc.Scenario, pt.Runs[0].Doc.Scenario)
+			scs = append(scs, pt.Runs[0].Doc.Scenario)
+			p.Diff.Runs = append(p.Diff.Runs, pt.Label)
+		}
+		if len(scs) > 1 {
+			rows, err := ScenarioDiffs(scs, ref)
 			if err != nil {
-				return Page{}, fmt.Errorf("comparing the scenarios of %s and %s: %w", c.Points[ref].Label, pt.Label, err)
+				return Page{}, fmt.Errorf("comparing the scenarios of %s: %w", strings.Join(p.Diff.Runs, ", "), err)
 			}
-			p.Diffs = append(p.Diffs, ScenarioDiffView{Old: c.Points[ref].Label, New: pt.Label, Fields: d})
+			p.Diff.Rows, p.Diff.Ref = rows, ref
+		} else {
+			p.Diff.Runs = nil
 		}
 	} else {
-		p.Verdict = SweepVerdict(c.Points, c.Paired)
+		p.Verdict = SweepVerdict(WithShortLabels(c.Points), c.Paired)
 	}
-	if c.Baseline >= 0 {
+	// Structured sweep points by the fields that tell them apart, on the
+	// page as in the terminal (the full name on hover).
+	labels := make([]string, len(c.Points))
+	for i, pt := range c.Points {
+		labels[i] = pt.Label
+	}
+	short := ShortLabels(labels)
+	shown := map[string]string{}
+	if kind == "sweep" && !slices.Equal(short, labels) {
+		for i := range p.Summary.Rows {
+			if i < len(short) && p.Summary.Rows[i].Label == labels[i] {
+				p.Summary.Rows[i].Shown = short[i]
+				shown[labels[i]] = short[i]
+			}
+		}
+	}
+	switch {
+	case c.Baseline >= 0:
 		p.Paired = Paired(c.Points, c.Baseline)
 		p.Matrix = NewMatrix(p.Paired, kind != "compare")
+	case kind == "compare" && len(c.Points) > 1:
+		// Without --baseline the runs are read against the first, as the
+		// verdict reads them.
+		p.Paired = Paired(c.Points, 0)
+		p.Matrix = NewMatrix(p.Paired, false)
+		if p.Matrix != nil {
+			p.Matrix.First = true
+		}
+	}
+	if p.Matrix != nil && len(shown) > 0 {
+		for _, pt := range p.Matrix.Points {
+			p.Matrix.Shown = append(p.Matrix.Shown, cmp.Or(shown[pt], pt))
+		}
 	}
 	return p, nil
 }

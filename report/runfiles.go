@@ -24,8 +24,9 @@ type RunDrawers struct {
 // RunFiles renders every file of a run's folder: the tables and
 // summary.json (rundir), the charts (unless charts is false, or the run
 // has no rows) and report.html, which shows the threshold verdicts; extra
-// files (a live run's live.json) go before summary.json.
-func RunFiles(run rundir.Run, b rundir.Build, charts bool, verdicts []threshold.Verdict, draw RunDrawers, extra ...resultdir.File) ([]resultdir.File, error) {
+// files (a live run's live.json) go before summary.json. w, when not
+// nil, is what the person gave: the page shows those fields first.
+func RunFiles(run rundir.Run, b rundir.Build, charts bool, verdicts []threshold.Verdict, draw RunDrawers, w *AsWritten, extra ...resultdir.File) ([]resultdir.File, error) {
 	res := run.Result
 	var cs []plots.Chart
 	if charts && len(res.Series.Rows) > 0 {
@@ -67,7 +68,7 @@ func RunFiles(run rundir.Run, b rundir.Build, charts bool, verdicts []threshold.
 	if len(verdicts) > 0 {
 		vs = []PointVerdicts{{Label: res.Scenario.Name, Verdicts: verdicts}}
 	}
-	page, err := RunPage(&doc, vs, Charts(cs))
+	page, err := RunPage(&doc, vs, Charts(cs), w)
 	if err != nil {
 		return nil, err
 	}

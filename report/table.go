@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,10 @@ import (
 type Table struct {
 	Header []string
 	Rows   [][]string
+	// Display, when set, is the first column as the "text" format shows
+	// it (a sweep's short labels, ShortLabels); csv and markdown keep
+	// Rows' own.
+	Display []string
 }
 
 // NoColumnError says --columns named a column the table does not have.
@@ -41,6 +46,11 @@ func (t Table) Write(w io.Writer, format string) error {
 		return cw.Error()
 	case "text":
 		all := append([][]string{t.Header}, t.Rows...)
+		if len(t.Display) == len(t.Rows) {
+			for i, d := range t.Display {
+				all[i+1] = append([]string{d}, t.Rows[i][1:]...)
+			}
+		}
 		widths := make([]int, len(t.Header))
 		for _, r := range all {
 			for i, c := range r {
@@ -94,6 +104,9 @@ func (t Table) Pick(columns []string) (Table, error) {
 	out := Table{Header: pick(t.Header)}
 	for _, r := range t.Rows {
 		out.Rows = append(out.Rows, pick(r))
+	}
+	if len(keep) > 0 && keep[0] == 0 {
+		out.Display = t.Display // still the first column
 	}
 	return out, nil
 }
@@ -171,6 +184,13 @@ func SweepTable(pts []sweep.PointData, columns []string) (Table, error) {
 		columns = []string{"point", "runs", "backend received", "last success (s)", "amplification", "success", "dropped locally"}
 	}
 	t := Table{Header: header, Rows: rows}
+	labels := make([]string, len(pts))
+	for i, pt := range pts {
+		labels[i] = pt.Label
+	}
+	if short := ShortLabels(labels); !slices.Equal(short, labels) {
+		t.Display = short
+	}
 	if len(columns) == 0 {
 		t.Header = header[:len(header)-len(optionalColumns)]
 		for i := range t.Rows {

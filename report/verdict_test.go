@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -293,5 +294,62 @@ func TestScenarioDiffLists(t *testing.T) {
 	}
 	if len(d) != 2 || len(want) != 0 {
 		t.Errorf("rows %+v; missing %v", d, want)
+	}
+}
+
+// Several runs' differences are one table: a row per field in which any
+// run differs from the reference, every run's value in it (the value of
+// a run that does not differ too, and of a field a run has not).
+func TestScenarioDiffs(t *testing.T) {
+	th := func(k float64) *scenario.Throttle { return &scenario.Throttle{K: k} }
+	scs := []*scenario.Scenario{
+		{Name: "a", Seed: 1, Clients: scenario.Clients{Policies: scenario.Policies{Throttle: th(2)}}},
+		{Name: "b", Seed: 1, Clients: scenario.Clients{}},
+		{Name: "c", Seed: 3, Clients: scenario.Clients{Policies: scenario.Policies{Throttle: th(3)}}},
+	}
+	rows, err := ScenarioDiffs(scs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	var paths []string
+	for _, r := range rows {
+		got[r.Path] = r.Values
+		paths = append(paths, r.Path)
+	}
+	if want := []string{"clients.throttle", "seed", "clients.throttle.k"}; !slices.Equal(paths, want) {
+		t.Fatalf("got rows %v, want %v", paths, want)
+	}
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{"seed", []string{"1", "1", "3"}},
+		{"clients.throttle.k", []string{"2", "", "3"}},
+	} {
+		if !slices.Equal(got[c.path], c.want) {
+			t.Errorf("%s: got %q, want %q", c.path, got[c.path], c.want)
+		}
+	}
+	if v := got["clients.throttle"]; !strings.Contains(v[0], "k: 2") || v[1] != "null" || !strings.Contains(v[2], "k: 3") {
+		t.Errorf("clients.throttle: got %q, want the sections of a and c and null for b", v)
+	}
+
+	// Compared without a baseline, the page reads the runs against the
+	// first: a matrix, marked so.
+	var pts []sweep.PointData
+	for _, sc := range scs {
+		pts = append(pts, sweep.PointData{Label: sc.Name, Runs: []sweep.RunData{{Doc: &rundir.SummaryDoc{Scenario: sc,
+			Summary: metrics.Summary{SuccessRatio: fp(0.5)}}}}})
+	}
+	p, err := ComparisonPage("compare", Comparison{Name: "x", Points: pts, Baseline: -1}, nil, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Matrix == nil || !p.Matrix.First || p.Matrix.Baseline != "a" || !slices.Equal(p.Matrix.Points, []string{"b", "c"}) {
+		t.Errorf("got matrix %+v, want b and c against the first run a", p.Matrix)
+	}
+	if len(p.Diff.Rows) != 3 || !slices.Equal(p.Diff.Runs, []string{"a", "b", "c"}) {
+		t.Errorf("got diff %+v, want 3 rows over a, b, c", p.Diff)
 	}
 }

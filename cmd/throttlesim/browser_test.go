@@ -53,6 +53,14 @@ type shownPage struct {
 	Verdict     string  // the text of #verdict, the sentences the page starts with
 	Visible     string  // the page's text outside code, pre, style and script
 	Height      float64 // the document's height in CSS pixels at the window's width
+	Folded      int     // closed <details> holding preformatted text (a scenario's defaults)
+	// Titles are the <title> elements inside inline SVG charts (the
+	// values shown on hover); External the src and href that leave the
+	// file (http: or https:); Toggle the display of a chart's first series
+	// after its switch is clicked, then after a second click.
+	Titles   int
+	External []string
+	Toggle   string
 }
 
 const inspectJS = `(() => ({
@@ -65,6 +73,15 @@ const inspectJS = `(() => ({
   verdict: (document.getElementById('verdict') || {textContent: ''}).textContent,
   visible: (() => { const c = document.body.cloneNode(true); c.querySelectorAll('pre, code, style, script').forEach(e => e.remove()); return c.textContent; })(),
   height: document.documentElement.scrollHeight,
+  folded: [...document.querySelectorAll('details:not([open])')].filter(d => d.querySelector('pre')).length,
+  titles: document.querySelectorAll('svg title').length,
+  external: [...document.querySelectorAll('[src], [href]')].map(e => e.getAttribute('src') || e.getAttribute('href')).filter(u => /^\s*https?:/i.test(u)),
+  toggle: (() => {
+    const l = document.querySelector('.switches label'); if (!l) return '';
+    const g = l.closest('figure').querySelector('.ser-0'); if (!g) return 'no group';
+    l.click(); const off = getComputedStyle(g).display; l.click();
+    return off + '/' + getComputedStyle(g).display;
+  })(),
 }))()`
 
 // browser loads pages in one headless Chromium and reports what the
@@ -253,6 +270,9 @@ func checkPage(t *testing.T, p shownPage) {
 	if strings.TrimSpace(p.Verdict) == "" {
 		t.Errorf("no verdict (#verdict) on the page")
 	}
+	if len(p.External) > 0 {
+		t.Errorf("got links out of the file %q, want a self-contained page", p.External)
+	}
 	for _, k := range rawKeys() {
 		if i := strings.Index(p.Visible, k); i >= 0 {
 			t.Errorf("raw key %s in the visible text: …%s…", k, p.Visible[max(0, i-60):min(len(p.Visible), i+len(k)+60)])
@@ -278,9 +298,11 @@ const pageWidth = 1400
 // (run 4,748 px, compare 6,812 px, sweep 10,553 px; before issue #22's
 // verdicts, matrix and diff they were 4,656, 10,947 and 13,671 px; the
 // run page is 5,466 px since its latency rows and chart; the small map
-// of mapArgs 2,684 px, the tuning of tune-retries.yaml 2,975 px), plus
-// about 15% for fonts and rendering that differ between machines.
-var pageBudget = map[string]float64{"run": 6300, "compare": 7800, "sweep": 12100, "map": 3100, "tune": 3450}
+// of mapArgs 2,684 px, the tuning of tune-retries.yaml 2,975 px; with
+// the scenario's defaults folded away run 4,326 px, compare 3,749 px,
+// sweep 8,770 px), plus about 15% for fonts and rendering that differ
+// between machines.
+var pageBudget = map[string]float64{"run": 5000, "compare": 4300, "sweep": 10100, "map": 3100, "tune": 3450}
 
 var reportMetrics = []string{"recovery_time_s", "peak_received_over_capacity", "amplification", "success_ratio", "local_drop_rate",
 	"wasted_work_fraction", "latency_p99_ms", "last_success_s", "backend_received", "connect_attempts", "reconnected_all_s"}
@@ -307,13 +329,26 @@ func TestReportInBrowser(t *testing.T) {
 	t.Run("run", func(t *testing.T) {
 		p := b.load(t, filepath.Join(runs[0], "report.html"))
 		checkPage(t, p)
-		if n := pngCount(t, runs[0]); len(p.Images) != n || n == 0 {
-			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
+		// The run's charts are inline SVG: values on hover, series that
+		// hide, nothing fetched.
+		if n := pngCount(t, runs[0]); len(p.Images)+len(p.SVGs) != n || n == 0 || len(p.SVGs) == 0 {
+			t.Errorf("%d images and %d SVG charts shown, %d charts in the folder", len(p.Images), len(p.SVGs), n)
 		}
+		if p.Titles < 10*len(p.SVGs) {
+			t.Errorf("got %d hover values (<title> in an inline <svg>) in %d charts, want one per interval (at least 10 each)", p.Titles, len(p.SVGs))
+		}
+		if p.Toggle != "none/inline" {
+			t.Errorf("a chart's first series after one click on its switch, then two: got %q, want none/inline", p.Toggle)
+		}
+
 		for _, want := range []string{"summary", "thresholds", "charts", "scenario"} {
 			if !strings.Contains(strings.Join(p.Sections, " "), want) {
 				t.Errorf("sections %v: no %s", p.Sections, want)
 			}
+		}
+		// The scenario as given, the defaults folded away.
+		if p.Folded != 1 {
+			t.Errorf("got %d folded texts, want the scenario's every field, folded", p.Folded)
 		}
 		shown := map[string]bool{}
 		for _, v := range p.Values {

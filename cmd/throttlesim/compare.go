@@ -152,7 +152,7 @@ func compareRun(ctx context.Context, e *env, o *compareOptions) error {
 		if err != nil {
 			return err
 		}
-		scen = append(scen, report.Text{Label: names[i] + " (" + dirs[i] + ")", Body: y})
+		scen = append(scen, report.Text{Label: names[i] + " (" + dirs[i] + "): every field as run, defaults included", Body: y, Folded: true})
 	}
 	facts := []report.Fact{{Name: "runs", Value: fmt.Sprint(len(pts))}}
 	if c.Baseline >= 0 {

@@ -88,7 +88,7 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 	if o.maxInFlight < 0 {
 		return usageError{fmt.Errorf("--max-in-flight %d: expected a number of requests >= 1 (or 0, the default)", o.maxInFlight)}
 	}
-	sc, err := loadScenario(e, o.file, o.sets)
+	sc, w, err := loadScenarioWritten(e, o.file, o.sets)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func runLive(ctx context.Context, e *env, o *liveOptions) error {
 		return err
 	}
 	// live.json before summary.json, which stays last (the folder's manifest).
-	files, err := resultFiles(rundir.Run{Result: res, Live: info.Schedule()}, !o.noCharts, nil, resultdir.File{Name: rundir.LiveFile, Data: append(js, '\n')})
+	files, err := resultFiles(rundir.Run{Result: res, Live: info.Schedule()}, !o.noCharts, nil, w, resultdir.File{Name: rundir.LiveFile, Data: append(js, '\n')})
 	if err != nil {
 		return writeError(out, err)
 	}

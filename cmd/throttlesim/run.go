@@ -83,24 +83,36 @@ More: docs/cli.md, "throttlesim run" (every file of the folder, thresholds).`,
 
 // loadScenario loads FILE with the overrides, printing every problem.
 func loadScenario(e *env, file string, sets []string) (*scenario.Scenario, error) {
+	sc, _, err := loadScenarioWritten(e, file, sets)
+	return sc, err
+}
+
+// loadScenarioWritten is loadScenario and what the person gave: the
+// fields the file and the overrides set (report.AsWritten), which the run
+// page shows with the defaults folded away.
+func loadScenarioWritten(e *env, file string, sets []string) (*scenario.Scenario, *report.AsWritten, error) {
 	for _, s := range sets {
 		path, value, ok := strings.Cut(s, "=")
 		if !ok || strings.TrimSpace(path) == "" {
-			return nil, usageError{fmt.Errorf("--set %q: expected path=value, e.g. clients.throttle.k=3", s)}
+			return nil, nil, usageError{fmt.Errorf("--set %q: expected path=value, e.g. clients.throttle.k=3", s)}
 		}
 		var v any
 		if err := yaml.Unmarshal([]byte(value), &v); err != nil {
-			return nil, usageError{fmt.Errorf("--set %q: the value is not valid YAML (quote it, or use flow syntax such as [a, b])", s)}
+			return nil, nil, usageError{fmt.Errorf("--set %q: the value is not valid YAML (quote it, or use flow syntax such as [a, b])", s)}
 		}
 	}
-	var sc *scenario.Scenario
+	var data []byte
 	var err error
+	name := file
 	if file == "-" {
-		var data []byte
 		if data, err = io.ReadAll(e.stdin); err != nil {
-			return nil, fmt.Errorf("reading the scenario from stdin: %w", err)
+			return nil, nil, fmt.Errorf("reading the scenario from stdin: %w", err)
 		}
-		sc, err = scenario.Parse(data, "<stdin>", sets)
+		name = "<stdin>"
+	}
+	var sc *scenario.Scenario
+	if data != nil {
+		sc, err = scenario.Parse(data, name, sets)
 	} else {
 		sc, err = scenario.Load(file, sets)
 	}
@@ -111,11 +123,24 @@ func loadScenario(e *env, file string, sets []string) (*scenario.Scenario, error
 				fmt.Fprintln(e.stderr, fe.Error())
 			}
 			fmt.Fprintf(e.stderr, "throttlesim: %s: %d problem%s; nothing was run\n", file, len(errs), plural(len(errs)))
-			return nil, reportedError{exitError}
+			return nil, nil, reportedError{exitError}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return sc, nil
+	if data == nil {
+		data, err = os.ReadFile(file) // Load read it a moment ago
+	}
+	var w *report.AsWritten
+	if err == nil {
+		// Without it the page shows every field: nothing is lost.
+		if given, gerr := scenario.Given(data, sets); gerr == nil {
+			w = &report.AsWritten{File: name, Given: given}
+			for _, s := range sets {
+				w.Flags = append(w.Flags, "--set "+s)
+			}
+		}
+	}
+	return sc, w, nil
 }
 
 func plural(n int) string {
@@ -130,12 +155,13 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	sc, err := loadScenario(e, o.file, o.sets)
+	sc, w, err := loadScenarioWritten(e, o.file, o.sets)
 	if err != nil {
 		return err
 	}
 	if o.seedSet {
 		sc.Seed = o.seed
+		w.Seed(o.seed)
 	}
 	ths, err := report.Thresholds(sc, extra)
 	if err != nil {
@@ -176,7 +202,7 @@ func runRun(ctx context.Context, e *env, o *runOptions) error {
 			verdicts = append(verdicts, t.Check(&res.Summary))
 		}
 	}
-	if err := writeResults(out, res, !o.noCharts, verdicts); err != nil {
+	if err := writeResults(out, res, !o.noCharts, verdicts, w); err != nil {
 		return writeError(out, err)
 	}
 	if runErr != nil {
@@ -273,17 +299,17 @@ func isResultsFolder(dir string) bool {
 func build() rundir.Build { return rundir.Build{Version: version, Commit: commit} }
 
 // resultFiles renders every output file of a run: report.html shows the
-// threshold verdicts; extra files (a live run's live.json) go before
-// summary.json.
-func resultFiles(run rundir.Run, charts bool, verdicts []threshold.Verdict, extra ...resultdir.File) ([]resultdir.File, error) {
-	return report.RunFiles(run, build(), charts, verdicts, runDrawers, extra...)
+// threshold verdicts and the fields w gave (w may be nil); extra files (a
+// live run's live.json) go before summary.json.
+func resultFiles(run rundir.Run, charts bool, verdicts []threshold.Verdict, w *report.AsWritten, extra ...resultdir.File) ([]resultdir.File, error) {
+	return report.RunFiles(run, build(), charts, verdicts, runDrawers, w, extra...)
 }
 
 // runDrawers are the plots functions a run's charts are drawn with.
 var runDrawers = report.RunDrawers{All: plots.All, ServicesOverload: plots.ServicesOverload, ServicesLoad: plots.ServicesLoad, Amplification: plots.Amplification}
 
-func writeResults(dir string, res *sim.Result, charts bool, verdicts []threshold.Verdict) error {
-	files, err := resultFiles(rundir.Run{Result: res}, charts, verdicts)
+func writeResults(dir string, res *sim.Result, charts bool, verdicts []threshold.Verdict, w *report.AsWritten) error {
+	files, err := resultFiles(rundir.Run{Result: res}, charts, verdicts, w)
 	if err != nil {
 		return err
 	}

@@ -316,9 +316,9 @@ func aggregateSweep(ctx context.Context, dir string, plan *sweep.Plan, extra []t
 		if err != nil {
 			return aggregated{}, err
 		}
-		scen = append(scen, report.Text{Label: "point " + pts[b].Label + ", replication 0, as run", Body: y})
+		scen = append(scen, report.Text{Label: "point " + pts[b].Label + ", replication 0, as run: every field, defaults included", Body: y, Folded: true})
 	}
-	return aggregated{vs, report.SweepVerdict(pts, c.Paired)}, writeComparison(ctx, dir, "sweep", c, vs, scen, facts)
+	return aggregated{vs, report.SweepVerdict(report.WithShortLabels(pts), c.Paired)}, writeComparison(ctx, dir, "sweep", c, vs, scen, facts)
 }
 
 // variedLabel names what differs between a sweep's points, for the charts'
