@@ -149,3 +149,30 @@ func jsonAt(t *testing.T, sc *scenario.Scenario, path string) string {
 	}
 	return fmt.Sprint(string(out))
 }
+
+// sweep --title is kept in the plan written beside the runs (so that a
+// merge or an aggregation titles the charts the same) and is absent from
+// the JSON when not given (sweep.json of earlier sweeps is unchanged).
+func TestPlanTitle(t *testing.T) {
+	for _, title := range []string{"", "outage: who recovers"} {
+		p := plan(t, PlanOptions{Title: title})
+		dir := t.TempDir()
+		if err := WritePlan(dir, p); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadPlan(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Title != title {
+			t.Errorf("title %q: read back %q", title, back.Title)
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"title"`); got != (title != "") {
+			t.Errorf("title %q: got \"title\" in the JSON %v, want %v", title, got, title != "")
+		}
+	}
+}
