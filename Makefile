@@ -665,7 +665,7 @@ LOCK_COLUMNS := point,success,success during fault,recovered,recovery (s),droppe
 # reject_cost overridden, 3 seeds (about 6 min on the shared machine).
 LOCK_HURT_OUT := results/experiments/breaker-lockstep-capacity
 LOCK_HURT_SET := --set 'faults=[{kind: capacity, start: 60s, duration: 60s, fraction: 0.25}]' --set backend.reject_cost=1ms
-LOCK_HURT_TITLE := backend at a quarter: breakers lift success in the fault from 18% to 28-32%, recover 6-14 s later
+LOCK_HURT_TITLE := backend at a quarter: breakers lift success in the fault from 18% to 28-32%
 
 .PHONY: experiment-breaker-lockstep-capacity
 experiment-breaker-lockstep-capacity: build ## breaker-lockstep's fleet against a backend left with a quarter of its workers, rejections costing 1 ms, 7 settings x 3 seeds (~6 min)
@@ -738,8 +738,8 @@ ADMCMP_OUT       := results/experiments/admission-comparison
 ADMCMP_SCENARIOS := outage cascade
 ADMCMP_JOBS      ?= 1
 # The charts' titles say what happened (sweep --title).
-ADMCMP_TITLE_OUTAGE  := outage: degradation and the PID shedder keep goodput, client-side policies drop locally
-ADMCMP_TITLE_CASCADE := cascade: degradation ends the storm, adaptive breakers half recover, throttles lock in
+ADMCMP_TITLE_OUTAGE  := outage: degradation and PID shedder recover at once, client-side policies drop
+ADMCMP_TITLE_CASCADE := cascade: degradation ends it, adaptive breakers half recover, throttles lock in
 ADMCMP_COLUMNS   := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
 
 .PHONY: experiment-admission-comparison
