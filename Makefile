@@ -656,6 +656,7 @@ experiment-long-incident: build ## adaptive concurrency limits through a 45-minu
 
 LOCK_DOC := docs/experiments/breaker-lockstep
 LOCK_OUT := results/experiments/breaker-lockstep
+LOCK_TITLE := refused outage: breakers protect nothing and recover 7-15 s later
 LOCK_COLUMNS := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
 
 # The same fleet when the backend is hurt instead of dead: a quarter of its
@@ -684,7 +685,7 @@ experiment-breaker-lockstep-capacity: build ## breaker-lockstep's fleet against 
 experiments: experiment-breaker-lockstep
 experiment-breaker-lockstep: build experiment-breaker-lockstep-capacity ## 100,000 clients with a breaker each re-probing after an outage (7 settings x 5 seeds) and against a hurt backend (x 3 seeds) (docs/experiments/breaker-lockstep.md; ~20 min)
 	@mkdir -p $(LOCK_DOC)
-	./$(BIN) sweep --force -q scenarios/breaker-lockstep.yaml --jobs 1 --out $(LOCK_OUT)
+	./$(BIN) sweep --force -q scenarios/breaker-lockstep.yaml --jobs 1 --title "$(LOCK_TITLE)" --out $(LOCK_OUT)
 	./$(BIN) summarize $(LOCK_OUT) --columns "$(LOCK_COLUMNS)" > $(LOCK_OUT)/table.md
 	@for f in compare_goodput compare_server_load compare_local_drops compare_recovery; do \
 		cp $(LOCK_OUT)/$$f.png $(LOCK_DOC)/$$f.png; done
