@@ -656,13 +656,36 @@ experiment-long-incident: build ## adaptive concurrency limits through a 45-minu
 
 LOCK_DOC := docs/experiments/breaker-lockstep
 LOCK_OUT := results/experiments/breaker-lockstep
+LOCK_TITLE := refused outage: breakers protect nothing and recover 7-15 s later
 LOCK_COLUMNS := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
+
+# The same fleet when the backend is hurt instead of dead: a quarter of its
+# workers for the minute, and every rejection costs 1 ms of a worker, so
+# the attempts the breakers hold back (and their re-probing waves) are work
+# the backend is spared or pays. Same sweep file and points, the fault and
+# reject_cost overridden, 3 seeds (about 6 min on the shared machine).
+LOCK_HURT_OUT := results/experiments/breaker-lockstep-capacity
+LOCK_HURT_SET := --set 'faults=[{kind: capacity, start: 60s, duration: 60s, fraction: 0.25}]' --set backend.reject_cost=1ms
+LOCK_HURT_TITLE := backend at a quarter: breakers lift success in the fault from 18% to 28-32%
+
+.PHONY: experiment-breaker-lockstep-capacity
+experiment-breaker-lockstep-capacity: build ## breaker-lockstep's fleet against a backend left with a quarter of its workers, rejections costing 1 ms, 7 settings x 3 seeds (~6 min)
+	@mkdir -p $(LOCK_DOC)/capacity
+	./$(BIN) sweep --force -q scenarios/breaker-lockstep.yaml $(LOCK_HURT_SET) --seeds 3 --jobs 1 --title "$(LOCK_HURT_TITLE)" --out $(LOCK_HURT_OUT)
+	./$(BIN) summarize $(LOCK_HURT_OUT) --columns "$(LOCK_COLUMNS)" > $(LOCK_HURT_OUT)/table.md
+	@for f in compare_goodput compare_server_load compare_local_drops compare_recovery; do \
+		cp $(LOCK_HURT_OUT)/$$f.png $(LOCK_DOC)/capacity/$$f.png; done
+	python3 $(LOCK_DOC)/waves.py $(LOCK_HURT_OUT) > $(LOCK_HURT_OUT)/waves.txt
+	{ echo '```text'; cat $(LOCK_HURT_OUT)/waves.txt; echo '```'; } > $(LOCK_HURT_OUT)/waves.md
+	$(call splice,$(LOCK_DOC).md,$(LOCK_HURT_OUT)/table.md,capacity-table)
+	$(call splice,$(LOCK_DOC).md,$(LOCK_HURT_OUT)/waves.md,capacity-waves)
+	@echo "updated $(LOCK_DOC).md (the capacity part) and its figures"
 
 .PHONY: experiment-breaker-lockstep
 experiments: experiment-breaker-lockstep
-experiment-breaker-lockstep: build ## 100,000 clients with a breaker each re-probing after an outage, 7 settings x 5 seeds (docs/experiments/breaker-lockstep.md; ~10 min)
+experiment-breaker-lockstep: build experiment-breaker-lockstep-capacity ## 100,000 clients with a breaker each re-probing after an outage (7 settings x 5 seeds) and against a hurt backend (x 3 seeds) (docs/experiments/breaker-lockstep.md; ~20 min)
 	@mkdir -p $(LOCK_DOC)
-	./$(BIN) sweep --force -q scenarios/breaker-lockstep.yaml --jobs 1 --out $(LOCK_OUT)
+	./$(BIN) sweep --force -q scenarios/breaker-lockstep.yaml --jobs 1 --title "$(LOCK_TITLE)" --out $(LOCK_OUT)
 	./$(BIN) summarize $(LOCK_OUT) --columns "$(LOCK_COLUMNS)" > $(LOCK_OUT)/table.md
 	@for f in compare_goodput compare_server_load compare_local_drops compare_recovery; do \
 		cp $(LOCK_OUT)/$$f.png $(LOCK_DOC)/$$f.png; done
@@ -707,23 +730,26 @@ experiment-retry-budget-recipe: build ## tune each retry budget kind's parameter
 
 # Admission policies compared on the outage and on the cascade (issue #26):
 # client-side throttles (SRE, Envoy admission control) against server-side
-# shedding (the PID shedder, graceful degradation). ADMCMP_SCENARIOS are
-# the sweep files (scenarios/admission-<name>.yaml); their sweep: blocks
-# hold the points. ADAPTIVE BREAKER: the Semian adaptive breaker (branch
-# pcl) joins as one more point in each file, where the files mark its
-# place. ADMCMP_JOBS: runs at once (1 on the shared 2-core machine).
+# shedding (the PID shedder, graceful degradation) and Semian's adaptive
+# breaker. ADMCMP_SCENARIOS are the sweep files
+# (scenarios/admission-<name>.yaml); their sweep: blocks hold the points.
+# ADMCMP_JOBS: runs at once (1 on the shared 2-core machine).
 ADMCMP_DOC       := docs/experiments/admission-comparison
 ADMCMP_OUT       := results/experiments/admission-comparison
 ADMCMP_SCENARIOS := outage cascade
 ADMCMP_JOBS      ?= 1
+# The charts' titles say what happened (sweep --title).
+ADMCMP_TITLE_OUTAGE  := outage: degradation and PID shedder recover at once, client-side policies drop
+ADMCMP_TITLE_CASCADE := cascade: degradation ends it, adaptive breakers half recover, throttles lock in
 ADMCMP_COLUMNS   := point,success,success during fault,recovered,recovery (s),dropped locally,wasted work,amplification
 
 .PHONY: experiment-admission-comparison
 experiments: experiment-admission-comparison
-experiment-admission-comparison: build ## Envoy admission control vs SRE throttle vs PID shedder vs degradation on the outage and cascade (docs/experiments/admission-comparison.md)
+experiment-admission-comparison: build ## Envoy admission control vs SRE throttle vs adaptive breaker vs PID shedder vs degradation on the outage and cascade (docs/experiments/admission-comparison.md)
 	@mkdir -p $(ADMCMP_DOC)
 	@for s in $(ADMCMP_SCENARIOS); do \
-		./$(BIN) sweep --force -q scenarios/admission-$$s.yaml --jobs $(ADMCMP_JOBS) --out $(ADMCMP_OUT)/$$s || exit 1; \
+		case $$s in outage) t="$(ADMCMP_TITLE_OUTAGE)";; cascade) t="$(ADMCMP_TITLE_CASCADE)";; *) t=$$s;; esac; \
+		./$(BIN) sweep --force -q scenarios/admission-$$s.yaml --jobs $(ADMCMP_JOBS) --title "$$t" --out $(ADMCMP_OUT)/$$s || exit 1; \
 		./$(BIN) summarize $(ADMCMP_OUT)/$$s --columns "$(ADMCMP_COLUMNS)" > $(ADMCMP_OUT)/$$s-table.md || exit 1; \
 		for f in compare_goodput compare_local_drops compare_recovery; do cp $(ADMCMP_OUT)/$$s/$$f.png $(ADMCMP_DOC)/$$s-$$f.png; done; \
 	done

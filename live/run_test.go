@@ -268,3 +268,26 @@ func TestLiveReplay(t *testing.T) {
 	}
 	timing(t, s.Offered == 40, "offered %d of the 40 recorded", s.Offered)
 }
+
+// Every client field issue #26 added is live (the stack's own decisions,
+// through scenario.Policies.StackConfig): Semian's adaptive breaker with
+// each of its fields, for the fleet and a group, and the retry budget's
+// charge time. A call's adaptive breaker is refused with the service
+// graph (live/server's TestServiceFieldsAreRefused).
+func TestIssue26ClientFieldsLive(t *testing.T) {
+	for _, set := range []string{
+		"clients.adaptive_breaker={defensiveness: 2, window: 5s, interval: 500ms, initial_error_rate: 0.02, cap: 0.2, failure_outcomes: [timeout, error], group_size: 10}",
+		"clients.groups=[{name: a, share: 1, adaptive_breaker: {defensiveness: 2, window: 4s, interval: 1s, group_size: 5}}]",
+		"clients.retry.budget={kind: finagle, charge: send}",
+		"clients.retry.budget={kind: sre, charge: send}",
+		"clients.groups=[{name: a, share: 1, retry: {max_attempts: 3, budget: {kind: finagle, charge: send}}}]",
+	} {
+		sc := parse(t, small, set)
+		if err := Check(sc, true); err != nil {
+			t.Errorf("%s: got %v, want it supported live", set, err)
+		}
+		if _, err := sc.Clients.Policies.StackConfig(); err != nil {
+			t.Errorf("%s: StackConfig: %v", set, err)
+		}
+	}
+}

@@ -153,7 +153,7 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 	}
 	l := NewLegend()
 	if in.Varied != "" {
-		l.Add(in.Varied + ":")
+		l.Add(shorten(in.Varied) + ":") // the heading too: a long list of fields pushed the chart off the canvas
 	}
 	var ends []endLabel
 	for i, pt := range in.Points {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ type sweepOptions struct {
 	seedSet     bool
 	jobs        int
 	independent bool
+	title       string // --title: the charts' title instead of the scenario's name
 	out         string
 	resume      bool
 	shard       string
@@ -83,6 +85,7 @@ More: docs/sweeps.md and docs/cli.md, "throttlesim sweep, compare, merge".`,
 	addSeedFlag(f, &o.seed, 0, "base seed (default: the scenario's seed)")
 	addJobsFlag(f, &o.jobs)
 	f.BoolVar(&o.independent, "independent-seeds", false, "give every point its own seeds instead of common random numbers")
+	f.StringVar(&o.title, "title", "", "chart title: what the sweep shows (default: the scenario's name)")
 	addOutFlag(cmd, &o.out, "", "results folder (default results/<name>-sweep, or results/<name> when the name says sweep)")
 	addForceFlag(f, &o.force)
 	f.BoolVar(&o.resume, "resume", false, "continue an interrupted sweep, skipping finished runs")
@@ -135,7 +138,7 @@ func sweepRun(ctx context.Context, e *env, o *sweepOptions) error {
 		}
 		return err
 	}
-	po := sweep.PlanOptions{Sets: o.sets, Vary: o.vary, Seeds: o.seeds, Independent: o.independent}
+	po := sweep.PlanOptions{Sets: o.sets, Vary: o.vary, Seeds: o.seeds, Independent: o.independent, Title: o.title}
 	if o.seedSet {
 		po.Seed = &o.seed
 	}
@@ -290,7 +293,7 @@ func aggregateSweep(ctx context.Context, dir string, plan *sweep.Plan, extra []t
 	if err != nil {
 		return aggregated{}, err
 	}
-	c := report.Comparison{Name: plan.Name, Varied: variedLabel(plan), Points: pts, Baseline: plan.Baseline, Paired: !plan.Independent, Bands: bands}
+	c := report.Comparison{Name: cmp.Or(plan.Title, plan.Name), Varied: variedLabel(plan), Points: pts, Baseline: plan.Baseline, Paired: !plan.Independent, Bands: bands}
 	vs, err := pointVerdicts(pts, extra)
 	if err != nil {
 		return aggregated{}, err

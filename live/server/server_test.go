@@ -762,3 +762,36 @@ func TestHistogramServiceTimeIsLive(t *testing.T) {
 		}
 	}
 }
+
+// Every backend field issue #26 added, set on a backend the live server
+// runs, is run (through the shared admission value) or refused by its
+// path: the PID shedder and a prioritised limit need priorities an HTTP
+// request does not carry; prequal is inert with one replica.
+func TestIssue26BackendFieldsLive(t *testing.T) {
+	const base = "name: t\nduration: 10s\nclients:\n  count: 1\n  arrival: {total_rate: 1/s}\nbackend:\n  workers: 2\n  service: {dist: constant, mean: 1ms}\n"
+	const fs = "  concurrency_limit: {kind: failsafe"
+	for _, tt := range []struct{ extra, refused string }{
+		{"  pid_shedding: {interval: 100ms, queue_time: 10ms, kp: 0.1, ki: 0.1, kd: 0.01, user_levels: 4}\n", "backend.pid_shedding"},
+		{"  degrade: {when_queue_above: 3, service_fraction: 0.3}\n", ""},
+		{"  degrade: {when_utilization_above: 0.8}\n", ""},
+		{fs + "}\n", ""},
+		{fs + ", max_limit_factor: 3, baseline_window: 20, correlation_window: 40}\n", ""},
+		{fs + ", initial_rejection_factor: 2, max_rejection_factor: 3}\n", ""},
+		{fs + ", rejection_threshold: 50ms, max_execution_time: 200ms}\n", ""},
+		{fs + ", initial_rejection_factor: 2, max_rejection_factor: 3, prioritized: true, calibration_interval: 2s, level_window: 100}\n", "backend.concurrency_limit.prioritized"},
+		{"  lb: prequal\n", ""},
+		{"  lb: prequal\n  prequal: {probe_rate: 2, pool_size: 8, q_rif: 0.7, max_age: 1s, max_reuse: 2}\n", ""},
+	} {
+		sc, err := scenario.Parse([]byte(base+tt.extra), "t.yaml", nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.extra, err)
+		}
+		_, err = New(sc, Options{})
+		switch {
+		case tt.refused == "" && err != nil:
+			t.Errorf("%q: got %v, want it run", tt.extra, err)
+		case tt.refused != "" && (err == nil || !strings.Contains(err.Error(), tt.refused+": not supported") && !strings.Contains(err.Error(), tt.refused+",")):
+			t.Errorf("%q: got %v, want an error naming %s", tt.extra, err, tt.refused)
+		}
+	}
+}

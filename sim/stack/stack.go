@@ -36,6 +36,8 @@ type Stack struct {
 	more              bool // a limiter, budget or breaker: Result has more to do than the throttle
 	gated             bool // a throttle or a breaker: Admit may drop (or a retry's charge is due at its send)
 	sendCharge        bool // the budget charges a retry when it is sent (BudgetConfig.ChargeAtSend)
+	extra             bool // sendCharge or an adaptive breaker: admit asks admitExtra
+	breakers          bool // a breaker or an adaptive breaker: results go to breakerResult
 	accepts           OutcomeSet
 	retryOn           OutcomeSet
 	failures          OutcomeSet
@@ -188,6 +190,8 @@ func New(c Config, n int, src *rng.Source) (*Stack, error) {
 	}
 	s.more = s.limiter != nil || s.budget != nil || s.breaker != nil || s.adaptive != nil
 	s.sendCharge = s.budget != nil && c.Retry.Budget.Budget.ChargeAtSend
+	s.extra = s.sendCharge || s.adaptive != nil
+	s.breakers = s.breaker != nil || s.adaptive != nil
 	s.gated = s.throttle != nil || s.breaker != nil || s.adaptive != nil || s.sendCharge
 	if h := c.Hedge; h != nil {
 		s.hedge = &Hedger{delay: h.Delay, quantile: h.Quantile, minSamples: h.MinSamples, cancel: h.CancelLoser}
@@ -286,6 +290,29 @@ func (s *Stack) Admit(now int64, i int, d Draw, r *Request) Drop {
 }
 
 func (s *Stack) admit(now int64, i int, d Draw, r *Request) Drop {
+	if s.extra {
+		if dr := s.admitExtra(now, i, d, r); dr != Admitted {
+			return dr
+		}
+	} else if s.throttle != nil && !s.throttle.Allow(now, of(i, s.throttleGroup), d.Stream, d.N) {
+		return DropThrottle
+	}
+	if s.breaker == nil {
+		return Admitted
+	}
+	b := of(i, s.breakerGroup)
+	if !s.breaker.Allow(now, b) {
+		return DropBreaker
+	}
+	r.Gen = s.breaker.Generation(b)
+	return Admitted
+}
+
+// admitExtra is admit's gates before the breaker when a retry's budget
+// charge is due at its send or an adaptive breaker is set: the charge,
+// the throttle, the adaptive breaker. Apart from admit, so that a stack
+// with neither (R1's) tests one flag instead of two and keeps admit small.
+func (s *Stack) admitExtra(now int64, i int, d Draw, r *Request) Drop {
 	if s.sendCharge && r.Uncharged {
 		// The retry leaves its backoff: its budget charge is due now,
 		// whatever the gates below decide.
@@ -301,14 +328,6 @@ func (s *Stack) admit(now int64, i int, d Draw, r *Request) Drop {
 			return DropBreaker
 		}
 	}
-	if s.breaker == nil {
-		return Admitted
-	}
-	b := of(i, s.breakerGroup)
-	if !s.breaker.Allow(now, b) {
-		return DropBreaker
-	}
-	r.Gen = s.breaker.Generation(b)
 	return Admitted
 }
 
@@ -343,7 +362,7 @@ func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 	if s.budget != nil && (out == OK || s.retryOn.Has(out)) {
 		s.budget.OnResult(now, of(i, s.budgetGroup), out == OK, r.Charge)
 	}
-	if s.breaker != nil || s.adaptive != nil {
+	if s.breakers {
 		s.breakerResult(now, i, out, r, d)
 	}
 }
@@ -352,7 +371,7 @@ func (s *Stack) result(now int64, i int, out Outcome, r *Request, d Draw) {
 // attempt alone: for an attempt the client gave up (its deadline passed)
 // or that never left (its connection went away while it was paced).
 func (s *Stack) BreakerResult(now int64, i int, out Outcome, r *Request, d Draw) {
-	if s.breaker != nil || s.adaptive != nil {
+	if s.breakers {
 		s.breakerResult(now, i, out, r, d)
 	}
 }

@@ -42,6 +42,8 @@ type Plan struct {
 	// a resumed sweep of another file or model version do not match.
 	ScenarioSHA256 string `json:"scenario_sha256"`
 	Model          string `json:"model"`
+	// Title, when set, titles the charts instead of Name (sweep --title).
+	Title string `json:"title,omitempty"`
 
 	data []byte
 	// Where the points came from, for error messages (known only for a
@@ -58,6 +60,7 @@ type PlanOptions struct {
 	Vary        []string // --vary path=v1,v2,... (replace the file's vary)
 	Seeds       int      // --seeds (0: the file's, or 5)
 	Independent bool     // --independent-seeds
+	Title       string   // --title: the charts' title (default: the scenario's name)
 	Seed        *uint64  // --seed: the base seed
 }
 
@@ -97,7 +100,7 @@ func NewPlan(file string, data []byte, o PlanOptions) (*Plan, error) {
 		}
 	}
 	sum := sha256.Sum256(data)
-	p := &Plan{File: file, Name: base.Name, BaseSets: o.Sets, Seeds: sw.Seeds, Independent: sw.IndependentSeeds || o.Independent, BaseSeed: base.Seed, data: data,
+	p := &Plan{File: file, Name: base.Name, Title: o.Title, BaseSets: o.Sets, Seeds: sw.Seeds, Independent: sw.IndependentSeeds || o.Independent, BaseSeed: base.Seed, data: data,
 		ScenarioSHA256: hex.EncodeToString(sum[:]), Model: ModelVersion + "/" + rng.DerivationVersion}
 	if o.Seeds > 0 {
 		p.Seeds = o.Seeds
