@@ -657,7 +657,26 @@ func figureChart(in CompareInput, f Figure) (*plot.Plot, error) {
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Min, p.Y.Max = ymin, ymax
+	slantCrowded(p, names)
 	return p, nil
+}
+
+// slantCrowded tilts the point names under a chart of one slot per point
+// when one of them is wider than its slot, so that neighbours do not run
+// into each other ("SRE throttle K=2Envoy admission control").
+func slantCrowded(p *plot.Plot, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	slot := (Width - 3*vg.Centimeter) / vg.Length(len(names))
+	for _, n := range names {
+		if p.X.Tick.Label.Width(n) > 0.95*slot {
+			p.X.Tick.Label.Rotation = math.Pi / 7
+			p.X.Tick.Label.XAlign = draw.XRight
+			p.X.Tick.Label.YAlign = draw.YTop
+			return
+		}
+	}
 }
 
 // shorten keeps legend entries from eating the chart: at most 48
