@@ -492,13 +492,7 @@ func (b *BudgetSet) AllowRetry(now int64, i int, cause RetryCause) (charge int32
 		}
 		return 1, true
 	case BudgetAWS:
-		cost := b.c.RetryCost
-		switch cause {
-		case CauseTimeout:
-			cost = b.c.TimeoutCost
-		case CauseThrottle:
-			cost = b.c.ThrottleCost
-		}
+		cost := b.awsCost(cause)
 		if cost > b.tok[i] {
 			return 0, false
 		}
@@ -684,4 +678,16 @@ func (b *BudgetSet) finagleTurn(i int, now int64) {
 	}
 	b.fIdx[i] = uint8(k)
 	b.fOld[i] = ms
+}
+
+// awsCost is what a retry after a failure of cause takes from an aws
+// quota: the timeout or throttle cost for those causes, else retry_cost.
+func (b *BudgetSet) awsCost(cause RetryCause) int32 {
+	switch cause {
+	case CauseTimeout:
+		return b.c.TimeoutCost
+	case CauseThrottle:
+		return b.c.ThrottleCost
+	}
+	return b.c.RetryCost
 }

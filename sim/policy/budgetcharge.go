@@ -29,13 +29,7 @@ func (b *BudgetSet) CanRetry(now int64, i int, cause RetryCause) (charge int32, 
 		}
 		return 1, true
 	case BudgetAWS:
-		cost := b.c.RetryCost
-		switch cause {
-		case CauseTimeout:
-			cost = b.c.TimeoutCost
-		case CauseThrottle:
-			cost = b.c.ThrottleCost
-		}
+		cost := b.awsCost(cause)
 		if cost > b.tok[i] {
 			return 0, false
 		}

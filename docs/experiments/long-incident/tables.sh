@@ -7,19 +7,7 @@
 set -eu
 D=$1
 
-# ci: the mean ± t·sd/√n of the numbers on stdin, with printf format $1.
-ci() {
-	awk -v fmt="$1" 'BEGIN { split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262", t, " ") }
-		{ x[++n] = $1; s += $1 }
-		END {
-			if (n == 0) { print "–"; exit }
-			m = s / n
-			if (n == 1) { printf fmt "\n", m; exit }
-			for (i = 1; i <= n; i++) v += (x[i] - m)^2
-			h = t[n-1] * sqrt(v / (n - 1)) / sqrt(n)
-			printf fmt " ± " fmt "\n", m, h
-		}'
-}
+. "$(dirname "$0")/../ci.sh" # ci FMT: mean ± 95% half-width of stdin
 
 runs() { ls -d "$D"/runs/p"$(printf %03d "$1")"-r*; }
 
