@@ -43,3 +43,29 @@ func TestRenderSVG(t *testing.T) {
 		t.Errorf("got %.80q…, want an <svg> element with its markers replaced", svg)
 	}
 }
+
+// compactPath: axis-aligned L as H and V, anything else left alone.
+func TestCompactPath(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"M1,2L3,2L3,5L4,6", "M1,2H3V5L4,6", true},
+		{"M1,2L3,2L3,5Z", "M1,2H3V5Z", true},
+		{"M1,2L3,4ZM5,6L5,8", "M1,2L3,4ZM5,6V8", true},
+		{"M1,2L1,2", "M1,2V2", true}, // a dot stays
+		{"M1,2L3,2L3,2L5,2L5,4L5,6", "M1,2H5V6", true},
+		{"M1,2L3,2L2,2", "M1,2H3H2", true}, // back: both drawn
+		{"M1,2L3,2M4,2L6,2", "M1,2H3M4,2H6", true},
+		{"M-1.5,2e-05L-1.5,7", "M-1.5,2e-05V7", true},
+		{"M1,2A3,3 0 0 1 4,5", "", false},
+		{"M1,2L3", "", false},
+		{"M1,2Lx,3", "", false},
+		{"", "", true},
+	} {
+		got, ok := compactPath(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("compactPath(%q): got %q, %v, want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
