@@ -194,7 +194,7 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 				return nil, nil, err
 			}
 			cl.Color = c.c
-			p.Add(tagged(c.name, cl))
+			p.Add(taggedSteps(c.name, cl))
 			l.Add(c.name, cl)
 		}
 	}
@@ -243,7 +243,7 @@ func addBand(p *plot.Plot, name string, b Band, interval int64, spread bool, c c
 		return nil, err
 	}
 	ln.Color, ln.Dashes, ln.Width = c, dashes, vg.Points(1.4)
-	p.Add(tagged(name, ln))
+	p.Add(taggedSteps(name, ln))
 	return ln, nil
 }
 

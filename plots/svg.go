@@ -37,6 +37,13 @@ func tagged(name string, pl plot.Plotter) plot.Plotter {
 	return s
 }
 
+// taggedSteps is tagged for a step line (two points per interval, at
+// its start and its end): values on hover per interval, none at the end
+// of the last.
+func taggedSteps(name string, ln *plotter.Line) plot.Plotter {
+	return &namedSeries{Plotter: ln, name: name, xys: ln.XYs[:max(0, len(ln.XYs)-1)]}
+}
+
 // untagged names a plotter for the SVG's group alone: no values on
 // hover (a vertical marker).
 func untagged(name string, pl plot.Plotter) plot.Plotter {

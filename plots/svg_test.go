@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -66,6 +67,62 @@ func TestCompactPath(t *testing.T) {
 		got, ok := compactPath(c.in)
 		if got != c.want || ok != c.ok {
 			t.Errorf("compactPath(%q): got %q, %v, want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// Compare's charts over time are SVG too: a group per point (its band
+// and its line) and the capacity, a hover column per interval with every
+// point's value; its dot charts are PNG alone.
+func TestCompareSVG(t *testing.T) {
+	band := func(f float64) Band {
+		b := Band{}
+		for i := range 10 {
+			v := f * float64(i)
+			b.Mean, b.Lo, b.Hi = append(b.Mean, v), append(b.Lo, v-1), append(b.Hi, v+1)
+		}
+		return b
+	}
+	pt := func(label string, f float64) ComparePoint {
+		return ComparePoint{Label: label, Received: band(f), Drops: band(f), Goodput: band(f), Handshakes: band(f), HandshakeWork: band(f)}
+	}
+	in := CompareInput{Name: "c", Varied: "k", Seeds: 3, Interval: 1e9, Capacity: 100,
+		Points:  []ComparePoint{pt("k=1", 10), pt("k=2", 20)},
+		Figures: []Figure{{File: "f.png", Title: "x", YLabel: "y", Values: []Estimate{{Mean: 1, Lo: 0.5, Hi: 1.5, N: 3}, {Mean: 2, Lo: 1.5, Hi: 2.5, N: 3}}}}}
+	charts, err := Compare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTitles := map[string]int{"compare_server_load.png": 10, "compare_local_drops.png": 10, "compare_goodput.png": 10,
+		"compare_connections.png": 20, "f.png": 0}
+	for _, c := range charts {
+		want, ok := wantTitles[c.File]
+		if !ok {
+			t.Errorf("unexpected chart %s", c.File)
+			continue
+		}
+		if want == 0 {
+			if c.SVG != nil {
+				t.Errorf("%s: got an SVG, want PNG alone", c.File)
+			}
+			continue
+		}
+		svg := string(c.SVG)
+		if len(c.Series) < 2 || c.Series[0] != "k=1" || c.Series[1] != "k=2" {
+			t.Errorf("%s: got series %q, want k=1, k=2 first", c.File, c.Series)
+		}
+		for k := range c.Series {
+			if n := strings.Count(svg, fmt.Sprintf(`<g class="ser ser-%d">`, k)); n < 1 {
+				t.Errorf("%s: no group for series %d (%s)", c.File, k, c.Series[k])
+			}
+		}
+		titles := regexp.MustCompile(`<title>([^<]*)</title>`).FindAllStringSubmatch(svg, -1)
+		if len(titles) != want {
+			t.Errorf("%s: got %d hover titles, want %d (one per interval and panel)", c.File, len(titles), want)
+			continue
+		}
+		if got, want := titles[3][1], "t = 3 s\nk=1: 30\nk=2: 60"; !strings.HasPrefix(got, want) {
+			t.Errorf("%s: got title %q, want it to start %q", c.File, got, want)
 		}
 	}
 }

@@ -494,6 +494,10 @@ func TestReportInBrowser(t *testing.T) {
 		} {
 			p := b.load(t, filepath.Join(c.dir, "report.html"))
 			checkPage(t, p)
+			checkInteractive(t, p, c.dir)
+			if fi, err := os.Stat(filepath.Join(c.dir, "report.html")); err == nil {
+				t.Logf("%s page: %d bytes", c.kind, fi.Size())
+			}
 			t.Logf("%s page: %.0f px high at %d px wide (budget %.0f px)", c.kind, p.Height, pageWidth, c.budget)
 			if p.Height > c.budget {
 				t.Errorf("%s page: %.0f px high at %d px wide, over its budget of %.0f px", c.kind, p.Height, pageWidth, c.budget)
