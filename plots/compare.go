@@ -185,7 +185,7 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 			ln.Width = vg.Points(1.4 + 1.1*float64(n-1-i))
 		}
 		l.Add(shorten(pt.Label), ln)
-		ends = append(ends, endLabel{text: pt.Label, y: ln.XYs[len(ln.XYs)-1].Y, c: c})
+		ends = append(ends, endLabel{text: pt.Label, y: ln.XYs[len(ln.XYs)-1].Y, c: c, series: shorten(pt.Label)})
 	}
 	if capacity {
 		for _, c := range caps {
@@ -364,9 +364,10 @@ func shadeFaults(p *plot.Plot, in CompareInput, ymax float64) error {
 
 // endLabel names a line at its right end.
 type endLabel struct {
-	text string
-	y    float64
-	c    color.Color
+	text   string
+	y      float64
+	c      color.Color
+	series string // the line's series name (tagged), hidden with it
 }
 
 // labelEnds writes each line's name just right of its last value, moved
@@ -422,21 +423,21 @@ func labelEnds(p *plot.Plot, ends []endLabel, ymax float64) error {
 	frac := float64(widest+2*vg.Millimeter) / float64(dataW-widest-2*vg.Millimeter)
 	p.X.Max = xmax * (1 + frac)
 	p.X.Tick.Marker = timeTicks{upTo: xmax} // no time ticks under the labels
-	var xy plotter.XYLabels
+	// One plotter per label: in an SVG each is in its line's group,
+	// hidden with it.
 	for i, e := range ends {
-		xy.XYs = append(xy.XYs, plotter.XY{X: xmax + (p.X.Max-xmax)*0.05, Y: ys[i]})
-		xy.Labels = append(xy.Labels, e.text)
+		lb, err := plotter.NewLabels(plotter.XYLabels{
+			XYs:    plotter.XYs{{X: xmax + (p.X.Max-xmax)*0.05, Y: ys[i]}},
+			Labels: []string{e.text},
+		})
+		if err != nil {
+			return err
+		}
+		lb.TextStyle[0] = style
+		lb.TextStyle[0].Color = e.c
+		lb.TextStyle[0].XAlign, lb.TextStyle[0].YAlign = text.XLeft, text.YCenter
+		p.Add(untagged(e.series, lb))
 	}
-	lb, err := plotter.NewLabels(xy)
-	if err != nil {
-		return err
-	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i] = style
-		lb.TextStyle[i].Color = ends[i].c
-		lb.TextStyle[i].XAlign, lb.TextStyle[i].YAlign = text.XLeft, text.YCenter
-	}
-	p.Add(lb)
 	return nil
 }
 
