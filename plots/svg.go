@@ -155,9 +155,15 @@ func (hc *hoverCanvas) panel(p *plot.Plot, r vg.Rectangle) *hoverPanel {
 
 var marker = regexp.MustCompile(`<g transform="translate\(0, (-[0-9.]+e-0[5-9])\)">`)
 
-// maxColumns is the most hover columns a panel gets: beyond, every
-// k-th x (a long run of short intervals).
-const maxColumns = 1500
+// maxColumns is the most hover columns a panel gets, and maxCells the
+// most values (columns × series) its titles hold: beyond either, a
+// column spans k x's and shows each series' mean over them (a long run
+// of short intervals; a sweep of many points, whose titles would
+// otherwise outweigh the drawing).
+const (
+	maxColumns = 1500
+	maxCells   = 8000
+)
 
 // RenderSVG draws plots as RenderStack does, as an SVG document for a
 // page: each named series (tagged) a group of class ser-N, and over each
@@ -200,11 +206,15 @@ func RenderSVG(ps []*plot.Plot, ls []*plot.Legend, height vg.Length, xName, xUni
 
 // writeColumns writes a transparent rectangle per x of a panel's series,
 // from it to the next x, titled with every series' value there (a step
-// line's last point at x: the interval that starts there).
+// line's last point at x: the interval that starts there). When the
+// panel has more x's than maxColumns or more values than maxCells, a
+// rectangle spans several x's, titled with the range and each series'
+// mean over them.
 func writeColumns(b *strings.Builder, pan *hoverPanel, names []string, xName, xUnit string) {
 	var xs []float64
 	at := map[float64]map[int]float64{}
 	cx := map[float64]float64{}
+	series := map[int]bool{}
 	for _, pt := range pan.pts {
 		if pt.cx < float64(pan.rect.Min.X)-0.5 || pt.cx > float64(pan.rect.Max.X)+0.5 {
 			continue
@@ -217,11 +227,12 @@ func writeColumns(b *strings.Builder, pan *hoverPanel, names []string, xName, xU
 			cx[pt.x] = pt.cx
 		}
 		m[pt.series] = pt.y
+		series[pt.series] = true
 	}
 	slices.Sort(xs)
-	stride := 1 + len(xs)/maxColumns
+	stride := max(1+len(xs)/maxColumns, (len(xs)*len(series)+maxCells-1)/maxCells)
 	y0, h := float64(pan.rect.Min.Y), float64(pan.rect.Max.Y-pan.rect.Min.Y)
-	for i := 0; i+stride < len(xs)+1 && i < len(xs); i += stride {
+	for i := 0; i < len(xs); i += stride {
 		x := xs[i]
 		right := float64(pan.rect.Max.X)
 		if i+stride < len(xs) {
@@ -232,10 +243,34 @@ func writeColumns(b *strings.Builder, pan *hoverPanel, names []string, xName, xU
 			continue
 		}
 		var t strings.Builder
-		fmt.Fprintf(&t, "%s = %s%s", xName, trimNum(x), xUnit)
-		for k := range names {
-			if v, ok := at[x][k]; ok {
-				fmt.Fprintf(&t, "\n%s: %s", names[k], valueText(v))
+		if stride == 1 {
+			fmt.Fprintf(&t, "%s = %s%s", xName, trimNum(x), xUnit)
+			for k := range names {
+				if v, ok := at[x][k]; ok {
+					fmt.Fprintf(&t, "\n%s: %s", names[k], valueText(v))
+				}
+			}
+		} else {
+			last := min(i+stride, len(xs)) - 1
+			to := xs[last]
+			if i+stride < len(xs) {
+				to = xs[i+stride]
+			} else if last > 0 { // the last column: one x's step on
+				to += xs[last] - xs[last-1]
+			}
+			fmt.Fprintf(&t, "%s = %s–%s%s, means", xName, trimNum(x), trimNum(to), xUnit)
+			for k := range names {
+				var sum float64
+				n := 0
+				for _, xx := range xs[i : last+1] {
+					if v, ok := at[xx][k]; ok {
+						sum += v
+						n++
+					}
+				}
+				if n > 0 {
+					fmt.Fprintf(&t, "\n%s: %s", names[k], valueText(sum/float64(n)))
+				}
 			}
 		}
 		fmt.Fprintf(b, `<rect x="%.5g" y="%.5g" width="%.5g" height="%.5g"><title>%s</title></rect>`+"\n", cx[x], y0, w, h, html.EscapeString(t.String()))

@@ -2,9 +2,12 @@ package plots
 
 import (
 	"fmt"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/throttlesim/throttlesim/sim/metrics"
 )
@@ -123,6 +126,36 @@ func TestCompareSVG(t *testing.T) {
 		}
 		if got, want := titles[3][1], "t = 3 s\nk=1: 30\nk=2: 60"; !strings.HasPrefix(got, want) {
 			t.Errorf("%s: got title %q, want it to start %q", c.File, got, want)
+		}
+	}
+}
+
+// A panel with more values than maxCells gets columns of several x's,
+// titled with the range and each series' mean over it.
+func TestWriteColumnsThinned(t *testing.T) {
+	pan := &hoverPanel{rect: vg.Rectangle{Max: vg.Point{X: 1000, Y: 100}}}
+	var names []string
+	for k := range 100 {
+		names = append(names, fmt.Sprintf("s%d", k))
+		for x := range 100 {
+			pan.pts = append(pan.pts, hoverPoint{series: k, x: float64(x), y: float64(x + k), cx: float64(10 * x)})
+		}
+	}
+	var b strings.Builder
+	writeColumns(&b, pan, names, "t", " s")
+	titles := regexp.MustCompile(`<title>([^<]*)</title>`).FindAllStringSubmatch(b.String(), -1)
+	if got, want := len(titles), 50; got != want { // 10,000 values: 2 x's a column
+		t.Fatalf("got %d columns, want %d", got, want)
+	}
+	for _, c := range []struct {
+		i    int
+		want string
+	}{
+		{0, "t = 0–2 s, means\ns0: 0.5\ns1: 1.5\n"},
+		{49, "t = 98–100 s, means\ns0: 98.5\n"},
+	} {
+		if got := html.UnescapeString(titles[c.i][1]); !strings.HasPrefix(got, c.want) {
+			t.Errorf("column %d: got title %.60q, want it to start %q", c.i, got, c.want)
 		}
 	}
 }
