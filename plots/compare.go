@@ -102,14 +102,27 @@ func Compare(in CompareInput) ([]Chart, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Chart{File: c.file, PNG: b})
+		svg, names, err := RenderSVG([]*plot.Plot{p}, []*plot.Legend{l}, Height, "t", " s")
+		if err != nil {
+			return nil, fmt.Errorf("plots: %s: %w", c.file, err)
+		}
+		out = append(out, Chart{File: c.file, PNG: b, SVG: svg, Series: names})
 	}
 	if hasConnections(in) {
-		b, err := compareConnections(in, spread)
+		ps, ls, err := compareConnections(in, spread)
+		if err == nil {
+			var b, svg []byte
+			var names []string
+			if b, err = RenderStack(ps, ls, 2*Height); err == nil {
+				svg, names, err = RenderSVG(ps, ls, 2*Height, "t", " s")
+			}
+			if err == nil {
+				out = append(out, Chart{File: "compare_connections.png", PNG: b, SVG: svg, Series: names})
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("plots: compare_connections.png: %w", err)
 		}
-		out = append(out, Chart{File: "compare_connections.png", PNG: b})
 	}
 	for _, f := range in.Figures {
 		p, err := figureChart(in, f)
@@ -158,7 +171,7 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 	var ends []endLabel
 	for i, pt := range in.Points {
 		c, dashes := Palette(i)
-		ln, err := addBand(p, get(pt), in.Interval, in.Seeds > 1, c, dashes)
+		ln, err := addBand(p, shorten(pt.Label), get(pt), in.Interval, in.Seeds > 1, c, dashes)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -172,7 +185,7 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 			ln.Width = vg.Points(1.4 + 1.1*float64(n-1-i))
 		}
 		l.Add(shorten(pt.Label), ln)
-		ends = append(ends, endLabel{text: pt.Label, y: ln.XYs[len(ln.XYs)-1].Y, c: c})
+		ends = append(ends, endLabel{text: pt.Label, y: ln.XYs[len(ln.XYs)-1].Y, c: c, series: shorten(pt.Label)})
 	}
 	if capacity {
 		for _, c := range caps {
@@ -181,7 +194,7 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 				return nil, nil, err
 			}
 			cl.Color = c.c
-			p.Add(cl)
+			p.Add(taggedSteps(c.name, cl))
 			l.Add(c.name, cl)
 		}
 	}
@@ -193,8 +206,9 @@ func bandChart(in CompareInput, title, ylabel string, get func(ComparePoint) Ban
 }
 
 // addBand draws a point's band (its spread over the seeds, when spread)
-// and its mean as steps; nil when the band is empty.
-func addBand(p *plot.Plot, b Band, interval int64, spread bool, c color.Color, dashes []vg.Length) (*plotter.Line, error) {
+// and its mean as steps, both as the series name (its legend entry);
+// nil when the band is empty.
+func addBand(p *plot.Plot, name string, b Band, interval int64, spread bool, c color.Color, dashes []vg.Length) (*plotter.Line, error) {
 	sec := float64(interval) / 1e9
 	n := len(b.Mean)
 	if n == 0 {
@@ -218,7 +232,7 @@ func addBand(p *plot.Plot, b Band, interval int64, spread bool, c color.Color, d
 		}
 		poly.Color = translucent(c, 0x30)
 		poly.LineStyle.Width = 0
-		p.Add(poly)
+		p.Add(tagged(name, poly))
 	}
 	pts := make(plotter.XYs, 0, 2*n)
 	for j, v := range b.Mean {
@@ -229,7 +243,7 @@ func addBand(p *plot.Plot, b Band, interval int64, spread bool, c color.Color, d
 		return nil, err
 	}
 	ln.Color, ln.Dashes, ln.Width = c, dashes, vg.Points(1.4)
-	p.Add(ln)
+	p.Add(taggedSteps(name, ln))
 	return ln, nil
 }
 
@@ -350,9 +364,10 @@ func shadeFaults(p *plot.Plot, in CompareInput, ymax float64) error {
 
 // endLabel names a line at its right end.
 type endLabel struct {
-	text string
-	y    float64
-	c    color.Color
+	text   string
+	y      float64
+	c      color.Color
+	series string // the line's series name (tagged), hidden with it
 }
 
 // labelEnds writes each line's name just right of its last value, moved
@@ -408,21 +423,21 @@ func labelEnds(p *plot.Plot, ends []endLabel, ymax float64) error {
 	frac := float64(widest+2*vg.Millimeter) / float64(dataW-widest-2*vg.Millimeter)
 	p.X.Max = xmax * (1 + frac)
 	p.X.Tick.Marker = timeTicks{upTo: xmax} // no time ticks under the labels
-	var xy plotter.XYLabels
+	// One plotter per label: in an SVG each is in its line's group,
+	// hidden with it.
 	for i, e := range ends {
-		xy.XYs = append(xy.XYs, plotter.XY{X: xmax + (p.X.Max-xmax)*0.05, Y: ys[i]})
-		xy.Labels = append(xy.Labels, e.text)
+		lb, err := plotter.NewLabels(plotter.XYLabels{
+			XYs:    plotter.XYs{{X: xmax + (p.X.Max-xmax)*0.05, Y: ys[i]}},
+			Labels: []string{e.text},
+		})
+		if err != nil {
+			return err
+		}
+		lb.TextStyle[0] = style
+		lb.TextStyle[0].Color = e.c
+		lb.TextStyle[0].XAlign, lb.TextStyle[0].YAlign = text.XLeft, text.YCenter
+		p.Add(untagged(e.series, lb))
 	}
-	lb, err := plotter.NewLabels(xy)
-	if err != nil {
-		return err
-	}
-	for i := range lb.TextStyle {
-		lb.TextStyle[i] = style
-		lb.TextStyle[i].Color = ends[i].c
-		lb.TextStyle[i].XAlign, lb.TextStyle[i].YAlign = text.XLeft, text.YCenter
-	}
-	p.Add(lb)
 	return nil
 }
 
@@ -463,7 +478,7 @@ func hasConnections(in CompareInput) bool {
 // point's backend received per second (top) and the share of its workers
 // they kept busy (bottom), as means over readable bins. A reconnect storm
 // is handshake work the request-load chart does not show.
-func compareConnections(in CompareInput, spread string) ([]byte, error) {
+func compareConnections(in CompareInput, spread string) ([]*plot.Plot, []*plot.Legend, error) {
 	var rows int
 	for _, pt := range in.Points {
 		rows = max(rows, len(pt.Handshakes.Mean))
@@ -491,11 +506,11 @@ func compareConnections(in CompareInput, spread string) ([]byte, error) {
 		binIn.Points = pts
 		p, l, err := bandChart(binIn, title, panel.ylabel, func(pt ComparePoint) Band { return pt.Received }, false)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ps, ls = append(ps, p), append(ls, l)
 	}
-	return RenderStack(ps, ls, 2*Height)
+	return ps, ls, nil
 }
 
 // rebin averages a band's mean over n intervals, its Lo and Hi to the

@@ -37,6 +37,13 @@ func tagged(name string, pl plot.Plotter) plot.Plotter {
 	return s
 }
 
+// taggedSteps is tagged for a step line (two points per interval, at
+// its start and its end): values on hover per interval, none at the end
+// of the last.
+func taggedSteps(name string, ln *plotter.Line) plot.Plotter {
+	return &namedSeries{Plotter: ln, name: name, xys: ln.XYs[:max(0, len(ln.XYs)-1)]}
+}
+
 // untagged names a plotter for the SVG's group alone: no values on
 // hover (a vertical marker).
 func untagged(name string, pl plot.Plotter) plot.Plotter {
@@ -148,9 +155,15 @@ func (hc *hoverCanvas) panel(p *plot.Plot, r vg.Rectangle) *hoverPanel {
 
 var marker = regexp.MustCompile(`<g transform="translate\(0, (-[0-9.]+e-0[5-9])\)">`)
 
-// maxColumns is the most hover columns a panel gets: beyond, every
-// k-th x (a long run of short intervals).
-const maxColumns = 1500
+// maxColumns is the most hover columns a panel gets, and maxCells the
+// most values (columns × series) its titles hold: beyond either, a
+// column spans k x's and shows each series' mean over them (a long run
+// of short intervals; a sweep of many points, whose titles would
+// otherwise outweigh the drawing).
+const (
+	maxColumns = 1500
+	maxCells   = 8000
+)
 
 // RenderSVG draws plots as RenderStack does, as an SVG document for a
 // page: each named series (tagged) a group of class ser-N, and over each
@@ -175,6 +188,7 @@ func RenderSVG(ps []*plot.Plot, ls []*plot.Legend, height vg.Length, xName, xUni
 		}
 		return fmt.Sprintf(`<g class="ser ser-%d">`, int(math.Round(-v/markerUnit))-1)
 	})
+	out = compactPaths(out)
 	var hov strings.Builder
 	hov.WriteString(`<g class="hover">` + "\n")
 	for _, pan := range hc.panels {
@@ -192,11 +206,15 @@ func RenderSVG(ps []*plot.Plot, ls []*plot.Legend, height vg.Length, xName, xUni
 
 // writeColumns writes a transparent rectangle per x of a panel's series,
 // from it to the next x, titled with every series' value there (a step
-// line's last point at x: the interval that starts there).
+// line's last point at x: the interval that starts there). When the
+// panel has more x's than maxColumns or more values than maxCells, a
+// rectangle spans several x's, titled with the range and each series'
+// mean over them.
 func writeColumns(b *strings.Builder, pan *hoverPanel, names []string, xName, xUnit string) {
 	var xs []float64
 	at := map[float64]map[int]float64{}
 	cx := map[float64]float64{}
+	series := map[int]bool{}
 	for _, pt := range pan.pts {
 		if pt.cx < float64(pan.rect.Min.X)-0.5 || pt.cx > float64(pan.rect.Max.X)+0.5 {
 			continue
@@ -209,11 +227,12 @@ func writeColumns(b *strings.Builder, pan *hoverPanel, names []string, xName, xU
 			cx[pt.x] = pt.cx
 		}
 		m[pt.series] = pt.y
+		series[pt.series] = true
 	}
 	slices.Sort(xs)
-	stride := 1 + len(xs)/maxColumns
+	stride := max(1+len(xs)/maxColumns, (len(xs)*len(series)+maxCells-1)/maxCells)
 	y0, h := float64(pan.rect.Min.Y), float64(pan.rect.Max.Y-pan.rect.Min.Y)
-	for i := 0; i+stride < len(xs)+1 && i < len(xs); i += stride {
+	for i := 0; i < len(xs); i += stride {
 		x := xs[i]
 		right := float64(pan.rect.Max.X)
 		if i+stride < len(xs) {
@@ -224,14 +243,119 @@ func writeColumns(b *strings.Builder, pan *hoverPanel, names []string, xName, xU
 			continue
 		}
 		var t strings.Builder
-		fmt.Fprintf(&t, "%s = %s%s", xName, trimNum(x), xUnit)
-		for k := range names {
-			if v, ok := at[x][k]; ok {
-				fmt.Fprintf(&t, "\n%s: %s", names[k], valueText(v))
+		if stride == 1 {
+			fmt.Fprintf(&t, "%s = %s%s", xName, trimNum(x), xUnit)
+			for k := range names {
+				if v, ok := at[x][k]; ok {
+					fmt.Fprintf(&t, "\n%s: %s", names[k], valueText(v))
+				}
+			}
+		} else {
+			last := min(i+stride, len(xs)) - 1
+			to := xs[last]
+			if i+stride < len(xs) {
+				to = xs[i+stride]
+			} else if last > 0 { // the last column: one x's step on
+				to += xs[last] - xs[last-1]
+			}
+			fmt.Fprintf(&t, "%s = %s–%s%s, means", xName, trimNum(x), trimNum(to), xUnit)
+			for k := range names {
+				var sum float64
+				n := 0
+				for _, xx := range xs[i : last+1] {
+					if v, ok := at[xx][k]; ok {
+						sum += v
+						n++
+					}
+				}
+				if n > 0 {
+					fmt.Fprintf(&t, "\n%s: %s", names[k], valueText(sum/float64(n)))
+				}
 			}
 		}
 		fmt.Fprintf(b, `<rect x="%.5g" y="%.5g" width="%.5g" height="%.5g"><title>%s</title></rect>`+"\n", cx[x], y0, w, h, html.EscapeString(t.String()))
 	}
+}
+
+var pathData = regexp.MustCompile(`<path d="([^"]*)"`)
+
+// compactPaths writes the segments of the SVG's paths that run along an
+// axis with H and V, as every segment of a step line does: the same
+// drawing in about half the bytes (a sweep's charts are thousands of
+// steps).
+func compactPaths(svg string) string {
+	return pathData.ReplaceAllStringFunc(svg, func(m string) string {
+		if d, ok := compactPath(pathData.FindStringSubmatch(m)[1]); ok {
+			return `<path d="` + d + `"`
+		}
+		return m
+	})
+}
+
+// compactPath is path data of M x,y, L x,y and Z commands (vgsvg's
+// lines and polygons) with its horizontal and vertical L as H and V, a
+// run of them in one direction as one, and segments of no length after
+// the first of a subpath left out; ok false for any other path data.
+func compactPath(d string) (string, bool) {
+	type seg struct {
+		cmd  byte   // M, L, H, V or Z
+		text string // its arguments
+		from float64
+	}
+	var out []seg
+	var x0, y0, px, py string // the subpath's start, the current point
+	drawn := false            // a segment since the subpath's start
+	num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	for i := 0; i < len(d); {
+		cmd := d[i]
+		i++
+		if cmd == 'Z' {
+			out = append(out, seg{cmd: 'Z'})
+			px, py = x0, y0
+			continue
+		}
+		if cmd != 'M' && cmd != 'L' {
+			return "", false
+		}
+		j := i
+		for j < len(d) && d[j] != 'M' && d[j] != 'L' && d[j] != 'Z' {
+			j++
+		}
+		x, y, ok := strings.Cut(d[i:j], ",")
+		i = j
+		if _, err := strconv.ParseFloat(x, 64); !ok || err != nil {
+			return "", false
+		}
+		if _, err := strconv.ParseFloat(y, 64); err != nil {
+			return "", false
+		}
+		s := seg{cmd: 'L', text: x + "," + y}
+		switch {
+		case cmd == 'M':
+			s = seg{cmd: 'M', text: x + "," + y}
+			x0, y0, drawn = x, y, false
+		case x == px && y == py && drawn:
+			continue
+		case x == px:
+			s = seg{cmd: 'V', text: y, from: num(py)}
+		case y == py:
+			s = seg{cmd: 'H', text: x, from: num(px)}
+		}
+		if n := len(out); n > 0 && (s.cmd == 'H' || s.cmd == 'V') && out[n-1].cmd == s.cmd &&
+			(num(s.text) > s.from) == (s.from > out[n-1].from) {
+			out[n-1].text = s.text // on in the same direction
+		} else {
+			out = append(out, s)
+		}
+		drawn = drawn || cmd == 'L'
+		px, py = x, y
+	}
+	var b strings.Builder
+	for _, s := range out {
+		b.WriteByte(s.cmd)
+		b.WriteString(s.text)
+	}
+	return b.String(), true
 }
 
 func trimNum(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

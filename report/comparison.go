@@ -30,19 +30,28 @@ type DrawFunc func(plots.CompareInput) ([]plots.Chart, error)
 // paired.csv (with a baseline and paired replications) and the charts
 // that draw returns (none when draw is nil).
 func (c Comparison) Files(draw DrawFunc) (map[string][]byte, error) {
+	files, _, err := c.FilesAndCharts(draw)
+	return files, err
+}
+
+// FilesAndCharts is Files and the page's charts (in ChartFiles's
+// order): inline SVG, values on hover and series to hide, where draw
+// made an SVG of a chart, else its PNG.
+func (c Comparison) FilesAndCharts(draw DrawFunc) (map[string][]byte, []Chart, error) {
 	files := map[string][]byte{}
 	var err error
 	if files["sweep.csv"], err = SweepCSV(c.Points); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if files["runs.csv"], err = RunsCSV(c.Points); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.Baseline >= 0 && c.Paired {
 		if files["paired.csv"], err = PairedCSV(c.Points, c.Baseline); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	var drawn []plots.Chart
 	if draw != nil {
 		bands := c.Bands
 		if bands == nil {
@@ -52,13 +61,20 @@ func (c Comparison) Files(draw DrawFunc) (map[string][]byte, error) {
 		if c.NoFigures {
 			in.Figures = nil
 		}
-		charts, err := draw(in)
-		if err != nil {
-			return nil, err
+		if drawn, err = draw(in); err != nil {
+			return nil, nil, err
 		}
-		for _, ch := range charts {
+		for _, ch := range drawn {
 			files[ch.File] = ch.PNG
 		}
 	}
-	return files, nil
+	charts := ChartFiles(files)
+	for i, ch := range charts {
+		for _, d := range drawn {
+			if d.File == ch.File {
+				charts[i].SVG, charts[i].Series = d.SVG, d.Series
+			}
+		}
+	}
+	return files, charts, nil
 }

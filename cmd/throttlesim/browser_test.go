@@ -280,6 +280,22 @@ func checkPage(t *testing.T, p shownPage) {
 	}
 }
 
+// checkInteractive checks that a page shows every chart of its folder,
+// some as inline SVG, with values on hover (at least 10 per SVG chart)
+// and a series switch that hides its series and shows it again.
+func checkInteractive(t *testing.T, p shownPage, dir string) {
+	t.Helper()
+	if n := pngCount(t, dir); len(p.Images)+len(p.SVGs) != n || n == 0 || len(p.SVGs) == 0 {
+		t.Errorf("%d images and %d SVG charts shown, %d charts in the folder", len(p.Images), len(p.SVGs), n)
+	}
+	if p.Titles < 10*len(p.SVGs) {
+		t.Errorf("got %d hover values (<title> in an inline <svg>) in %d charts, want one per interval (at least 10 each)", p.Titles, len(p.SVGs))
+	}
+	if p.Toggle != "none/inline" {
+		t.Errorf("a chart's first series after one click on its switch, then two: got %q, want none/inline", p.Toggle)
+	}
+}
+
 // checkBudget is checkPage and the page kind's height budget.
 func checkBudget(t *testing.T, kind string, p shownPage) {
 	t.Helper()
@@ -331,15 +347,7 @@ func TestReportInBrowser(t *testing.T) {
 		checkPage(t, p)
 		// The run's charts are inline SVG: values on hover, series that
 		// hide, nothing fetched.
-		if n := pngCount(t, runs[0]); len(p.Images)+len(p.SVGs) != n || n == 0 || len(p.SVGs) == 0 {
-			t.Errorf("%d images and %d SVG charts shown, %d charts in the folder", len(p.Images), len(p.SVGs), n)
-		}
-		if p.Titles < 10*len(p.SVGs) {
-			t.Errorf("got %d hover values (<title> in an inline <svg>) in %d charts, want one per interval (at least 10 each)", p.Titles, len(p.SVGs))
-		}
-		if p.Toggle != "none/inline" {
-			t.Errorf("a chart's first series after one click on its switch, then two: got %q, want none/inline", p.Toggle)
-		}
+		checkInteractive(t, p, runs[0])
 
 		for _, want := range []string{"summary", "thresholds", "charts", "scenario"} {
 			if !strings.Contains(strings.Join(p.Sections, " "), want) {
@@ -381,9 +389,8 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		p := b.load(t, filepath.Join(out, "report.html"))
 		checkPage(t, p)
-		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
-			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
-		}
+		// The charts over time are inline SVG (the rest PNG).
+		checkInteractive(t, p, out)
 		// The diff of the two scenarios (seed 1 and 2) is at the top.
 		if secs := strings.Join(p.Sections, " "); !strings.HasPrefix(secs, "diff ") || !strings.Contains(secs, "baseline") {
 			t.Errorf("sections %v: want the diff first and a baseline section", p.Sections)
@@ -415,8 +422,10 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		p := b.load(t, filepath.Join(out, "report.html"))
 		checkPage(t, p)
-		if n := pngCount(t, out); len(p.Images) != n || n == 0 {
-			t.Errorf("%d images shown, %d charts in the folder", len(p.Images), n)
+		// The charts over time are inline SVG, the figures' dot charts PNG.
+		checkInteractive(t, p, out)
+		if len(p.Images) == 0 {
+			t.Errorf("no PNG chart shown: want the figures' dot charts as images")
 		}
 		f, err := os.Open(filepath.Join(out, "sweep.csv"))
 		if err != nil {
@@ -485,6 +494,10 @@ func TestReportInBrowser(t *testing.T) {
 		} {
 			p := b.load(t, filepath.Join(c.dir, "report.html"))
 			checkPage(t, p)
+			checkInteractive(t, p, c.dir)
+			if fi, err := os.Stat(filepath.Join(c.dir, "report.html")); err == nil {
+				t.Logf("%s page: %d bytes", c.kind, fi.Size())
+			}
 			t.Logf("%s page: %.0f px high at %d px wide (budget %.0f px)", c.kind, p.Height, pageWidth, c.budget)
 			if p.Height > c.budget {
 				t.Errorf("%s page: %.0f px high at %d px wide, over its budget of %.0f px", c.kind, p.Height, pageWidth, c.budget)

@@ -22,14 +22,14 @@ func writeComparison(ctx context.Context, dir, kind string, c report.Comparison,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	files, err := c.Files(plots.Compare)
+	files, charts, err := c.FilesAndCharts(plots.Compare)
 	if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil { // the charts take the longest
 		return err
 	}
-	page, err := report.ComparisonPage(kind, c, vs, report.ChartFiles(files), scen, facts)
+	page, err := report.ComparisonPage(kind, c, vs, charts, scen, facts)
 	if err != nil {
 		return err
 	}
