@@ -61,11 +61,11 @@ test-full: test test-live-timing ## everything at full size, and the timing repo
 # minutes and find nothing: test-race covers the packages where goroutines
 # run, test-race-all everything.
 # In the CLI only the tests that drive its goroutines are raced (live and
-# serve, signals, progress bars, --jobs, shards, resume): its other tests
+# serve, signals, progress bars, --jobs, shards): its other tests
 # check output formats through the same code, and racing all of them took
 # 110 s of CI's 5 minutes.
 RACE_PKGS := ./sim/sweep/... ./sim/explore/... ./live/...
-RACE_CMD_TESTS := Live|Serve|Interrupt|Signal|Progress|Bar|Jobs|Shard|Resume|AtOnce|Parallel|Concurren
+RACE_CMD_TESTS := Live|Serve|Interrupt|Signal|Progress|Bar|Jobs|Shard|AtOnce|Parallel|Concurren
 
 test-race: ## the tests of the packages that run goroutines, under the race detector (CI)
 	$(GO) test -race -short -count=1 $(RACE_PKGS)
