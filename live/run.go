@@ -516,13 +516,7 @@ wait:
 		res.MeanLatencyS = rec.latSum / float64(rec.latN) / 1e9
 	}
 	info.Arrivals = ser.Totals().Offered // counted as the rows count them (an arrival at the horizon may start and not be counted)
-	if v, ok := rec.lag.Quantile(0.5); ok {
-		info.ScheduleLagP50MS = v / 1e6
-	}
-	if v, ok := rec.lag.Quantile(0.99); ok {
-		info.ScheduleLagP99MS = v / 1e6
-	}
-	info.ScheduleLagMaxMS = float64(rec.lagMax) / 1e6
+	info.ScheduleLagP50MS, info.ScheduleLagP99MS, info.ScheduleLagMaxMS = lagFigures(&rec.lag, rec.lagMax)
 	info.LateArrivals = rec.late
 	info.PeakInFlight, info.GeneratorDropped = rec.peak, rec.dropped
 	info.ScheduleOK = ScheduleKept(info.ScheduleLagP99MS, info.ScheduleLagMaxMS) && rec.dropped == 0
@@ -590,4 +584,20 @@ func params(sc *scenario.Scenario) metrics.Params {
 		}
 	}
 	return p
+}
+
+// lagFigures is the schedule lag's p50, p99 and max in ms. The quantiles
+// come from a histogram (a bucket's representative value, within its
+// relative error) and the max is exact: a quantile read above the max is
+// clamped to it, since no lag exceeded the max (unclamped, a p99 of
+// 3.047 ms beside a max of 3.036 ms failed TestLiveCommand by chance).
+func lagFigures(h *metrics.Histogram, maxNS int64) (p50, p99, maxMS float64) {
+	maxMS = float64(maxNS) / 1e6
+	if v, ok := h.Quantile(0.5); ok {
+		p50 = min(v/1e6, maxMS)
+	}
+	if v, ok := h.Quantile(0.99); ok {
+		p99 = min(v/1e6, maxMS)
+	}
+	return p50, p99, maxMS
 }

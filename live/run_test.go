@@ -15,6 +15,7 @@ import (
 
 	"github.com/throttlesim/throttlesim/live/internal/decide"
 	"github.com/throttlesim/throttlesim/sim"
+	"github.com/throttlesim/throttlesim/sim/metrics"
 	"github.com/throttlesim/throttlesim/sim/scenario"
 )
 
@@ -288,6 +289,21 @@ func TestIssue26ClientFieldsLive(t *testing.T) {
 		}
 		if _, err := sc.Clients.Policies.StackConfig(); err != nil {
 			t.Errorf("%s: StackConfig: %v", set, err)
+		}
+	}
+}
+
+// A histogram quantile can read a little above the exact max (a bucket's
+// representative value): the reported p99 and p50 never exceed the max.
+func TestLagFiguresNeverAboveMax(t *testing.T) {
+	for _, lag := range []int64{3_035_862, 1_000_003, 39_230_000, 7} {
+		var h metrics.Histogram
+		for range 100 {
+			h.Add(lag)
+		}
+		p50, p99, mx := lagFigures(&h, lag)
+		if p99 > mx || p50 > p99 {
+			t.Errorf("all lags %d ns: got p50 %v, p99 %v, max %v ms; want p50 <= p99 <= max", lag, p50, p99, mx)
 		}
 	}
 }
