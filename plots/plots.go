@@ -194,17 +194,36 @@ func drawStack(cv vg.CanvasSizer, ps []*plot.Plot, ls []*plot.Legend) {
 			lc := c
 			lc.Min.X = dc.Max.X - strip + 2*vg.Millimeter
 			l.Left, l.Top = true, true
-			l.YOffs = -p.Title.TextStyle.FontExtents().Height - 3*vg.Millimeter
+			l.YOffs = -p.Title.TextStyle.FontExtents().Height*vg.Length(1+strings.Count(p.Title.Text, "\n")) - 3*vg.Millimeter
 			l.Draw(lc)
 		}
 	}
 }
 
 // fitTitle shrinks a title's font, down to 9 points, until it fits the
-// width.
+// width; a title still too wide then breaks onto two lines after a ": "
+// (a sweep's verdict, then the chart's name) and shrinks again, so that
+// no title runs off the canvas.
 func fitTitle(p *plot.Plot, width vg.Length) {
-	for p.Title.TextStyle.Font.Size > vg.Points(9) && p.Title.TextStyle.Width(p.Title.Text) > width {
-		p.Title.TextStyle.Font.Size -= vg.Points(0.5)
+	shrink := func() {
+		for p.Title.TextStyle.Font.Size > vg.Points(9) && p.Title.TextStyle.Width(p.Title.Text) > width {
+			p.Title.TextStyle.Font.Size -= vg.Points(0.5)
+		}
+	}
+	shrink()
+	text := p.Title.Text
+	if p.Title.TextStyle.Width(text) <= width || strings.Contains(text, "\n") {
+		return
+	}
+	// The latest break whose first line fits at 9 points: the longest
+	// first line, so a sweep's verdict stays on it.
+	for i := strings.LastIndex(text, ": "); i > 0; i = strings.LastIndex(text[:i], ": ") {
+		p.Title.Text = text[:i+1] + "\n" + text[i+2:]
+		p.Title.TextStyle.Font.Size = vg.Points(14)
+		shrink()
+		if p.Title.TextStyle.Width(p.Title.Text) <= width {
+			return
+		}
 	}
 }
 
